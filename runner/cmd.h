@@ -1,0 +1,74 @@
+/*
+ * cmd.h - the command table and what every command receives.
+ *
+ * Adding a command (git's checklist, ours):
+ *  1. runner/cmd-NAME.c defining `const struct cmd_entry cmd_NAME_entry`
+ *     with a static exec function; it parses options, calls modules, prints.
+ *  2. one line in the table in runner/cmd.c;
+ *  3. the file in warden_SOURCES (Makefile.am or the area's fragment);
+ *  4. a section in doc/warden.1 with the same synopsis as `usage`;
+ *  5. integration tests tests/tNNNN-*.sh;
+ *  6. a line in README.md.
+ * No work logic in command files, no printing in modules.
+ */
+#ifndef WARDEN_CMD_H
+#define WARDEN_CMD_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+struct policy;
+struct store;
+
+/* What the global options and lazily opened resources give a command. */
+struct cmd_ctx {
+	const char *progname;
+	const char *repo_arg;	/* --repo DIR, or NULL */
+	int json;		/* --json: machine output on stdout */
+	int verbosity;		/* -q: -1, default 0, -v: 1 */
+	char *repo_root;	/* resolved by cmd_ctx_repo() */
+	struct policy *policy;	/* loaded by cmd_ctx_policy() */
+	struct store *store;	/* opened by cmd_ctx_store() */
+	const char *cmdline;	/* "warden campaign --resume", for lock notes */
+};
+
+struct cmd_entry {
+	const char *name;
+	const char *usage;	/* synopsis after the name, as in warden.1 */
+	const char *summary;	/* one line for `warden help` */
+	const char *help;	/* options, one per line, for `warden help NAME` */
+	struct werr *(*exec)(struct cmd_ctx *ctx, int argc, char **argv);
+};
+
+/* The table, NULL-terminated. */
+extern const struct cmd_entry *const cmd_table[];
+
+const struct cmd_entry *cmd_find(const char *name);
+void cmd_print_usage(FILE *fp, const struct cmd_entry *entry);
+void cmd_print_help(FILE *fp, const struct cmd_entry *entry);
+void cmd_print_overview(FILE *fp);
+/* A usage error for entry: "usage: warden NAME USAGE" after msg. */
+struct werr *cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Did argv ask for help (-h or --help before any "--")? */
+int cmd_wants_help(int argc, char **argv);
+
+/* Resolve the repository root (--repo, $WARDEN_REPO, or discovery from cwd). */
+struct werr *cmd_ctx_repo(struct cmd_ctx *ctx, const char **root);
+/* Load policy/warden.json from the repository's working tree. */
+struct werr *cmd_ctx_policy(struct cmd_ctx *ctx, struct policy **policy);
+/* Open (creating and migrating) .warden/warden.db. */
+struct werr *cmd_ctx_store(struct cmd_ctx *ctx, struct store **store);
+void cmd_ctx_release(struct cmd_ctx *ctx);
+
+/* Every command's entry. */
+extern const struct cmd_entry cmd_help_entry;
+extern const struct cmd_entry cmd_version_entry;
+extern const struct cmd_entry cmd_init_entry;
+extern const struct cmd_entry cmd_lint_entry;
+extern const struct cmd_entry cmd_journal_entry;
+
+#endif

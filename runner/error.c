@@ -1,0 +1,134 @@
+/*
+ * error.c - constructors for struct werr. See error.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <git2.h>
+
+#include "buf.h"
+#include "error.h"
+#include "util.h"
+
+struct werr *
+werr_vnew(enum werr_exit exit, const char *fmt, va_list ap)
+{
+	struct werr *err = xcalloc(1, sizeof(*err));
+	struct buf b = BUF_INIT;
+
+	buf_vprintf(&b, fmt, ap);
+	err->exit = exit;
+	err->msg = buf_detach(&b);
+	return err;
+}
+
+struct werr *
+werr_new(enum werr_exit exit, const char *fmt, ...)
+{
+	struct werr *err;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = werr_vnew(exit, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+struct werr *
+werr_errno(const char *op, const char *path)
+{
+	int saved = errno;
+
+	if (path != NULL)
+		return werr_new(WEXIT_ENV, "%s '%s': %s", op, path,
+		    strerror(saved));
+	return werr_new(WEXIT_ENV, "%s: %s", op, strerror(saved));
+}
+
+struct werr *
+werr_git(const char *what, ...)
+{
+	const git_error *ge = git_error_last();
+	struct buf b = BUF_INIT;
+	struct werr *err;
+	va_list ap;
+
+	va_start(ap, what);
+	buf_vprintf(&b, what, ap);
+	va_end(ap);
+	err = werr_new(WEXIT_ENV, "%s: %s", buf_cstr(&b),
+	    ge != NULL && ge->message != NULL ? ge->message : "unknown libgit2 error");
+	buf_free(&b);
+	return err;
+}
+
+struct werr *
+werr_at(const char *file, int line, int col, const char *field,
+    const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	buf_puts(&b, file != NULL ? file : "<input>");
+	if (line > 0) {
+		buf_printf(&b, ":%d", line);
+		if (col > 0)
+			buf_printf(&b, ":%d", col);
+	}
+	buf_puts(&b, ": ");
+	if (field != NULL && field[0] != '\0')
+		buf_printf(&b, "'%s' ", field);
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	{
+		struct werr *err = xcalloc(1, sizeof(*err));
+
+		err->exit = WEXIT_INPUT;
+		err->msg = buf_detach(&b);
+		return err;
+	}
+}
+
+struct werr *
+werr_usage(const char *fmt, ...)
+{
+	struct werr *err;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = werr_vnew(WEXIT_INPUT, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+struct werr *
+werr_wrap(struct werr *err, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	if (err == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	buf_printf(&b, ": %s", err->msg);
+	free(err->msg);
+	err->msg = buf_detach(&b);
+	return err;
+}
+
+void
+werr_free(struct werr *err)
+{
+	if (err == NULL)
+		return;
+	free(err->msg);
+	free(err);
+}

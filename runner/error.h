@@ -1,0 +1,49 @@
+/*
+ * error.h - the one error type of warden.
+ *
+ * Every fallible function returns a `struct werr *`: NULL is success,
+ * anything else is an error the caller owns and frees with werr_free()
+ * (or passes up). An error carries a message and the exit-code class the
+ * program ends with. Constructors exist for each library warden uses, so a
+ * message always says what failed and on which file.
+ * Messages are lowercase with no trailing period, in git's voice.
+ */
+#ifndef WARDEN_ERROR_H
+#define WARDEN_ERROR_H
+
+#include <stdarg.h>
+
+/* Exit codes, documented in README.md and warden.1. Stable. */
+enum werr_exit {
+	WEXIT_OK = 0,
+	WEXIT_PROBLEM = 1,	/* the command ran and found a problem */
+	WEXIT_INPUT = 2,	/* usage or input error */
+	WEXIT_ENV = 3,		/* environment: no repo, locked store, ... */
+};
+
+struct werr {
+	enum werr_exit exit;
+	char *msg;
+};
+
+struct werr *werr_new(enum werr_exit exit, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+struct werr *werr_vnew(enum werr_exit exit, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+/* "OP 'PATH': strerror(errno)", class WEXIT_ENV. path may be NULL. */
+struct werr *werr_errno(const char *op, const char *path);
+/* "WHAT: <git_error_last()>", class WEXIT_ENV. */
+struct werr *werr_git(const char *what, ...)
+    __attribute__((format(printf, 1, 2)));
+/* Bad input at FILE:LINE:COL, naming FIELD; class WEXIT_INPUT.
+ * line/col of 0 are left out. field may be NULL. */
+struct werr *werr_at(const char *file, int line, int col, const char *field,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+struct werr *werr_usage(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+/* Prefix an existing error's message with "PREFIX: ". Returns err. */
+struct werr *werr_wrap(struct werr *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void werr_free(struct werr *err);
+
+#endif

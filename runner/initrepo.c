@@ -1,0 +1,188 @@
+/*
+ * initrepo.c - `warden init`: lay out a benchmark repository and commit it
+ * with libgit2. Refuses to write into a non-empty directory.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <git2.h>
+#include <jansson.h>
+
+#include "adapter.h"
+#include "initrepo.h"
+#include "policy.h"
+#include "util.h"
+
+static const char readme_text[] =
+"# Benchmark repository\n\n"
+"Managed by warden. Layout:\n\n"
+"- `policy/warden.json` - maintainer rules: allowlist, gates, caps, rosters\n"
+"- `adapters/engines/` - one adapter per engine (agent and community PRs may edit)\n"
+"- `adapters/profiles/` - one profile per model (agent and community PRs may edit)\n"
+"- `workloads/` - prompt splits and the fidelity task (maintainers only)\n"
+"- `journals/` - exported maintenance journals\n"
+"- `results/` - official results, written by `warden publish` only\n\n"
+"Run `warden lint` to check policy, adapters and profiles.\n";
+
+static const char gitignore_text[] = "/.warden/\n";
+
+static struct werr *
+dir_is_empty_or_absent(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	d = opendir(dir);
+	if (d == NULL) {
+		if (errno == ENOENT)
+			return NULL;
+		return werr_errno("open directory", dir);
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	if (n != 0)
+		return werr_new(WEXIT_INPUT, "'%s' exists and is not empty; "
+		    "warden init makes a new repository", dir);
+	return NULL;
+}
+
+static struct werr *
+write_file(const char *dir, const char *rel, const char *text)
+{
+	char *path = path_join(dir, rel);
+	char *slash = strrchr(path, '/');
+	struct werr *err;
+
+	*slash = '\0';
+	err = mkdir_p(path);
+	*slash = '/';
+	if (err == NULL)
+		err = file_write_atomic(path, text, strlen(text));
+	free(path);
+	return err;
+}
+
+/* The init policy: the default protocol with an example roster, so a new
+ * repository lints clean before any real adapter exists. */
+static char *
+init_policy_text(void)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(policy_default_text(), 0, &jerr);
+	json_t *models = json_pack("[s]", "qwen3-0.6b");
+	char *text, *out;
+
+	if (doc == NULL)
+		fatal("built-in policy does not parse: %s", jerr.text);
+	json_object_set_new(doc, "rosters",
+	    json_pack("{s:[s]}", "example", "example-sim"));
+	json_object_set_new(doc, "default_roster", json_string("example"));
+	json_object_set(doc, "models", models);
+	json_object_set(json_object_get(doc, "gates"), "required_models", models);
+	json_decref(models);
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(doc);
+	out = xasprintf("%s\n", text);
+	free(text);
+	return out;
+}
+
+static struct werr *
+commit_all(const char *dir, char *commit_out, const char *branch)
+{
+	git_repository *repo = NULL;
+	git_index *index = NULL;
+	git_signature *sig = NULL;
+	git_tree *tree = NULL;
+	git_commit *commit = NULL;
+	git_reference *ref = NULL;
+	git_oid tree_id, commit_id;
+	struct werr *err = NULL;
+
+	if (git_repository_init(&repo, dir, 0) != 0)
+		return werr_git("git init '%s'", dir);
+	if (git_repository_index(&index, repo) != 0 ||
+	    git_index_add_all(index, NULL, 0, NULL, NULL) != 0 ||
+	    git_index_write(index) != 0 ||
+	    git_index_write_tree(&tree_id, index) != 0) {
+		err = werr_git("stage the new repository");
+		goto out;
+	}
+	if (git_signature_default(&sig, repo) != 0 &&
+	    git_signature_now(&sig, "warden", "warden@localhost") != 0) {
+		err = werr_git("make a signature");
+		goto out;
+	}
+	if (git_tree_lookup(&tree, repo, &tree_id) != 0 ||
+	    git_commit_create_v(&commit_id, repo, "HEAD", sig, sig, NULL,
+	    "warden init: benchmark repository layout\n", tree, 0) != 0) {
+		err = werr_git("commit the new repository");
+		goto out;
+	}
+	if (git_commit_lookup(&commit, repo, &commit_id) != 0 ||
+	    git_branch_create(&ref, repo, branch, commit, 0) != 0) {
+		err = werr_git("create branch '%s'", branch);
+		goto out;
+	}
+	git_oid_tostr(commit_out, 41, &commit_id);
+out:
+	git_reference_free(ref);
+	git_commit_free(commit);
+	git_tree_free(tree);
+	git_signature_free(sig);
+	git_index_free(index);
+	git_repository_free(repo);
+	return err;
+}
+
+struct werr *
+initrepo_create(const char *dir, char *commit_out, char **official_branch_out)
+{
+	static const char *const keep[] = {
+		"workloads/.gitkeep", "journals/.gitkeep", "results/.gitkeep", NULL,
+	};
+	struct policy *policy = NULL;
+	struct werr *err;
+	char *policy_text;
+	size_t i;
+
+	*official_branch_out = NULL;
+	if ((err = dir_is_empty_or_absent(dir)) != NULL)
+		return err;
+	if ((err = mkdir_p(dir)) != NULL)
+		return err;
+	policy_text = init_policy_text();
+	err = policy_load_buffer(&policy, policy_text, strlen(policy_text),
+	    "policy/warden.json", NULL);
+	if (err != NULL)
+		fatal("built-in policy does not validate: %s", err->msg);
+	err = write_file(dir, "policy/warden.json", policy_text);
+	free(policy_text);
+	if (err == NULL)
+		err = write_file(dir, "adapters/engines/example-sim.json",
+		    adapter_example_text());
+	if (err == NULL)
+		err = write_file(dir, "adapters/profiles/qwen3-0.6b.json",
+		    profile_example_text());
+	if (err == NULL)
+		err = write_file(dir, "README.md", readme_text);
+	if (err == NULL)
+		err = write_file(dir, ".gitignore", gitignore_text);
+	for (i = 0; err == NULL && keep[i] != NULL; i++)
+		err = write_file(dir, keep[i], "");
+	if (err == NULL)
+		err = commit_all(dir, commit_out, policy->official_branch);
+	if (err == NULL)
+		*official_branch_out = xstrdup(policy->official_branch);
+	policy_free(policy);
+	return err;
+}

@@ -1,0 +1,20 @@
+/*
+ * output.h - how commands print: JSON documents for --json, and progress
+ * lines (a live line on a terminal, one plain line per step otherwise).
+ * Diagnostics always go to stderr; stdout carries only the result.
+ */
+#ifndef WARDEN_OUTPUT_H
+#define WARDEN_OUTPUT_H
+
+#include <jansson.h>
+
+/* Print a JSON document (indented, keys in insertion order) on stdout. */
+void output_json(const json_t *doc);
+/* Is stderr a terminal (progress may redraw a line)? */
+int output_is_tty(void);
+/* A progress line on stderr: redrawn in place on a terminal, printed as
+ * its own line otherwise (final != 0 always ends the line). */
+void output_progress(int final, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

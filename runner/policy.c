@@ -1,0 +1,363 @@
+/*
+ * policy.c - load and validate policy/warden.json. The schema below is the
+ * written contract of the file; README.md and warden.1 describe each field.
+ * Defaults (policy_default_text) reproduce the SiliconBench protocol.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "util.h"
+
+static const char default_policy[] =
+"{\n"
+"  \"schema\": 1,\n"
+"  \"allowlist\": [\"adapters/engines/**\", \"adapters/profiles/**\"],\n"
+"  \"executable\": [\"adapters/engines/*/*.sh\"],\n"
+"  \"patch_limits\": { \"max_bytes\": 1048576, \"max_files\": 200, \"allow_binary\": false },\n"
+"  \"gates\": {\n"
+"    \"completion_min\": 90,\n"
+"    \"completion_of\": 100,\n"
+"    \"fidelity_band_pp\": 1.5,\n"
+"    \"required_models\": [\"qwen3-0.6b\", \"qwen3.5-0.8b\", \"gemma-4-e4b-it\"]\n"
+"  },\n"
+"  \"caps\": {\n"
+"    \"request_timeout_s\": 300,\n"
+"    \"engine_wall_s\": 3600,\n"
+"    \"ready_timeout_s\": 600,\n"
+"    \"hang_s\": 600,\n"
+"    \"stop_grace_s\": 10,\n"
+"    \"warmups\": 3\n"
+"  },\n"
+"  \"campaign\": {\n"
+"    \"concurrency\": [1, 8, 16],\n"
+"    \"splits\": [\"chat\", \"agent\"],\n"
+"    \"server_per_level\": true,\n"
+"    \"memory_sample_hz\": 1\n"
+"  },\n"
+"  \"models\": [\"qwen3-0.6b\", \"qwen3.5-0.8b\", \"gemma-4-e4b-it\"],\n"
+"  \"rosters\": {\n"
+"    \"siliconbench\": [\"llama.cpp\", \"ollama\", \"mlx_lm\", \"vllm-metal\", \"vllm-mlx\",\n"
+"                     \"omlx\", \"sglang\", \"hf_transformers\", \"mistral.rs\"]\n"
+"  },\n"
+"  \"default_roster\": \"siliconbench\",\n"
+"  \"official_branch\": \"official\",\n"
+"  \"agent\": {\n"
+"    \"command\": [\"claude\", \"-p\", \"{prompt_file}\"],\n"
+"    \"time_limit_s\": 3600,\n"
+"    \"sandbox\": true\n"
+"  },\n"
+"  \"retirement_days\": 60,\n"
+"  \"store\": { \"busy_timeout_ms\": 5000 }\n"
+"}\n";
+
+static const struct schema s_string = { .type = SCHEMA_STRING, .has_min = 1, .min = 1 };
+static const struct schema s_strings = { .type = SCHEMA_ARRAY, .items = &s_string };
+static const struct schema s_strings1 = { .type = SCHEMA_ARRAY, .items = &s_string,
+    .has_min = 1, .min = 1 };
+static const struct schema s_bool = { .type = SCHEMA_BOOLEAN };
+static const struct schema s_count = { .type = SCHEMA_INTEGER, .has_min = 1, .min = 0 };
+static const struct schema s_pos_int = { .type = SCHEMA_INTEGER, .has_min = 1, .min = 1 };
+static const struct schema s_seconds = { .type = SCHEMA_NUMBER, .has_min = 1, .min = 0 };
+static const struct schema s_percent = { .type = SCHEMA_NUMBER, .has_min = 1, .min = 0,
+    .has_max = 1, .max = 100 };
+static const struct schema s_levels = { .type = SCHEMA_ARRAY, .items = &s_pos_int,
+    .has_min = 1, .min = 1 };
+
+static const struct schema_field f_patch_limits[] = {
+	{ "max_bytes", &s_pos_int, 1 },
+	{ "max_files", &s_pos_int, 1 },
+	{ "allow_binary", &s_bool, 1 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_patch_limits = { .type = SCHEMA_OBJECT, .fields = f_patch_limits };
+
+static const struct schema_field f_gates[] = {
+	{ "completion_min", &s_count, 1 },
+	{ "completion_of", &s_pos_int, 1 },
+	{ "fidelity_band_pp", &s_percent, 1 },
+	{ "required_models", &s_strings, 1 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_gates = { .type = SCHEMA_OBJECT, .fields = f_gates };
+
+static const struct schema_field f_caps[] = {
+	{ "request_timeout_s", &s_seconds, 1 },
+	{ "engine_wall_s", &s_seconds, 1 },
+	{ "ready_timeout_s", &s_seconds, 1 },
+	{ "hang_s", &s_seconds, 1 },
+	{ "stop_grace_s", &s_seconds, 1 },
+	{ "warmups", &s_count, 1 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_caps = { .type = SCHEMA_OBJECT, .fields = f_caps };
+
+static const struct schema_field f_campaign[] = {
+	{ "concurrency", &s_levels, 1 },
+	{ "splits", &s_strings1, 1 },
+	{ "server_per_level", &s_bool, 1 },
+	{ "memory_sample_hz", &s_seconds, 1 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_campaign = { .type = SCHEMA_OBJECT, .fields = f_campaign };
+
+static const struct schema s_rosters = { .type = SCHEMA_MAP, .items = &s_strings1 };
+
+static const struct schema_field f_agent[] = {
+	{ "command", &s_strings1, 1 },
+	{ "time_limit_s", &s_seconds, 1 },
+	{ "sandbox", &s_bool, 1 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_agent = { .type = SCHEMA_OBJECT, .fields = f_agent };
+
+static const struct schema_field f_store[] = {
+	{ "busy_timeout_ms", &s_count, 1 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_store = { .type = SCHEMA_OBJECT, .fields = f_store };
+
+static const struct schema s_schema_version = { .type = SCHEMA_INTEGER, .has_min = 1,
+    .min = 1, .has_max = 1, .max = 1 };
+
+static const struct schema_field f_policy[] = {
+	{ "schema", &s_schema_version, 1 },
+	{ "allowlist", &s_strings1, 1 },
+	{ "executable", &s_strings, 1 },
+	{ "patch_limits", &s_patch_limits, 1 },
+	{ "gates", &s_gates, 1 },
+	{ "caps", &s_caps, 1 },
+	{ "campaign", &s_campaign, 1 },
+	{ "models", &s_strings1, 1 },
+	{ "rosters", &s_rosters, 1 },
+	{ "default_roster", &s_string, 1 },
+	{ "official_branch", &s_string, 1 },
+	{ "agent", &s_agent, 1 },
+	{ "retirement_days", &s_pos_int, 1 },
+	{ "store", &s_store, 1 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_policy = { .type = SCHEMA_OBJECT, .fields = f_policy };
+
+const char *
+policy_default_text(void)
+{
+	return default_policy;
+}
+
+static void
+strlist_from(struct strlist *l, const json_t *arr)
+{
+	size_t i;
+	json_t *v;
+
+	l->n = json_array_size(arr);
+	l->v = xcalloc(l->n + 1, sizeof(*l->v));
+	json_array_foreach((json_t *)arr, i, v)
+		l->v[i] = xstrdup(json_string_value(v));
+}
+
+void
+strlist_free(struct strlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+int
+strlist_contains(const struct strlist *l, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static double
+num(const json_t *obj, const char *key)
+{
+	return json_number_value(json_object_get(obj, key));
+}
+
+static const char *
+str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+/* Cross-field rules the schema cannot say. */
+static void
+policy_check_refs(const struct policy *p, const char *name, const char *text,
+    size_t len, struct problems *probs)
+{
+	size_t i, j;
+
+	if (policy_roster(p, p->default_roster) == NULL)
+		problems_add_field(probs, name, text, len, "default_roster",
+		    "names roster '%s', which 'rosters' does not define",
+		    p->default_roster);
+	if (p->gates.completion_min > p->gates.completion_of)
+		problems_add_field(probs, name, text, len, "gates.completion_min",
+		    "must not exceed 'gates.completion_of' (%d)",
+		    p->gates.completion_of);
+	for (i = 0; i < p->gates.required_models.n; i++)
+		if (!strlist_contains(&p->models, p->gates.required_models.v[i]))
+			problems_add_field(probs, name, text, len, "gates.required_models",
+			    "names model '%s', which 'models' does not list",
+			    p->gates.required_models.v[i]);
+	for (i = 0; i < p->campaign.splits.n; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(p->campaign.splits.v[i], p->campaign.splits.v[j]) == 0)
+				problems_add_field(probs, name, text, len, "campaign.splits",
+				    "lists '%s' twice", p->campaign.splits.v[i]);
+}
+
+struct werr *
+policy_load_buffer(struct policy **out, const char *text, size_t len,
+    const char *name, struct problems *probs)
+{
+	struct problems local = { NULL, 0, 0 };
+	struct problems *pp = probs != NULL ? probs : &local;
+	size_t before = pp->n, i;
+	struct policy *p;
+	const char *key;
+	json_t *doc, *o, *v;
+	struct werr *err;
+
+	*out = NULL;
+	if (schema_load(&doc, &s_policy, text, len, name, pp) != 0)
+		goto fail;
+	p = xcalloc(1, sizeof(*p));
+	p->path = xstrdup(name);
+	p->doc = doc;
+	strlist_from(&p->allowlist, json_object_get(doc, "allowlist"));
+	strlist_from(&p->executable, json_object_get(doc, "executable"));
+	o = json_object_get(doc, "patch_limits");
+	p->patch_limits.max_bytes = (long)num(o, "max_bytes");
+	p->patch_limits.max_files = (long)num(o, "max_files");
+	p->patch_limits.allow_binary = json_is_true(json_object_get(o, "allow_binary"));
+	o = json_object_get(doc, "gates");
+	p->gates.completion_min = (int)num(o, "completion_min");
+	p->gates.completion_of = (int)num(o, "completion_of");
+	p->gates.fidelity_band_pp = num(o, "fidelity_band_pp");
+	strlist_from(&p->gates.required_models, json_object_get(o, "required_models"));
+	o = json_object_get(doc, "caps");
+	p->caps.request_timeout_s = num(o, "request_timeout_s");
+	p->caps.engine_wall_s = num(o, "engine_wall_s");
+	p->caps.ready_timeout_s = num(o, "ready_timeout_s");
+	p->caps.hang_s = num(o, "hang_s");
+	p->caps.stop_grace_s = num(o, "stop_grace_s");
+	p->caps.warmups = (int)num(o, "warmups");
+	o = json_object_get(doc, "campaign");
+	v = json_object_get(o, "concurrency");
+	p->campaign.n_concurrency = json_array_size(v);
+	p->campaign.concurrency = xcalloc(p->campaign.n_concurrency, sizeof(int));
+	for (i = 0; i < p->campaign.n_concurrency; i++)
+		p->campaign.concurrency[i] = (int)json_integer_value(json_array_get(v, i));
+	strlist_from(&p->campaign.splits, json_object_get(o, "splits"));
+	p->campaign.server_per_level = json_is_true(json_object_get(o, "server_per_level"));
+	p->campaign.memory_sample_hz = num(o, "memory_sample_hz");
+	strlist_from(&p->models, json_object_get(doc, "models"));
+	o = json_object_get(doc, "rosters");
+	p->n_rosters = json_object_size(o);
+	p->rosters = xcalloc(p->n_rosters, sizeof(*p->rosters));
+	i = 0;
+	json_object_foreach(o, key, v) {
+		p->rosters[i].name = xstrdup(key);
+		strlist_from(&p->rosters[i].engines, v);
+		i++;
+	}
+	p->default_roster = xstrdup(str(doc, "default_roster"));
+	p->official_branch = xstrdup(str(doc, "official_branch"));
+	o = json_object_get(doc, "agent");
+	strlist_from(&p->agent.command, json_object_get(o, "command"));
+	p->agent.time_limit_s = num(o, "time_limit_s");
+	p->agent.sandbox = json_is_true(json_object_get(o, "sandbox"));
+	p->retirement_days = (int)num(doc, "retirement_days");
+	p->busy_timeout_ms = (int)num(json_object_get(doc, "store"), "busy_timeout_ms");
+	policy_check_refs(p, name, text, len, pp);
+	if (pp->n != before) {
+		policy_free(p);
+		goto fail;
+	}
+	problems_free(&local);
+	*out = p;
+	return NULL;
+fail:
+	if (pp == &local) {
+		err = problems_to_werr(&local);
+		problems_free(&local);
+		return err;
+	}
+	{
+		struct problems tail = { pp->v + before, pp->n - before, 0 };
+
+		return problems_to_werr(&tail);
+	}
+}
+
+struct werr *
+policy_load_file(struct policy **out, const char *path, const char *display,
+    struct problems *probs)
+{
+	struct buf text = BUF_INIT;
+	struct werr *err;
+
+	*out = NULL;
+	err = file_read(&text, path);
+	if (err != NULL) {
+		buf_free(&text);
+		err->exit = WEXIT_INPUT;
+		return err;
+	}
+	err = policy_load_buffer(out, buf_cstr(&text), text.len,
+	    display != NULL ? display : path, probs);
+	buf_free(&text);
+	return err;
+}
+
+const struct roster *
+policy_roster(const struct policy *policy, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < policy->n_rosters; i++)
+		if (strcmp(policy->rosters[i].name, name) == 0)
+			return &policy->rosters[i];
+	return NULL;
+}
+
+void
+policy_free(struct policy *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	free(p->path);
+	json_decref(p->doc);
+	strlist_free(&p->allowlist);
+	strlist_free(&p->executable);
+	strlist_free(&p->gates.required_models);
+	free(p->campaign.concurrency);
+	strlist_free(&p->campaign.splits);
+	for (i = 0; i < p->n_rosters; i++) {
+		free(p->rosters[i].name);
+		strlist_free(&p->rosters[i].engines);
+	}
+	free(p->rosters);
+	free(p->default_roster);
+	strlist_free(&p->models);
+	free(p->official_branch);
+	strlist_free(&p->agent.command);
+	free(p);
+}

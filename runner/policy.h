@@ -1,0 +1,94 @@
+/*
+ * policy.h - policy/warden.json, the maintainer-controlled rules: the write
+ * allowlist, gates, caps, campaign grid, rosters, the official branch and
+ * the agent. Defaults reproduce the SiliconBench protocol.
+ *
+ * Policy is data read from a trusted tree; loading never executes anything.
+ */
+#ifndef WARDEN_POLICY_H
+#define WARDEN_POLICY_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "schema.h"
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+struct roster {
+	char *name;
+	struct strlist engines;
+};
+
+struct policy {
+	char *path;			/* as given to the loader */
+	json_t *doc;			/* the whole validated document */
+
+	struct strlist allowlist;	/* globs a change may touch */
+	struct strlist executable;	/* globs that may carry the exec bit */
+	struct {
+		long max_bytes;
+		long max_files;
+		int allow_binary;
+	} patch_limits;
+
+	struct {
+		int completion_min;	/* of completion_of, every level and split */
+		int completion_of;
+		double fidelity_band_pp;
+		struct strlist required_models;
+	} gates;
+
+	struct {
+		double request_timeout_s;
+		double engine_wall_s;
+		double ready_timeout_s;
+		double hang_s;
+		double stop_grace_s;
+		int warmups;
+	} caps;
+
+	struct {
+		int *concurrency;
+		size_t n_concurrency;
+		struct strlist splits;
+		int server_per_level;
+		double memory_sample_hz;
+	} campaign;
+
+	struct roster *rosters;
+	size_t n_rosters;
+	char *default_roster;
+	struct strlist models;
+
+	char *official_branch;
+	struct {
+		struct strlist command;
+		double time_limit_s;
+		int sandbox;
+	} agent;
+	int retirement_days;
+	int busy_timeout_ms;
+};
+
+/* The default policy/warden.json text (what `warden init` writes). */
+const char *policy_default_text(void);
+
+/* Load and validate; every problem goes to probs. Returns NULL and sets
+ * *out on success; on problems returns problems_to_werr(). */
+struct werr *policy_load_buffer(struct policy **out, const char *text,
+    size_t len, const char *name, struct problems *probs);
+struct werr *policy_load_file(struct policy **out, const char *path,
+    const char *display, struct problems *probs);
+void policy_free(struct policy *policy);
+
+const struct roster *policy_roster(const struct policy *policy, const char *name);
+int strlist_contains(const struct strlist *l, const char *s);
+void strlist_free(struct strlist *l);
+
+#endif

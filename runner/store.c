@@ -1,0 +1,396 @@
+/*
+ * store.c - the sqlite store: open, migrate, lock, transactions.
+ *
+ * Schema changes are forward migrations appended to `migrations` below;
+ * never edit a migration that has shipped. PRAGMA user_version holds the
+ * number applied. The writer lock file names its holder so a second warden
+ * can say who it waited for. This file and journal.c are where SQL lives.
+ */
+#include "config.h"
+
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "util.h"
+
+#define STORE_DEFAULT_BUSY_MS 5000
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	char *lock_path;
+	char *cycle;
+	char *who;
+	int lock_fd;
+	int busy_ms;
+	int in_tx;
+	int version;
+};
+
+/* Migration N (1-based) is migrations[N - 1]. Append only. */
+static const char *const migrations[] = {
+	/* 1: the journal and a small key/value table. */
+	"CREATE TABLE journal ("
+	"  seq INTEGER PRIMARY KEY,"
+	"  time TEXT NOT NULL,"
+	"  cycle TEXT NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  subject TEXT NOT NULL DEFAULT '',"
+	"  body TEXT NOT NULL,"
+	"  prev_hash TEXT NOT NULL,"
+	"  hash TEXT NOT NULL"
+	");"
+	"CREATE INDEX journal_by_cycle ON journal(cycle, seq);"
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal"
+	"  BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;"
+	"CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal"
+	"  BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;",
+};
+
+#define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+struct werr *
+store_error(struct store *store, const char *what)
+{
+	return werr_new(WEXIT_ENV, "%s: %s (%s)", what,
+	    sqlite3_errmsg(store->db), store->path);
+}
+
+struct werr *
+store_exec(struct store *store, const char *sql)
+{
+	char *msg = NULL;
+	struct werr *err;
+
+	if (sqlite3_exec(store->db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return NULL;
+	err = werr_new(WEXIT_ENV, "database '%s': %s", store->path,
+	    msg != NULL ? msg : sqlite3_errmsg(store->db));
+	sqlite3_free(msg);
+	return err;
+}
+
+static int
+read_user_version(struct store *store)
+{
+	sqlite3_stmt *st = NULL;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(store->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static struct werr *
+migrate(struct store *store)
+{
+	struct werr *err;
+	char *sql;
+	int v;
+
+	v = read_user_version(store);
+	if (v == N_MIGRATIONS) {
+		store->version = v;
+		return NULL;
+	}
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	v = read_user_version(store);
+	if (v > N_MIGRATIONS) {
+		store_rollback(store);
+		return werr_new(WEXIT_ENV, "database '%s' has schema version %d, "
+		    "newer than this warden knows (%d); upgrade warden",
+		    store->path, v, N_MIGRATIONS);
+	}
+	for (; v < N_MIGRATIONS; v++) {
+		if ((err = store_exec(store, migrations[v])) != NULL) {
+			store_rollback(store);
+			return werr_wrap(err, "migration %d", v + 1);
+		}
+		sql = xasprintf("PRAGMA user_version = %d", v + 1);
+		err = store_exec(store, sql);
+		free(sql);
+		if (err != NULL) {
+			store_rollback(store);
+			return err;
+		}
+	}
+	store->version = v;
+	return store_commit(store);
+}
+
+static char *
+default_cycle(void)
+{
+	const char *env = getenv("WARDEN_CYCLE");
+	char day[16];
+	struct tm tm;
+	time_t now;
+
+	if (env != NULL && env[0] != '\0')
+		return xstrdup(env);
+	now = time(NULL);
+	gmtime_r(&now, &tm);
+	strftime(day, sizeof(day), "%Y%m%d", &tm);
+	return xasprintf("manual-%s", day);
+}
+
+static struct werr *
+open_db(struct store *s, int flags)
+{
+	const char *env;
+
+	if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
+		struct werr *err = werr_new(WEXIT_ENV, "open database '%s': %s",
+		    s->path, s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
+		return err;
+	}
+	env = getenv("WARDEN_BUSY_TIMEOUT_MS");
+	s->busy_ms = env != NULL ? atoi(env) : STORE_DEFAULT_BUSY_MS;
+	sqlite3_busy_timeout(s->db, s->busy_ms);
+	sqlite3_extended_result_codes(s->db, 1);
+	return NULL;
+}
+
+struct werr *
+store_open(struct store **out, const char *repo_root, const char *cycle_id,
+    const char *who)
+{
+	struct store *s;
+	struct werr *err;
+	char *dir;
+
+	*out = NULL;
+	dir = path_join(repo_root, ".warden");
+	err = mkdir_p(dir);
+	if (err != NULL) {
+		free(dir);
+		return err;
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->lock_fd = -1;
+	s->path = path_join(dir, "warden.db");
+	s->lock_path = path_join(dir, "warden.lock");
+	s->cycle = cycle_id != NULL ? xstrdup(cycle_id) : default_cycle();
+	s->who = xstrdup(who != NULL ? who : "warden");
+	free(dir);
+	err = open_db(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+	if (err == NULL)
+		err = store_exec(s, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
+		    "PRAGMA synchronous = NORMAL;");
+	if (err == NULL)
+		err = migrate(s);
+	if (err != NULL) {
+		store_close(s);
+		return err;
+	}
+	*out = s;
+	return NULL;
+}
+
+struct werr *
+store_open_path(struct store **out, const char *db_path, const char *who)
+{
+	struct store *s;
+	struct werr *err;
+
+	*out = NULL;
+	s = xcalloc(1, sizeof(*s));
+	s->lock_fd = -1;
+	s->path = xstrdup(db_path);
+	s->lock_path = xasprintf("%s.lock", db_path);
+	s->cycle = default_cycle();
+	s->who = xstrdup(who != NULL ? who : "warden");
+	if ((err = open_db(s, SQLITE_OPEN_READONLY)) != NULL) {
+		store_close(s);
+		return err;
+	}
+	s->version = read_user_version(s);
+	*out = s;
+	return NULL;
+}
+
+void
+store_close(struct store *store)
+{
+	if (store == NULL)
+		return;
+	if (store->in_tx)
+		store_rollback(store);
+	sqlite3_close(store->db);
+	if (store->lock_fd != -1)
+		close(store->lock_fd);
+	free(store->path);
+	free(store->lock_path);
+	free(store->cycle);
+	free(store->who);
+	free(store);
+}
+
+void
+store_set_busy_timeout(struct store *store, int ms)
+{
+	store->busy_ms = ms;
+	sqlite3_busy_timeout(store->db, ms);
+}
+
+sqlite3 *
+store_db(struct store *store)
+{
+	return store->db;
+}
+
+const char *
+store_cycle(const struct store *store)
+{
+	return store->cycle;
+}
+
+const char *
+store_path(const struct store *store)
+{
+	return store->path;
+}
+
+int
+store_schema_version(const struct store *store)
+{
+	return store->version;
+}
+
+static struct werr *
+lock_holder_error(struct store *store, int waited_ms)
+{
+	struct buf holder = BUF_INIT;
+	struct werr *err;
+	size_t n;
+
+	if (file_read(&holder, store->lock_path) == NULL && holder.len > 0) {
+		n = holder.len;
+		while (n > 0 && holder.data[n - 1] == '\n')
+			holder.data[--n] = '\0';
+		err = werr_new(WEXIT_ENV, "database '%s' is locked by %s; "
+		    "gave up after %d ms", store->path, holder.data, waited_ms);
+	} else
+		err = werr_new(WEXIT_ENV, "database '%s' is locked by another "
+		    "warden; gave up after %d ms", store->path, waited_ms);
+	buf_free(&holder);
+	return err;
+}
+
+/* Take the writer lock file, waiting up to the busy timeout. */
+static struct werr *
+lock_take(struct store *store)
+{
+	uint64_t start = mono_ns(), deadline;
+	char stamp[40];
+	char *note;
+
+	if (store->lock_fd == -1) {
+		store->lock_fd = open(store->lock_path,
+		    O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (store->lock_fd == -1)
+			return werr_errno("open lock file", store->lock_path);
+	}
+	deadline = start + (uint64_t)store->busy_ms * 1000000ull;
+	while (flock(store->lock_fd, LOCK_EX | LOCK_NB) == -1) {
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return werr_errno("lock", store->lock_path);
+		if (mono_ns() >= deadline)
+			return lock_holder_error(store,
+			    (int)((mono_ns() - start) / 1000000ull));
+		nanosleep(&ts, NULL);
+	}
+	utc_now_iso(stamp, sizeof(stamp));
+	note = xasprintf("pid %ld (%s) since %s\n", (long)getpid(), store->who, stamp);
+	if (ftruncate(store->lock_fd, 0) == 0 &&
+	    pwrite(store->lock_fd, note, strlen(note), 0) < 0) {
+		/* The note is a courtesy for error messages; the lock holds. */
+	}
+	free(note);
+	return NULL;
+}
+
+static void
+lock_release(struct store *store)
+{
+	if (store->lock_fd == -1)
+		return;
+	if (ftruncate(store->lock_fd, 0) == -1) {
+		/* A stale note is harmless: it is only read when locked. */
+	}
+	flock(store->lock_fd, LOCK_UN);
+}
+
+struct werr *
+store_begin(struct store *store)
+{
+	const char *hold;
+	struct werr *err;
+	int rc;
+
+	if (store->in_tx)
+		fatal("store_begin: transaction already open");
+	if ((err = lock_take(store)) != NULL)
+		return err;
+	rc = sqlite3_exec(store->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		if ((rc & 0xff) == SQLITE_BUSY)
+			err = werr_new(WEXIT_ENV, "database '%s' is locked by a "
+			    "process that is not warden; gave up after %d ms",
+			    store->path, store->busy_ms);
+		else
+			err = store_error(store, "begin transaction");
+		lock_release(store);
+		return err;
+	}
+	store->in_tx = 1;
+	/* Tests hold the lock on purpose to show a second warden waiting. */
+	hold = getenv("WARDEN_TEST_HOLD_LOCK_MS");
+	if (hold != NULL) {
+		long ms = atol(hold);
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+struct werr *
+store_commit(struct store *store)
+{
+	struct werr *err = NULL;
+
+	if (!store->in_tx)
+		fatal("store_commit: no transaction");
+	if (sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		err = store_error(store, "commit");
+		sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	store->in_tx = 0;
+	lock_release(store);
+	return err;
+}
+
+void
+store_rollback(struct store *store)
+{
+	if (!store->in_tx)
+		return;
+	sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+	store->in_tx = 0;
+	lock_release(store);
+}

@@ -1,0 +1,51 @@
+/*
+ * store.h - the sqlite store at REPO/.warden/warden.db.
+ *
+ * Opening creates the database, turns on WAL, foreign keys and the busy
+ * timeout, and runs forward migrations (PRAGMA user_version). Writes happen
+ * in transactions begun with store_begin(): it takes the writer lock file
+ * (.warden/warden.lock) so a second warden waits up to the busy timeout and
+ * then fails naming the process that holds it, and it begins an IMMEDIATE
+ * transaction. A state change and its journal entry go in one transaction.
+ *
+ * SQL lives only in store*.c and journal.c; other modules call them.
+ */
+#ifndef WARDEN_STORE_H
+#define WARDEN_STORE_H
+
+#include <sqlite3.h>
+
+#include "error.h"
+
+struct store;
+
+/* Open or create REPO_ROOT/.warden/warden.db. cycle_id names the cycle that
+ * journal entries of this process belong to (NULL: $WARDEN_CYCLE, else
+ * "manual-YYYYMMDD" of today, UTC). who is recorded in the lock file. */
+struct werr *store_open(struct store **out, const char *repo_root,
+    const char *cycle_id, const char *who);
+/* Open an existing database file read-only, without migrating. */
+struct werr *store_open_path(struct store **out, const char *db_path,
+    const char *who);
+void store_close(struct store *store);
+
+sqlite3 *store_db(struct store *store);
+/* Wait up to ms for the writer lock and for sqlite's own locks. */
+void store_set_busy_timeout(struct store *store, int ms);
+const char *store_cycle(const struct store *store);
+const char *store_path(const struct store *store);
+int store_schema_version(const struct store *store);
+
+/* Begin a write transaction under the writer lock; commit or roll back.
+ * Nesting is not supported. */
+struct werr *store_begin(struct store *store);
+struct werr *store_commit(struct store *store);
+void store_rollback(struct store *store);
+
+/* A werr from the database's last error: "WHAT: sqlite message". */
+struct werr *store_error(struct store *store, const char *what);
+
+/* Run SQL with no results (outside or inside a transaction). */
+struct werr *store_exec(struct store *store, const char *sql);
+
+#endif

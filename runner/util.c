@@ -1,0 +1,286 @@
+/*
+ * util.c - allocation, files, directories and clocks. See util.h.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("warden: fatal: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n != 0 ? n : 1);
+
+	if (p == NULL)
+		fatal("out of memory");
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n != 0 ? n : 1, size != 0 ? size : 1);
+
+	if (p == NULL)
+		fatal("out of memory");
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n != 0 ? n : 1);
+
+	if (q == NULL)
+		fatal("out of memory");
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		fatal("out of memory");
+	return p;
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+
+	if (p == NULL)
+		fatal("out of memory");
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	return buf_detach(&b);
+}
+
+struct werr *
+file_read(struct buf *out, const char *path)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return werr_errno("open", path);
+	buf_reset(out);
+	buf_grow(out, 0);
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return werr_errno("read", path);
+		}
+		if (n == 0)
+			break;
+		buf_add(out, chunk, (size_t)n);
+	}
+	close(fd);
+	return NULL;
+}
+
+static struct werr *
+write_all(int fd, const void *data, size_t len, const char *path)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return werr_errno("write", path);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return NULL;
+}
+
+struct werr *
+file_write_atomic(const char *path, const void *data, size_t len)
+{
+	struct werr *err;
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd == -1) {
+		err = werr_errno("create", tmp);
+		free(tmp);
+		return err;
+	}
+	err = write_all(fd, data, len, tmp);
+	if (err == NULL && fsync(fd) == -1)
+		err = werr_errno("fsync", tmp);
+	if (close(fd) == -1 && err == NULL)
+		err = werr_errno("close", tmp);
+	if (err == NULL && rename(tmp, path) == -1)
+		err = werr_errno("rename", path);
+	if (err != NULL)
+		unlink(tmp);
+	free(tmp);
+	return err;
+}
+
+struct werr *
+file_append(const char *path, const void *data, size_t len)
+{
+	struct werr *err;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd == -1)
+		return werr_errno("open", path);
+	err = write_all(fd, data, len, path);
+	if (close(fd) == -1 && err == NULL)
+		err = werr_errno("close", path);
+	return err;
+}
+
+struct werr *
+mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	char *s;
+
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
+			struct werr *err = werr_errno("mkdir", p);
+
+			free(p);
+			return err;
+		}
+		*s = '/';
+	}
+	if (mkdir(p, 0755) == -1 && errno != EEXIST) {
+		struct werr *err = werr_errno("mkdir", p);
+
+		free(p);
+		return err;
+	}
+	free(p);
+	return NULL;
+}
+
+int
+path_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+int
+path_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *
+path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a);
+
+	if (la > 0 && a[la - 1] == '/')
+		return xasprintf("%s%s", a, b);
+	return xasprintf("%s/%s", a, b);
+}
+
+uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void
+utc_iso_from_time(char *out, size_t outlen, time_t t)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void
+utc_now_iso(char *out, size_t outlen)
+{
+	struct timespec ts;
+	struct tm tm;
+	char base[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, outlen, "%s.%03ldZ", base, ts.tv_nsec / 1000000L);
+}
+
+int
+str_endswith(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+
+	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
+}
+
+int
+str_startswith(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int
+strcmp_ptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}

@@ -1,0 +1,50 @@
+/*
+ * util.h - small helpers every module uses: allocation that aborts on
+ * failure, whole-file reads and atomic writes, directories, and the one
+ * clock (CLOCK_MONOTONIC for durations, UTC wall time for records).
+ */
+#ifndef WARDEN_UTIL_H
+#define WARDEN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "buf.h"
+#include "error.h"
+
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Read a whole file into out (NUL-terminated). */
+struct werr *file_read(struct buf *out, const char *path);
+/* Write data to path atomically (temp file + fsync + rename). */
+struct werr *file_write_atomic(const char *path, const void *data, size_t len);
+/* Append data to path, creating it. */
+struct werr *file_append(const char *path, const void *data, size_t len);
+/* mkdir -p, mode 0755. */
+struct werr *mkdir_p(const char *path);
+int path_exists(const char *path);
+int path_is_dir(const char *path);
+/* "a" + "/" + "b", caller frees. */
+char *path_join(const char *a, const char *b);
+
+/* Nanoseconds of CLOCK_MONOTONIC. */
+uint64_t mono_ns(void);
+/* UTC wall time as "2026-12-02T15:20:18.123Z" into out (>= 32 bytes). */
+void utc_now_iso(char *out, size_t outlen);
+void utc_iso_from_time(char *out, size_t outlen, time_t t);
+
+/* Does the string end with suffix / start with prefix? */
+int str_endswith(const char *s, const char *suffix);
+int str_startswith(const char *s, const char *prefix);
+
+/* strcmp on (const char **) for qsort. */
+int strcmp_ptr(const void *a, const void *b);
+
+#endif

@@ -1,0 +1,166 @@
+# tests/lib.sh - the shared harness of warden's integration tests.
+#
+# A test script sources this file, then runs one behaviour per
+# test_expect_success, then test_done. Output is TAP, read by automake's
+# tap-driver. Each test body runs in a subshell with `set -e`, in the
+# script's scratch directory $TEST_DIR; state carries between tests only
+# through files. On failure the scratch directory is kept and its path
+# printed.
+#
+#   . "$TOP_SRCDIR/tests/lib.sh"
+#   test_expect_success 'init makes a repository' '
+#       warden init bench && test -d bench/.git
+#   '
+#   test_done
+
+set -u
+
+: "${WARDEN:?WARDEN must point at the built warden binary}"
+: "${TOP_SRCDIR:?TOP_SRCDIR must point at the source tree}"
+: "${TOP_BUILDDIR:=$TOP_SRCDIR}"
+: "${SIMENGINE:=$TOP_BUILDDIR/warden-simengine}"
+
+test_count=0
+test_failures=0
+test_skipped=0
+TEST_NAME=$(basename "$0" .sh)
+TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/warden-$TEST_NAME.XXXXXX")
+TEST_PIDS=""
+
+# A private, predictable environment: no user config leaks in.
+HOME="$TEST_DIR/home"
+mkdir -p "$HOME"
+GIT_CONFIG_NOSYSTEM=1
+GIT_AUTHOR_NAME='Test Maintainer'
+GIT_AUTHOR_EMAIL='maintainer@example.org'
+GIT_COMMITTER_NAME='Test Maintainer'
+GIT_COMMITTER_EMAIL='maintainer@example.org'
+GIT_AUTHOR_DATE='2026-11-01T12:00:00Z'
+GIT_COMMITTER_DATE='2026-11-01T12:00:00Z'
+TZ=UTC
+LC_ALL=C
+export HOME GIT_CONFIG_NOSYSTEM GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
+    GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL GIT_AUTHOR_DATE \
+    GIT_COMMITTER_DATE TZ LC_ALL TEST_DIR
+git config --global user.name 'Test Maintainer'
+git config --global user.email 'maintainer@example.org'
+git config --global init.defaultBranch main
+git config --global advice.detachedHead false
+unset WARDEN_REPO WARDEN_CYCLE 2>/dev/null || true
+
+warden() {
+	"$WARDEN" "$@"
+}
+
+# Register a background process to be killed (with its group) at the end.
+test_cleanup_pid() {
+	TEST_PIDS="$TEST_PIDS $1"
+}
+
+test_expect_success() {
+	_desc=$1
+	_body=$2
+	test_count=$((test_count + 1))
+	if (cd "$TEST_DIR" && set -e && eval "$_body") \
+	    >"$TEST_DIR/.out.$test_count" 2>&1; then
+		echo "ok $test_count - $_desc"
+	else
+		echo "not ok $test_count - $_desc"
+		sed 's/^/# /' "$TEST_DIR/.out.$test_count"
+		test_failures=$((test_failures + 1))
+	fi
+}
+
+# Like test_expect_success, but skipped (TAP SKIP) when $1 is not "yes".
+test_expect_success_if() {
+	_cond=$1
+	shift
+	if [ "$_cond" = yes ]; then
+		test_expect_success "$@"
+	else
+		test_count=$((test_count + 1))
+		echo "ok $test_count - $1 # SKIP prerequisite missing"
+		test_skipped=$((test_skipped + 1))
+	fi
+}
+
+test_done() {
+	for _p in $TEST_PIDS; do
+		kill -TERM -- "-$_p" 2>/dev/null || kill -TERM "$_p" 2>/dev/null || true
+	done
+	for _p in $TEST_PIDS; do
+		wait "$_p" 2>/dev/null || true
+	done
+	echo "1..$test_count"
+	if [ "$test_failures" -ne 0 ]; then
+		echo "# $test_failures of $test_count failed; kept $TEST_DIR"
+		exit 1
+	fi
+	rm -rf "$TEST_DIR"
+	exit 0
+}
+
+# expect_exit CODE CMD...: run CMD, fail unless it exits with CODE.
+# Its stdout goes to ./out, stderr to ./err (in the current directory).
+expect_exit() {
+	_want=$1
+	shift
+	_got=0
+	"$@" >out 2>err || _got=$?
+	if [ "$_got" -ne "$_want" ]; then
+		echo "expected exit $_want, got $_got from: $*"
+		echo "--- stdout"; cat out
+		echo "--- stderr"; cat err
+		return 1
+	fi
+}
+
+# expect_grep PATTERN FILE: fail, showing FILE, unless PATTERN matches.
+expect_grep() {
+	if ! grep -q -e "$1" "$2"; then
+		echo "expected /$1/ in $2:"
+		cat "$2"
+		return 1
+	fi
+}
+
+# expect_no_grep PATTERN FILE
+expect_no_grep() {
+	if grep -q -e "$1" "$2"; then
+		echo "did not expect /$1/ in $2:"
+		cat "$2"
+		return 1
+	fi
+}
+
+# expect_equal FILE-EXPECTED FILE-ACTUAL: byte comparison with a diff.
+expect_equal() {
+	if ! cmp -s "$1" "$2"; then
+		diff -u "$1" "$2" || true
+		return 1
+	fi
+}
+
+# free_port: print a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_http URL [SECONDS]: wait until URL answers 200.
+wait_http() {
+	_n=$(( ${2:-10} * 10 ))
+	while [ "$_n" -gt 0 ]; do
+		if curl -fs -o /dev/null "$1"; then
+			return 0
+		fi
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	echo "timed out waiting for $1"
+	return 1
+}
+
+# make_bench_repo DIR: a fresh benchmark repository made by `warden init`.
+make_bench_repo() {
+	"$WARDEN" init "$1" >/dev/null
+}

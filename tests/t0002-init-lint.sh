@@ -1,0 +1,122 @@
+#!/bin/sh
+# warden init makes a benchmark repository; warden lint checks it and
+# names file, line, column and field for each kind of bad input.
+. "$TOP_SRCDIR/tests/lib.sh"
+
+test_expect_success 'init creates the layout as one commit with an official branch' '
+	warden init bench >out &&
+	expect_grep "initialized benchmark repository in bench" out &&
+	for f in policy/warden.json adapters/engines/example-sim.json \
+	    adapters/profiles/qwen3-0.6b.json README.md .gitignore; do
+		test -f bench/$f || { echo "missing $f"; exit 1; }
+	done &&
+	test "$(git -C bench rev-list --count HEAD)" = 1 &&
+	test "$(git -C bench rev-parse official)" = "$(git -C bench rev-parse HEAD)" &&
+	git -C bench fsck --strict 2>&1 &&
+	test -z "$(git -C bench status --porcelain)"
+'
+
+test_expect_success 'init keeps .warden out of git' '
+	test -f bench/.warden/warden.db &&
+	git -C bench check-ignore -q .warden/warden.db
+'
+
+test_expect_success 'init refuses a non-empty directory and exits 2' '
+	mkdir full && echo x >full/file &&
+	expect_exit 2 warden init full &&
+	expect_grep "exists and is not empty" err &&
+	test "$(ls full)" = file
+'
+
+test_expect_success 'lint passes on a fresh repository' '
+	cd bench && expect_exit 0 warden lint &&
+	expect_grep "3 files checked, 0 problems" err
+'
+
+test_expect_success 'lint names file, line, column and field of a wrong type' '
+	cd bench &&
+	sed "s/\"completion_min\": 90/\"completion_min\": \"90\"/" policy/warden.json >p &&
+	mv p policy/warden.json &&
+	expect_exit 1 warden lint &&
+	expect_grep "^policy/warden.json:[0-9]*:[0-9]*: .gates.completion_min. must be an integer$" out &&
+	git checkout -q policy/warden.json
+'
+
+test_expect_success 'lint reports an unknown key, a missing field and a bad placeholder together' '
+	cd bench &&
+	cat >adapters/engines/broken.json <<-\EOF2 &&
+	{
+	  "schema": 1,
+	  "name": "broken",
+	  "api": "openai-chat",
+	  "sorce": { "kind": "none" },
+	  "serve": { "argv": ["srv", "--port", "{prot}"], "health": "/health" }
+	}
+	EOF2
+	expect_exit 1 warden lint &&
+	cat >expect <<-\EOF2 &&
+	adapters/engines/broken.json:5:3: '"'"'sorce'"'"' is not a known field
+	adapters/engines/broken.json:6:40: '"'"'serve.argv[2]'"'"' has unknown placeholder '"'"'{prot}'"'"'
+	adapters/engines/broken.json:1:1: '"'"'source'"'"' is required
+	EOF2
+	expect_equal expect out &&
+	rm adapters/engines/broken.json
+'
+
+test_expect_success 'lint reports invalid JSON with jansson line and column' '
+	cd bench &&
+	printf "{\n  \"schema\": 1,\n  \"name\": \"qwen3-0.6b\",\n}\n" >adapters/profiles/qwen3-0.6b.json &&
+	expect_exit 1 warden lint &&
+	expect_grep "^adapters/profiles/qwen3-0.6b.json:4:1: invalid JSON: " out &&
+	git checkout -q adapters/profiles/qwen3-0.6b.json
+'
+
+test_expect_success 'lint catches a roster engine without an adapter' '
+	cd bench &&
+	python3 - <<-\EOF2 &&
+	import json
+	p = json.load(open("policy/warden.json"))
+	p["rosters"]["example"].append("ghost")
+	json.dump(p, open("policy/warden.json", "w"), indent=2)
+	EOF2
+	expect_exit 1 warden lint &&
+	expect_grep "rosters.example. names engine .ghost., but adapters/engines/ghost.json does not exist" out &&
+	git checkout -q policy/warden.json
+'
+
+test_expect_success 'lint catches an adapter whose name is not its file name' '
+	cd bench &&
+	cp adapters/engines/example-sim.json adapters/engines/other.json &&
+	expect_exit 1 warden lint adapters/engines/other.json &&
+	expect_grep "^adapters/engines/other.json:3:[0-9]*: .name. is .example-sim. but the file is named .other.json.$" out &&
+	rm adapters/engines/other.json
+'
+
+test_expect_success 'lint --json lists problems as an array' '
+	cd bench &&
+	printf "{\"schema\": 2}" >adapters/profiles/bad.json &&
+	expect_exit 1 warden --json lint adapters/profiles/bad.json &&
+	python3 -c "
+import json
+d = json.load(open(\"out\"))
+fields = [p[\"field\"] for p in d[\"problems\"]]
+assert \"schema\" in fields and \"name\" in fields and \"engines\" in fields, fields
+assert all(p[\"file\"] == \"adapters/profiles/bad.json\" for p in d[\"problems\"])
+" && rm adapters/profiles/bad.json
+'
+
+test_expect_success 'lint of a file that is none of the three kinds exits 1' '
+	echo "{}" >stray.json &&
+	expect_exit 1 warden lint stray.json &&
+	expect_grep "is not a policy, adapter or profile" out
+'
+
+test_expect_success 'lint reports a policy that is not JSON' '
+	cd bench &&
+	echo "{" >policy/warden.json &&
+	expect_exit 1 warden lint &&
+	expect_grep "^policy/warden.json:2: invalid JSON" out &&
+	git checkout -q policy/warden.json
+'
+
+test_done
