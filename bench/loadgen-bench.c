@@ -1,0 +1,301 @@
+/*
+ * loadgen-bench.c - the driver of bench/loadgen-sse.sh.
+ *
+ *   loadgen-bench sweep URL CONCURRENCY REQUESTS MAX_TOKENS
+ *	runs one load-generator sweep (after CONCURRENCY warmups) with the
+ *	same chat request REQUESTS times and prints the summary JSON plus
+ *	events_per_cpu_s and bytes_per_cpu_s, measured over the sweep only.
+ *   loadgen-bench body MAX_TOKENS
+ *	prints that request body, so curl can send the very same bytes.
+ *   loadgen-bench latency URL CONCURRENCY REQUESTS MAX_TOKENS TRACE
+ *	runs a sweep, then matches every request with its line in
+ *	warden-simengine's --trace file and prints the p50/p99/max of
+ *	(warden's receive time - the server's send time) over all tokens.
+ *	Both are CLOCK_MONOTONIC on the same machine.
+ *   loadgen-bench cpu CMD [ARG...]
+ *	runs CMD and prints its user+system CPU and wall seconds on stderr
+ *	as one JSON line (the curl baseline is measured this way).
+ *
+ * A benchmark tool: it prints, and is never installed.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "loadgen.h"
+#include "stats.h"
+#include "util.h"
+
+static char *
+make_body(long max_tokens)
+{
+	return xasprintf("{\"model\":\"sim-model\",\"messages\":[{\"role\":"
+	    "\"user\",\"content\":\"Write a long story about a lighthouse "
+	    "keeper.\"}],\"stream\":true,\"stream_options\":"
+	    "{\"include_usage\":true},\"max_tokens\":%ld,\"temperature\":0}",
+	    max_tokens);
+}
+
+/* Show the first few failures on stderr, so a failed bench says why. */
+static void
+on_record(void *arg, const struct loadgen_record *rec)
+{
+	int *shown = arg;
+
+	if (rec->outcome == LOADGEN_OK || *shown >= 5)
+		return;
+	(*shown)++;
+	fprintf(stderr, "loadgen-bench: request %zu%s: %s: %s\n", rec->index,
+	    rec->warmup ? " (warmup)" : "", loadgen_outcome_name(rec->outcome),
+	    rec->error);
+}
+
+static int
+cmd_sweep(char **argv)
+{
+	struct loadgen_config cfg;
+	struct loadgen_summary sum;
+	struct loadgen_body *bodies;
+	struct werr *err;
+	json_t *o;
+	char *body;
+	int shown = 0;
+	long c = atol(argv[1]), n = atol(argv[2]), i;
+
+	if (c < 1 || n < 1)
+		return 2;
+	body = make_body(atol(argv[3]));
+	bodies = xcalloc((size_t)n, sizeof(*bodies));
+	for (i = 0; i < n; i++) {
+		bodies[i].data = body;
+		bodies[i].len = strlen(body);
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.url = argv[0];
+	cfg.bodies = bodies;
+	cfg.nbodies = (size_t)n;
+	cfg.warmups = bodies;
+	cfg.nwarmups = (size_t)c < (size_t)n ? (size_t)c : (size_t)n;
+	cfg.concurrency = (unsigned)c;
+	cfg.request_timeout_ns = 60ull * 1000000000ull;
+	cfg.hang_ns = 20ull * 1000000000ull;
+	cfg.on_record = on_record;
+	cfg.arg = &shown;
+	if ((err = loadgen_run(&cfg, &sum)) != NULL ||
+	    (err = loadgen_summary_to_json(&sum, &o)) != NULL) {
+		fprintf(stderr, "loadgen-bench: %s\n", err->msg);
+		werr_free(err);
+		return 1;
+	}
+	json_object_set_new(o, "events_per_cpu_s", json_real(
+	    sum.client_cpu_s > 0 ? (double)sum.token_events / sum.client_cpu_s : 0));
+	json_object_set_new(o, "bytes_per_cpu_s", json_real(
+	    sum.client_cpu_s > 0 ? (double)sum.bytes / sum.client_cpu_s : 0));
+	json_dumpf(o, stdout, JSON_COMPACT);
+	putchar('\n');
+	json_decref(o);
+	free(bodies);
+	free(body);
+	return 0;
+}
+
+/* What the latency check keeps of each timed request. */
+struct kept {
+	uint64_t submit_ns, first_ns;
+	uint64_t *tok;
+	size_t ntok;
+};
+
+struct keep {
+	struct kept *v;
+	size_t n;
+};
+
+static void
+keep_record(void *arg, const struct loadgen_record *rec)
+{
+	struct keep *k = arg;
+	struct kept *e;
+
+	if (rec->warmup || rec->outcome != LOADGEN_OK)
+		return;
+	e = &k->v[k->n++];
+	e->submit_ns = rec->submit_ns;
+	e->first_ns = rec->first_token_ns;
+	e->ntok = rec->ntoken_ns;
+	e->tok = xcalloc(e->ntok, sizeof(*e->tok));
+	memcpy(e->tok, rec->token_ns, e->ntok * sizeof(*e->tok));
+}
+
+/*
+ * The trace line that is this request: received between submission and
+ * first token, as many tokens, every token sent before it was received,
+ * and the smallest total delay among those.
+ */
+static json_t *
+match_trace(json_t *trace, const struct kept *e, int *used)
+{
+	json_t *line, *best = NULL, *tok;
+	size_t i, j, bestj = 0;
+	double sum, bestsum = 0;
+	uint64_t recv, sent;
+
+	json_array_foreach(trace, j, line) {
+		recv = (uint64_t)json_integer_value(json_object_get(line,
+		    "received_ns"));
+		tok = json_object_get(line, "token_ns");
+		if (used[j] || recv < e->submit_ns || recv > e->first_ns ||
+		    json_array_size(tok) != e->ntok)
+			continue;
+		sum = 0;
+		for (i = 0; i < e->ntok; i++) {
+			sent = (uint64_t)json_integer_value(json_array_get(tok, i));
+			if (sent > e->tok[i])
+				break;
+			sum += (double)(e->tok[i] - sent);
+		}
+		if (i == e->ntok && (best == NULL || sum < bestsum)) {
+			best = line;
+			bestj = j;
+			bestsum = sum;
+		}
+	}
+	if (best != NULL)
+		used[bestj] = 1;
+	return best;
+}
+
+static int
+cmd_latency(char **argv)
+{
+	struct loadgen_config cfg;
+	struct loadgen_summary sum;
+	struct loadgen_body *bodies;
+	struct stats_samples lat = { NULL, 0, 0 };
+	struct stats_summary st;
+	struct keep k = { NULL, 0 };
+	struct buf text = BUF_INIT;
+	struct werr *err;
+	json_t *trace, *line, *tok;
+	char *body, *p, *nl;
+	long c = atol(argv[1]), n = atol(argv[2]), i;
+	size_t t, matched = 0;
+	int *used;
+
+	if (c < 1 || n < 1)
+		return 2;
+	body = make_body(atol(argv[3]));
+	bodies = xcalloc((size_t)n, sizeof(*bodies));
+	for (i = 0; i < n; i++) {
+		bodies[i].data = body;
+		bodies[i].len = strlen(body);
+	}
+	k.v = xcalloc((size_t)n, sizeof(*k.v));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.url = argv[0];
+	cfg.bodies = bodies;
+	cfg.nbodies = (size_t)n;
+	cfg.concurrency = (unsigned)c;
+	cfg.on_record = keep_record;
+	cfg.arg = &k;
+	if ((err = loadgen_run(&cfg, &sum)) != NULL ||
+	    (err = file_read(&text, argv[4])) != NULL) {
+		fprintf(stderr, "loadgen-bench: %s\n", err->msg);
+		werr_free(err);
+		return 1;
+	}
+	trace = json_array();
+	for (p = text.data; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if ((line = json_loadb(p, nl != NULL ? (size_t)(nl - p) :
+		    strlen(p), 0, NULL)) != NULL)
+			json_array_append_new(trace, line);
+	}
+	used = xcalloc(json_array_size(trace) + 1, sizeof(*used));
+	for (t = 0; t < k.n; t++) {
+		if ((line = match_trace(trace, &k.v[t], used)) == NULL)
+			continue;
+		matched++;
+		tok = json_object_get(line, "token_ns");
+		for (i = 0; i < (long)k.v[t].ntok; i++)
+			stats_samples_add(&lat, (double)(k.v[t].tok[i] -
+			    (uint64_t)json_integer_value(json_array_get(tok,
+			    (size_t)i))) / 1000.0);
+	}
+	stats_summarize(lat.v, lat.n, &st);
+	printf("{\"requests\":%zu,\"matched\":%zu,\"failed\":%zu,"
+	    "\"tokens\":%zu,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
+	    "\"client_limited\":%s}\n", k.n, matched, sum.failed, st.n,
+	    st.median, st.p99, st.max, sum.client_limited ? "true" : "false");
+	for (t = 0; t < k.n; t++)
+		free(k.v[t].tok);
+	free(k.v);
+	free(used);
+	json_decref(trace);
+	buf_free(&text);
+	stats_samples_free(&lat);
+	free(bodies);
+	free(body);
+	return sum.failed == 0 ? 0 : 1;
+}
+
+static double
+tv_s(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+static int
+cmd_cpu(char **argv)
+{
+	struct rusage ru;
+	uint64_t t0 = mono_ns();
+	pid_t pid;
+	int status;
+
+	if ((pid = fork()) < 0)
+		return 3;
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &status, 0, &ru) < 0)
+		return 3;
+	fprintf(stderr, "{\"cpu_s\":%.6f,\"wall_s\":%.6f,\"status\":%d}\n",
+	    tv_s(&ru.ru_utime) + tv_s(&ru.ru_stime),
+	    (double)(mono_ns() - t0) / 1e9,
+	    WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	char *body;
+
+	if (argc == 6 && strcmp(argv[1], "sweep") == 0)
+		return cmd_sweep(argv + 2);
+	if (argc == 7 && strcmp(argv[1], "latency") == 0)
+		return cmd_latency(argv + 2);
+	if (argc == 3 && strcmp(argv[1], "body") == 0) {
+		body = make_body(atol(argv[2]));
+		fputs(body, stdout);
+		free(body);
+		return 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "cpu") == 0)
+		return cmd_cpu(argv + 2);
+	fprintf(stderr, "usage: loadgen-bench sweep URL C REQUESTS MAX_TOKENS\n"
+	    "       loadgen-bench latency URL C REQUESTS MAX_TOKENS TRACE\n"
+	    "       loadgen-bench body MAX_TOKENS\n"
+	    "       loadgen-bench cpu CMD [ARG...]\n");
+	return 2;
+}

@@ -1,0 +1,812 @@
+/*
+ * sse.c - the event-stream parser and the chat-chunk classifier. See sse.h.
+ *
+ * The scanner half walks a payload the way a JSON validator would (strings
+ * with their escapes and UTF-8, numbers, literals, nesting) but keeps no
+ * values: it only sums the decoded length of content strings and notices
+ * the keys that need a real parse. Whenever it meets something it does not
+ * fully understand it answers SSE_NEED_UNDECIDED; it must never decide a
+ * chunk differently from jansson, so when in doubt it gives up.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "sse.h"
+#include "util.h"
+
+void
+sse_parser_init(struct sse_parser *p)
+{
+	memset(p, 0, sizeof(*p));
+	buf_init(&p->line);
+	buf_init(&p->data);
+	buf_init(&p->type);
+}
+
+void
+sse_parser_free(struct sse_parser *p)
+{
+	buf_free(&p->line);
+	buf_free(&p->data);
+	buf_free(&p->type);
+}
+
+static void
+parser_reset_event(struct sse_parser *p)
+{
+	buf_reset(&p->data);
+	buf_reset(&p->type);
+	p->have_data = 0;
+}
+
+static int
+parser_dispatch(struct sse_parser *p, sse_event_fn fn, void *arg)
+{
+	struct sse_event ev;
+	int rc;
+
+	if (!p->have_data) {
+		buf_reset(&p->type);
+		return 0;
+	}
+	if (p->type.len > 0) {
+		ev.type = p->type.data;
+		ev.type_len = p->type.len;
+	} else {
+		ev.type = "message";
+		ev.type_len = 7;
+	}
+	ev.data = buf_cstr(&p->data);
+	ev.data_len = p->data.len;
+	p->events++;
+	rc = fn != NULL ? fn(arg, &ev) : 0;
+	parser_reset_event(p);
+	return rc;
+}
+
+static int
+parser_line(struct sse_parser *p, const char *line, size_t len,
+    sse_event_fn fn, void *arg)
+{
+	const char *colon, *value;
+	size_t namelen, vlen;
+
+	if (len == 0)
+		return parser_dispatch(p, fn, arg);
+	if (line[0] == ':') {
+		p->comments++;
+		return 0;
+	}
+	colon = memchr(line, ':', len);
+	if (colon != NULL) {
+		namelen = (size_t)(colon - line);
+		value = colon + 1;
+		vlen = len - namelen - 1;
+		if (vlen > 0 && *value == ' ') {
+			value++;
+			vlen--;
+		}
+	} else {
+		namelen = len;
+		value = "";
+		vlen = 0;
+	}
+	if (namelen == 4 && memcmp(line, "data", 4) == 0) {
+		if (p->have_data)
+			buf_addch(&p->data, '\n');
+		buf_add(&p->data, value, vlen);
+		p->have_data = 1;
+	} else if (namelen == 5 && memcmp(line, "event", 5) == 0) {
+		buf_reset(&p->type);
+		buf_add(&p->type, value, vlen);
+	}
+	/* id, retry and unknown fields mean nothing to warden. */
+	return 0;
+}
+
+int
+sse_parser_feed(struct sse_parser *p, const char *bytes, size_t len,
+    sse_event_fn fn, void *arg)
+{
+	const char *s = bytes, *end = bytes + len, *nl, *cr, *eol, *next;
+	size_t n;
+	int rc;
+
+	if (len > 0 && p->skip_lf) {
+		if (*s == '\n')
+			s++;
+		p->skip_lf = 0;
+	}
+	while (s < end) {
+		n = (size_t)(end - s);
+		nl = memchr(s, '\n', n);
+		cr = memchr(s, '\r', nl != NULL ? (size_t)(nl - s) : n);
+		eol = cr != NULL ? cr : nl;
+		if (eol == NULL) {
+			buf_add(&p->line, s, n);
+			break;
+		}
+		next = eol + 1;
+		if (eol == cr) {
+			if (next < end) {
+				if (*next == '\n')
+					next++;
+			} else
+				p->skip_lf = 1;
+		}
+		if (p->line.len > 0) {
+			buf_add(&p->line, s, (size_t)(eol - s));
+			rc = parser_line(p, p->line.data, p->line.len, fn, arg);
+			buf_reset(&p->line);
+		} else
+			rc = parser_line(p, s, (size_t)(eol - s), fn, arg);
+		if (rc != 0)
+			return rc;
+		s = next;
+	}
+	return 0;
+}
+
+int
+sse_parser_finish(struct sse_parser *p)
+{
+	int pending = p->line.len > 0 || p->have_data;
+
+	buf_reset(&p->line);
+	parser_reset_event(p);
+	p->skip_lf = 0;
+	return pending;
+}
+
+void
+sse_chunk_init(struct sse_chunk *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->kind = SSE_CHUNK_UNDECIDED;
+	c->tool_call_max_index = -1;
+	c->prompt_tokens = -1;
+	c->completion_tokens = -1;
+}
+
+void
+sse_chunk_clear(struct sse_chunk *c)
+{
+	free(c->finish_reason);
+	free(c->error);
+	sse_chunk_init(c);
+}
+
+const char *
+sse_chunk_kind_name(enum sse_chunk_kind kind)
+{
+	switch (kind) {
+	case SSE_CHUNK_UNDECIDED: return "undecided";
+	case SSE_CHUNK_TOKEN: return "token";
+	case SSE_CHUNK_EMPTY: return "empty";
+	case SSE_CHUNK_USAGE: return "usage";
+	case SSE_CHUNK_ERROR: return "error";
+	case SSE_CHUNK_DONE: return "done";
+	case SSE_CHUNK_MALFORMED: return "malformed";
+	}
+	return "unknown";
+}
+
+static int
+is_done(const char *data, size_t len)
+{
+	return len == 6 && memcmp(data, "[DONE]", 6) == 0;
+}
+
+/* ---- the byte scanner ---- */
+
+struct scan {
+	const char *s;
+	const char *end;
+	int depth;
+};
+
+#define SCAN_MAX_DEPTH 64
+
+static void
+scan_ws(struct scan *sc)
+{
+	while (sc->s < sc->end && (*sc->s == ' ' || *sc->s == '\t' ||
+	    *sc->s == '\n' || *sc->s == '\r'))
+		sc->s++;
+}
+
+static int
+scan_peek(struct scan *sc)
+{
+	scan_ws(sc);
+	return sc->s < sc->end ? (unsigned char)*sc->s : -1;
+}
+
+static int
+scan_char(struct scan *sc, char c)
+{
+	if (scan_peek(sc) != (unsigned char)c)
+		return 0;
+	sc->s++;
+	return 1;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static long
+scan_hex4(const char *s, const char *end)
+{
+	long v = 0;
+	int i, h;
+
+	if (end - s < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if ((h = hexval((unsigned char)s[i])) < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t
+utf8_seq(const unsigned char *s, const unsigned char *end)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if ((size_t)(end - s) < n)
+		return 0;
+	cp = s[0] & (0xff >> (n + 1));
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * A string at sc->s. On success *raw and *rawlen hold the bytes between the
+ * quotes and *decoded the UTF-8 length jansson would give it.
+ */
+static int
+scan_string(struct scan *sc, const char **raw, size_t *rawlen,
+    size_t *decoded)
+{
+	const unsigned char *s, *end = (const unsigned char *)sc->end;
+	size_t dec = 0, n;
+	long cp, lo;
+
+	if (!scan_char(sc, '"'))
+		return 0;
+	s = (const unsigned char *)sc->s;
+	*raw = sc->s;
+	while (s < end && *s != '"') {
+		if (*s < 0x20)
+			return 0;
+		if (*s < 0x80 && *s != '\\') {
+			s++;
+			dec++;
+			continue;
+		}
+		if (*s >= 0x80) {
+			if ((n = utf8_seq(s, end)) == 0)
+				return 0;
+			s += n;
+			dec += n;
+			continue;
+		}
+		if (++s >= end)
+			return 0;
+		if (strchr("\"\\/bfnrt", *s) != NULL && *s != '\0') {
+			s++;
+			dec++;
+			continue;
+		}
+		if (*s != 'u' || (cp = scan_hex4((const char *)s + 1,
+		    sc->end)) < 0)
+			return 0;
+		s += 5;
+		if (cp == 0)
+			return 0;	/* jansson refuses \u0000 by default */
+		if (cp >= 0xdc00 && cp <= 0xdfff)
+			return 0;
+		if (cp >= 0xd800 && cp <= 0xdbff) {
+			if (end - s < 6 || s[0] != '\\' || s[1] != 'u')
+				return 0;
+			lo = scan_hex4((const char *)s + 2, sc->end);
+			if (lo < 0xdc00 || lo > 0xdfff)
+				return 0;
+			s += 6;
+			dec += 4;
+		} else
+			dec += cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
+	}
+	if (s >= end)
+		return 0;
+	*rawlen = (size_t)((const char *)s - *raw);
+	*decoded = dec;
+	sc->s = (const char *)s + 1;
+	return 1;
+}
+
+/* A JSON number. Numbers jansson might refuse as too big are undecided. */
+static int
+scan_number(struct scan *sc)
+{
+	const char *s = sc->s, *end = sc->end, *digits;
+
+	if (s < end && *s == '-')
+		s++;
+	digits = s;
+	if (s < end && *s == '0')
+		s++;
+	else if (s < end && *s >= '1' && *s <= '9')
+		while (s < end && *s >= '0' && *s <= '9')
+			s++;
+	else
+		return 0;
+	if (s - digits > 18)
+		return 0;
+	if (s < end && *s == '.') {
+		if (++s >= end || *s < '0' || *s > '9')
+			return 0;
+		while (s < end && *s >= '0' && *s <= '9')
+			s++;
+	}
+	if (s < end && (*s == 'e' || *s == 'E')) {
+		s++;
+		if (s < end && (*s == '+' || *s == '-'))
+			s++;
+		digits = s;
+		while (s < end && *s >= '0' && *s <= '9')
+			s++;
+		if (s == digits || s - digits > 2)
+			return 0;
+	}
+	sc->s = s;
+	return 1;
+}
+
+static int
+scan_literal(struct scan *sc, const char *word)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(sc->end - sc->s) < n || memcmp(sc->s, word, n) != 0)
+		return 0;
+	sc->s += n;
+	return 1;
+}
+
+static int scan_skip(struct scan *sc);
+
+/* Walk an object's members; member() sees each key and must consume the
+ * value. */
+typedef int (*scan_member_fn)(struct scan *sc, const char *key, size_t klen,
+    void *arg);
+
+static int
+scan_object(struct scan *sc, scan_member_fn member, void *arg)
+{
+	const char *key;
+	size_t klen, kdec;
+
+	if (!scan_char(sc, '{') || ++sc->depth > SCAN_MAX_DEPTH)
+		return 0;
+	if (scan_char(sc, '}')) {
+		sc->depth--;
+		return 1;
+	}
+	for (;;) {
+		if (!scan_string(sc, &key, &klen, &kdec) || kdec != klen ||
+		    memchr(key, '\\', klen) != NULL)
+			return 0;
+		if (!scan_char(sc, ':') || !member(sc, key, klen, arg))
+			return 0;
+		if (scan_char(sc, ','))
+			continue;
+		if (!scan_char(sc, '}'))
+			return 0;
+		sc->depth--;
+		return 1;
+	}
+}
+
+static int
+skip_member(struct scan *sc, const char *key, size_t klen, void *arg)
+{
+	return scan_skip(sc);
+}
+
+/* Walk an array; element() consumes each value. Sets *count. */
+static int
+scan_array(struct scan *sc, int (*element)(struct scan *, void *), void *arg,
+    size_t *count)
+{
+	size_t n = 0;
+
+	if (!scan_char(sc, '[') || ++sc->depth > SCAN_MAX_DEPTH)
+		return 0;
+	if (!scan_char(sc, ']')) {
+		for (;;) {
+			if (!element(sc, arg))
+				return 0;
+			n++;
+			if (scan_char(sc, ','))
+				continue;
+			if (!scan_char(sc, ']'))
+				return 0;
+			break;
+		}
+	}
+	sc->depth--;
+	if (count != NULL)
+		*count = n;
+	return 1;
+}
+
+static int
+skip_element(struct scan *sc, void *arg)
+{
+	return scan_skip(sc);
+}
+
+static int
+scan_skip(struct scan *sc)
+{
+	const char *raw;
+	size_t rawlen, dec;
+
+	switch (scan_peek(sc)) {
+	case '"':
+		return scan_string(sc, &raw, &rawlen, &dec);
+	case '{':
+		return scan_object(sc, skip_member, NULL);
+	case '[':
+		return scan_array(sc, skip_element, NULL, NULL);
+	case 't':
+		return scan_literal(sc, "true");
+	case 'f':
+		return scan_literal(sc, "false");
+	case 'n':
+		return scan_literal(sc, "null");
+	default:
+		return scan_number(sc);
+	}
+}
+
+static int
+key_is(const char *key, size_t klen, const char *want)
+{
+	return strlen(want) == klen && memcmp(key, want, klen) == 0;
+}
+
+/* What the scanner learnt about one chunk. */
+struct scan_state {
+	struct sse_chunk *out;
+	int seen_choices;
+	int choices_empty;
+	unsigned delta_seen;	/* content/reasoning keys met in this delta */
+};
+
+/* A string or null; adds the decoded length of a string to *bytes. */
+static int
+scan_text(struct scan *sc, size_t *bytes)
+{
+	const char *raw;
+	size_t rawlen, dec;
+
+	if (scan_peek(sc) == 'n')
+		return scan_literal(sc, "null");
+	if (!scan_string(sc, &raw, &rawlen, &dec))
+		return 0;
+	*bytes += dec;
+	return 1;
+}
+
+static int
+delta_member(struct scan *sc, const char *key, size_t klen, void *arg)
+{
+	struct scan_state *st = arg;
+	size_t n;
+	unsigned bit;
+
+	if (key_is(key, klen, "content"))
+		bit = 1;
+	else if (key_is(key, klen, "reasoning_content"))
+		bit = 2;
+	else if (key_is(key, klen, "reasoning"))
+		bit = 4;
+	else if (key_is(key, klen, "tool_calls")) {
+		if (scan_peek(sc) == 'n')
+			return scan_literal(sc, "null");
+		if (!scan_array(sc, skip_element, NULL, &n))
+			return 0;
+		if (n > 0)
+			st->out->needs_json |= SSE_NEED_TOOL_CALLS;
+		return 1;
+	} else if (key_is(key, klen, "function_call")) {
+		if (scan_peek(sc) != 'n')
+			return 0;
+		return scan_literal(sc, "null");
+	} else
+		return scan_skip(sc);
+	if (st->delta_seen & bit)
+		return 0;	/* a duplicate key: let jansson decide */
+	st->delta_seen |= bit;
+	return scan_text(sc, bit == 1 ? &st->out->content_bytes :
+	    &st->out->reasoning_bytes);
+}
+
+static int
+choice_member(struct scan *sc, const char *key, size_t klen, void *arg)
+{
+	struct scan_state *st = arg;
+
+	if (key_is(key, klen, "delta")) {
+		if (scan_peek(sc) == 'n')
+			return scan_literal(sc, "null");
+		st->delta_seen = 0;
+		return scan_object(sc, delta_member, st);
+	}
+	if (key_is(key, klen, "finish_reason")) {
+		if (scan_peek(sc) == 'n')
+			return scan_literal(sc, "null");
+		st->out->needs_json |= SSE_NEED_FINISH;
+		return scan_skip(sc);
+	}
+	if (key_is(key, klen, "message"))
+		return 0;	/* not a streaming chunk */
+	return scan_skip(sc);
+}
+
+static int
+choice_element(struct scan *sc, void *arg)
+{
+	if (scan_peek(sc) != '{')
+		return 0;
+	return scan_object(sc, choice_member, arg);
+}
+
+static int
+top_member(struct scan *sc, const char *key, size_t klen, void *arg)
+{
+	struct scan_state *st = arg;
+	const char *raw;
+	size_t rawlen, dec, n;
+
+	if (key_is(key, klen, "choices")) {
+		if (st->seen_choices || scan_peek(sc) != '[')
+			return 0;
+		st->seen_choices = 1;
+		if (!scan_array(sc, choice_element, st, &n))
+			return 0;
+		st->choices_empty = n == 0;
+		return 1;
+	}
+	if (key_is(key, klen, "usage") || key_is(key, klen, "error")) {
+		if (scan_peek(sc) == 'n')
+			return scan_literal(sc, "null");
+		st->out->needs_json |= key[0] == 'u' ? SSE_NEED_USAGE :
+		    SSE_NEED_ERROR;
+		return scan_skip(sc);
+	}
+	if (key_is(key, klen, "object") && scan_peek(sc) == '"') {
+		if (!scan_string(sc, &raw, &rawlen, &dec))
+			return 0;
+		if (key_is(raw, rawlen, "error"))
+			st->out->needs_json |= SSE_NEED_ERROR;
+		return 1;
+	}
+	return scan_skip(sc);
+}
+
+void
+sse_chunk_scan(const char *data, size_t len, struct sse_chunk *out)
+{
+	struct scan sc = { data, data + len, 0 };
+	struct scan_state st;
+
+	sse_chunk_init(out);
+	if (is_done(data, len)) {
+		out->kind = SSE_CHUNK_DONE;
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	st.out = out;
+	if (scan_peek(&sc) != '{' || !scan_object(&sc, top_member, &st) ||
+	    scan_peek(&sc) != -1 || !st.seen_choices) {
+		out->needs_json |= SSE_NEED_UNDECIDED;
+		out->content_bytes = out->reasoning_bytes = 0;
+		return;
+	}
+	if (out->needs_json != 0)
+		return;
+	if (out->content_bytes > 0 || out->reasoning_bytes > 0)
+		out->kind = SSE_CHUNK_TOKEN;
+	else
+		out->kind = SSE_CHUNK_EMPTY;
+}
+
+/* ---- the jansson path ---- */
+
+static void
+chunk_malformed(struct sse_chunk *out, const char *why)
+{
+	sse_chunk_clear(out);
+	out->kind = SSE_CHUNK_MALFORMED;
+	out->error = xstrdup(why);
+}
+
+static char *
+error_message(json_t *err, json_t *root)
+{
+	json_t *msg;
+
+	if (json_is_string(err))
+		return xstrdup(json_string_value(err));
+	if (json_is_object(err) &&
+	    json_is_string(msg = json_object_get(err, "message")))
+		return xstrdup(json_string_value(msg));
+	if (json_is_string(msg = json_object_get(root, "message")))
+		return xstrdup(json_string_value(msg));
+	return xstrdup("error object in stream");
+}
+
+static int
+text_field(json_t *delta, const char *key, size_t *bytes)
+{
+	json_t *v = json_object_get(delta, key);
+
+	if (v == NULL || json_is_null(v))
+		return 1;
+	if (!json_is_string(v))
+		return 0;
+	*bytes += json_string_length(v);
+	return 1;
+}
+
+static int
+parse_tool_calls(json_t *calls, struct sse_chunk *out)
+{
+	json_t *tc, *v;
+	size_t i;
+
+	if (calls == NULL || json_is_null(calls))
+		return 1;
+	if (!json_is_array(calls))
+		return 0;
+	json_array_foreach(calls, i, tc) {
+		if (!json_is_object(tc))
+			return 0;
+		out->tool_call_deltas++;
+		v = json_object_get(tc, "index");
+		if (json_is_integer(v) &&
+		    json_integer_value(v) > out->tool_call_max_index)
+			out->tool_call_max_index = (long)json_integer_value(v);
+		v = json_object_get(tc, "id");
+		if (json_is_string(v) && json_string_length(v) > 0)
+			out->tool_call_ids++;
+	}
+	return 1;
+}
+
+static int
+parse_choice(json_t *choice, struct sse_chunk *out)
+{
+	json_t *delta, *fr;
+
+	if (!json_is_object(choice) || json_object_get(choice, "message"))
+		return 0;
+	fr = json_object_get(choice, "finish_reason");
+	if (json_is_string(fr) && out->finish_reason == NULL)
+		out->finish_reason = xstrdup(json_string_value(fr));
+	else if (fr != NULL && !json_is_null(fr) && !json_is_string(fr))
+		return 0;
+	delta = json_object_get(choice, "delta");
+	if (delta == NULL || json_is_null(delta))
+		return 1;
+	if (!json_is_object(delta))
+		return 0;
+	if (json_object_get(delta, "function_call") != NULL &&
+	    !json_is_null(json_object_get(delta, "function_call")))
+		return 0;
+	return text_field(delta, "content", &out->content_bytes) &&
+	    text_field(delta, "reasoning_content", &out->reasoning_bytes) &&
+	    text_field(delta, "reasoning", &out->reasoning_bytes) &&
+	    parse_tool_calls(json_object_get(delta, "tool_calls"), out);
+}
+
+static void
+parse_usage(json_t *usage, struct sse_chunk *out)
+{
+	json_t *v;
+
+	if (!json_is_object(usage))
+		return;
+	out->has_usage = 1;
+	if (json_is_integer(v = json_object_get(usage, "prompt_tokens")))
+		out->prompt_tokens = (long)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(usage, "completion_tokens")))
+		out->completion_tokens = (long)json_integer_value(v);
+}
+
+void
+sse_chunk_parse_json(const char *data, size_t len, struct sse_chunk *out)
+{
+	json_t *root, *err, *choices, *choice, *obj;
+	json_error_t jerr;
+	size_t i;
+
+	sse_chunk_init(out);
+	if (is_done(data, len)) {
+		out->kind = SSE_CHUNK_DONE;
+		return;
+	}
+	root = json_loadb(data, len, 0, &jerr);
+	if (root == NULL || !json_is_object(root)) {
+		chunk_malformed(out, "data is not a json object");
+		goto out;
+	}
+	err = json_object_get(root, "error");
+	obj = json_object_get(root, "object");
+	if ((err != NULL && !json_is_null(err)) ||
+	    (json_is_string(obj) && strcmp(json_string_value(obj), "error") == 0)) {
+		out->kind = SSE_CHUNK_ERROR;
+		out->error = error_message(err, root);
+		goto out;
+	}
+	parse_usage(json_object_get(root, "usage"), out);
+	choices = json_object_get(root, "choices");
+	if (!json_is_array(choices)) {
+		chunk_malformed(out, "chunk has no 'choices' array");
+		goto out;
+	}
+	json_array_foreach(choices, i, choice) {
+		if (!parse_choice(choice, out)) {
+			chunk_malformed(out, "chunk has a malformed choice");
+			goto out;
+		}
+	}
+	if (out->content_bytes > 0 || out->reasoning_bytes > 0 ||
+	    out->tool_call_deltas > 0)
+		out->kind = SSE_CHUNK_TOKEN;
+	else if (json_array_size(choices) == 0 && out->has_usage)
+		out->kind = SSE_CHUNK_USAGE;
+	else
+		out->kind = SSE_CHUNK_EMPTY;
+out:
+	json_decref(root);
+}
+
+void
+sse_chunk_classify(const char *data, size_t len, struct sse_chunk *out)
+{
+	sse_chunk_scan(data, len, out);
+	if (out->needs_json != 0)
+		sse_chunk_parse_json(data, len, out);
+}

@@ -1,0 +1,107 @@
+/*
+ * sse.h - server-sent events: an incremental parser, and a classifier of
+ * OpenAI chat-completions chunks.
+ *
+ * The parser follows the WHATWG event-stream rules (lines end in \r\n, \n
+ * or \r; ':' starts a comment; "data:" with or without one space; several
+ * data lines join with '\n'; a blank line dispatches) and is correct
+ * whatever the chunk boundaries: bytes are fed as they arrive and an event
+ * comes out once its blank line is seen. Bytes are never interpreted as
+ * text, so a UTF-8 character split across reads is simply carried over.
+ *
+ * The classifier scans a data payload's bytes without building a JSON tree
+ * (the hot path: most chunks are plain token deltas) and hands to jansson
+ * only what needs it: usage, errors, tool calls, finish_reason, and
+ * anything the scanner cannot decide. Both paths must agree; the unit test
+ * checks them against each other on every fixture event.
+ *
+ * Never prints; never allocates per event on the scanner path.
+ */
+#ifndef WARDEN_SSE_H
+#define WARDEN_SSE_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "error.h"
+
+/* One dispatched event. Pointers are valid only during the callback. */
+struct sse_event {
+	const char *type;	/* the "event:" field, or "message" */
+	size_t type_len;
+	const char *data;	/* data lines joined by '\n', NUL-terminated */
+	size_t data_len;
+};
+
+/* Return nonzero to stop feeding; sse_parser_feed returns that value. */
+typedef int (*sse_event_fn)(void *arg, const struct sse_event *event);
+
+struct sse_parser {
+	struct buf line;	/* a line not yet ended */
+	struct buf data;	/* data of the event being built */
+	struct buf type;	/* its event type */
+	int have_data;		/* a data: field was seen */
+	int skip_lf;		/* last byte was '\r': drop a leading '\n' */
+	size_t comments;	/* comment lines seen */
+	size_t events;		/* events dispatched */
+};
+
+void sse_parser_init(struct sse_parser *p);
+void sse_parser_free(struct sse_parser *p);
+/* Feed bytes; fn is called for each event completed by them. */
+int sse_parser_feed(struct sse_parser *p, const char *bytes, size_t len,
+    sse_event_fn fn, void *arg);
+/* End of stream: an event without its blank line is dropped, as the spec
+ * says. Returns 1 if such an unfinished event (or line) was pending. */
+int sse_parser_finish(struct sse_parser *p);
+
+/* What a data payload of a chat-completions stream is. */
+enum sse_chunk_kind {
+	SSE_CHUNK_UNDECIDED = 0,	/* scanner only: ask jansson */
+	SSE_CHUNK_TOKEN,		/* non-empty content, reasoning, or a
+					   tool_calls delta: a token event */
+	SSE_CHUNK_EMPTY,		/* role-only, empty or null content,
+					   choices: [] without usage */
+	SSE_CHUNK_USAGE,		/* choices: [] with a usage object */
+	SSE_CHUNK_ERROR,		/* an error object */
+	SSE_CHUNK_DONE,			/* the [DONE] sentinel */
+	SSE_CHUNK_MALFORMED,		/* not a JSON object, or bad shape */
+};
+
+/* Why the scanner wants jansson (bits of sse_chunk.needs_json). */
+#define SSE_NEED_USAGE		0x01
+#define SSE_NEED_ERROR		0x02
+#define SSE_NEED_TOOL_CALLS	0x04
+#define SSE_NEED_FINISH		0x08
+#define SSE_NEED_UNDECIDED	0x10
+
+struct sse_chunk {
+	enum sse_chunk_kind kind;
+	unsigned needs_json;		/* scanner: SSE_NEED_* */
+	size_t content_bytes;		/* decoded UTF-8 bytes */
+	size_t reasoning_bytes;
+	size_t tool_call_deltas;	/* entries in delta.tool_calls */
+	long tool_call_max_index;	/* largest tool_calls[].index, -1 */
+	size_t tool_call_ids;		/* entries carrying an "id" */
+	int has_usage;
+	long prompt_tokens;		/* -1 if absent */
+	long completion_tokens;		/* -1 if absent */
+	char *finish_reason;		/* jansson path; NULL if none */
+	char *error;			/* error message; NULL if none */
+};
+
+void sse_chunk_init(struct sse_chunk *c);
+/* Free the strings and reset to init state. */
+void sse_chunk_clear(struct sse_chunk *c);
+
+/* The byte scanner. Decides TOKEN, EMPTY or DONE for plain chunks with
+ * needs_json 0; anything else sets needs_json (and maybe kind UNDECIDED). */
+void sse_chunk_scan(const char *data, size_t len, struct sse_chunk *out);
+/* The full jansson parse; fills every field. */
+void sse_chunk_parse_json(const char *data, size_t len, struct sse_chunk *out);
+/* Scan, then parse with jansson only if the scanner asks for it. */
+void sse_chunk_classify(const char *data, size_t len, struct sse_chunk *out);
+
+const char *sse_chunk_kind_name(enum sse_chunk_kind kind);
+
+#endif

@@ -1,0 +1,549 @@
+/*
+ * test-sse.c - the SSE parser and the chunk classifier against the
+ * recorded streams in tests/fixtures/sse.
+ *
+ * One driver for every fixture NAME.sse, with NAME.expect saying which
+ * events must come out (type, data, kind, byte counts), whether the stream
+ * ends inside an event, and how many comment lines it holds. Each stream is
+ * fed whole, byte by byte, cut at every point (1-way split) and cut at
+ * every pair of points (2-way split); the same events must come out every
+ * time. Every event's payload is classified by the byte scanner and by
+ * jansson, and both must agree with the expectation. Adding a case is
+ * adding two files.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "sse.h"
+#include "util.h"
+
+struct want_event {
+	const char *type;
+	const char *data;
+	size_t data_len;
+	const char *kind;	/* NULL for non-message events */
+	size_t content_bytes, reasoning_bytes, tool_call_deltas;
+};
+
+struct fixture {
+	char *name;
+	struct buf stream;
+	json_t *expect;
+	struct want_event *events;
+	size_t nevents;
+	int unterminated;
+	size_t comments;
+};
+
+struct fixtures {
+	struct fixture *v;
+	size_t n;
+};
+
+/* What one feeding produced, compared as it comes out. */
+struct check {
+	const struct fixture *fx;
+	size_t seen;
+	int mismatch;		/* first bad event + 1, or 0 */
+};
+
+static const char *
+fixture_dir(void)
+{
+	static char *dir;
+	const char *top = getenv("TOP_SRCDIR");
+
+	if (dir == NULL)
+		dir = path_join(top != NULL ? top : ".", "tests/fixtures/sse");
+	return dir;
+}
+
+static size_t
+json_size(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (size_t)json_integer_value(v) : 0;
+}
+
+static void
+fixture_load(struct fixture *fx, const char *dir, const char *name)
+{
+	struct buf path = BUF_INIT;
+	json_error_t jerr;
+	json_t *evs, *ev;
+	size_t i;
+
+	fx->name = xstrndup(name, strlen(name) - 4);
+	buf_printf(&path, "%s/%s", dir, name);
+	buf_init(&fx->stream);
+	assert_null(file_read(&fx->stream, buf_cstr(&path)));
+	buf_reset(&path);
+	buf_printf(&path, "%s/%s.expect", dir, fx->name);
+	fx->expect = json_load_file(buf_cstr(&path), 0, &jerr);
+	if (fx->expect == NULL)
+		fail_msg("%s: %s", buf_cstr(&path), jerr.text);
+	buf_free(&path);
+	evs = json_object_get(fx->expect, "events");
+	assert_true(json_is_array(evs));
+	fx->nevents = json_array_size(evs);
+	fx->events = xcalloc(fx->nevents, sizeof(*fx->events));
+	json_array_foreach(evs, i, ev) {
+		fx->events[i].type = json_string_value(json_object_get(ev,
+		    "type"));
+		fx->events[i].data = json_string_value(json_object_get(ev,
+		    "data"));
+		fx->events[i].data_len = json_string_length(json_object_get(ev,
+		    "data"));
+		fx->events[i].kind = json_string_value(json_object_get(ev,
+		    "kind"));
+		fx->events[i].content_bytes = json_size(ev, "content_bytes");
+		fx->events[i].reasoning_bytes = json_size(ev, "reasoning_bytes");
+		fx->events[i].tool_call_deltas = json_size(ev,
+		    "tool_call_deltas");
+		assert_non_null(fx->events[i].type);
+		assert_non_null(fx->events[i].data);
+	}
+	fx->unterminated = json_is_true(json_object_get(fx->expect,
+	    "unterminated"));
+	fx->comments = json_size(fx->expect, "comments");
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fixture *)a)->name,
+	    ((const struct fixture *)b)->name);
+}
+
+static int
+setup_fixtures(void **state)
+{
+	struct fixtures *fs = xcalloc(1, sizeof(*fs));
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(fixture_dir());
+	if (d == NULL)
+		fail_msg("cannot open %s", fixture_dir());
+	while ((de = readdir(d)) != NULL) {
+		if (!str_endswith(de->d_name, ".sse"))
+			continue;
+		fs->v = xrealloc(fs->v, (fs->n + 1) * sizeof(*fs->v));
+		memset(&fs->v[fs->n], 0, sizeof(fs->v[0]));
+		fixture_load(&fs->v[fs->n++], fixture_dir(), de->d_name);
+	}
+	closedir(d);
+	qsort(fs->v, fs->n, sizeof(*fs->v), name_cmp);
+	*state = fs;
+	return 0;
+}
+
+static int
+teardown_fixtures(void **state)
+{
+	struct fixtures *fs = *state;
+	size_t i;
+
+	for (i = 0; i < fs->n; i++) {
+		free(fs->v[i].name);
+		buf_free(&fs->v[i].stream);
+		json_decref(fs->v[i].expect);
+		free(fs->v[i].events);
+	}
+	free(fs->v);
+	free(fs);
+	return 0;
+}
+
+static int
+on_event(void *arg, const struct sse_event *ev)
+{
+	struct check *c = arg;
+	const struct want_event *w;
+
+	if (c->mismatch != 0)
+		return 0;
+	if (c->seen >= c->fx->nevents) {
+		c->mismatch = (int)c->seen + 1;
+		return 0;
+	}
+	w = &c->fx->events[c->seen++];
+	if (ev->type_len != strlen(w->type) ||
+	    memcmp(ev->type, w->type, ev->type_len) != 0 ||
+	    ev->data_len != w->data_len ||
+	    memcmp(ev->data, w->data, ev->data_len) != 0 ||
+	    ev->data[ev->data_len] != '\0')
+		c->mismatch = (int)c->seen;
+	return 0;
+}
+
+/* Feed the stream cut at the given points (ascending); check the result. */
+static void
+feed_cut(const struct fixture *fx, const size_t *cuts, size_t ncuts)
+{
+	/* one parser for all cuts (finish resets it), so the cubic number
+	 * of feedings costs no allocation */
+	static struct sse_parser p;
+	static int ready;
+	struct check c = { fx, 0, 0 };
+	size_t from = 0, i, to;
+	int pending;
+
+	if (!ready) {
+		sse_parser_init(&p);
+		ready = 1;
+	}
+	p.comments = 0;
+	for (i = 0; i <= ncuts; i++) {
+		to = i < ncuts ? cuts[i] : fx->stream.len;
+		sse_parser_feed(&p, fx->stream.data + from, to - from,
+		    on_event, &c);
+		from = to;
+	}
+	pending = sse_parser_finish(&p);
+	if (c.mismatch != 0 || c.seen != fx->nevents ||
+	    pending != fx->unterminated || p.comments != fx->comments)
+		fail_msg("%s: cut at %zu%s%zu: event %d of %zu wrong, %zu seen,"
+		    " pending %d, comments %zu", fx->name,
+		    ncuts > 0 ? cuts[0] : 0, ncuts > 1 ? " and " : " ",
+		    ncuts > 1 ? cuts[1] : 0, c.mismatch, fx->nevents, c.seen,
+		    pending, p.comments);
+}
+
+static void
+test_fixtures_found(void **state)
+{
+	struct fixtures *fs = *state;
+
+	/* the driver must not pass by finding nothing */
+	assert_true(fs->n >= 15);
+}
+
+static void
+test_whole_and_bytewise(void **state)
+{
+	struct fixtures *fs = *state;
+	struct sse_parser p;
+	struct check c;
+	size_t i, k;
+
+	for (i = 0; i < fs->n; i++) {
+		feed_cut(&fs->v[i], NULL, 0);
+		memset(&c, 0, sizeof(c));
+		c.fx = &fs->v[i];
+		sse_parser_init(&p);
+		for (k = 0; k < fs->v[i].stream.len; k++)
+			sse_parser_feed(&p, fs->v[i].stream.data + k, 1,
+			    on_event, &c);
+		assert_int_equal(sse_parser_finish(&p), fs->v[i].unterminated);
+		assert_int_equal(c.mismatch, 0);
+		assert_int_equal(c.seen, fs->v[i].nevents);
+		sse_parser_free(&p);
+	}
+}
+
+static void
+test_every_split(void **state)
+{
+	struct fixtures *fs = *state;
+	size_t i, a, cut[1];
+
+	for (i = 0; i < fs->n; i++)
+		for (a = 0; a <= fs->v[i].stream.len; a++) {
+			cut[0] = a;
+			feed_cut(&fs->v[i], cut, 1);
+		}
+}
+
+static void
+test_every_two_way_split(void **state)
+{
+	struct fixtures *fs = *state;
+	size_t i, a, b, cut[2], len;
+
+	for (i = 0; i < fs->n; i++) {
+		len = fs->v[i].stream.len;
+		/* cost is cubic in the length: keep recorded streams small */
+		assert_true(len <= 4096);
+		for (a = 1; a < len; a++)
+			for (b = a + 1; b < len; b++) {
+				cut[0] = a;
+				cut[1] = b;
+				feed_cut(&fs->v[i], cut, 2);
+			}
+	}
+}
+
+/* The scanner (when it decides), jansson, and the expectation agree. */
+static void
+check_classify(const char *fxname, size_t k, const struct want_event *w)
+{
+	struct sse_chunk scan, json, both;
+
+	sse_chunk_scan(w->data, w->data_len, &scan);
+	sse_chunk_parse_json(w->data, w->data_len, &json);
+	sse_chunk_classify(w->data, w->data_len, &both);
+	if (strcmp(sse_chunk_kind_name(json.kind), w->kind) != 0 ||
+	    json.content_bytes != w->content_bytes ||
+	    json.reasoning_bytes != w->reasoning_bytes ||
+	    json.tool_call_deltas != w->tool_call_deltas)
+		fail_msg("%s event %zu: jansson says %s %zu/%zu/%zu, want %s",
+		    fxname, k, sse_chunk_kind_name(json.kind),
+		    json.content_bytes, json.reasoning_bytes,
+		    json.tool_call_deltas, w->kind);
+	if (scan.needs_json == 0 && (scan.kind != json.kind ||
+	    scan.content_bytes != json.content_bytes ||
+	    scan.reasoning_bytes != json.reasoning_bytes))
+		fail_msg("%s event %zu: scanner says %s %zu/%zu, jansson %s",
+		    fxname, k, sse_chunk_kind_name(scan.kind),
+		    scan.content_bytes, scan.reasoning_bytes,
+		    sse_chunk_kind_name(json.kind));
+	assert_int_equal(both.kind, json.kind);
+	assert_int_equal(both.content_bytes, json.content_bytes);
+	sse_chunk_clear(&scan);
+	sse_chunk_clear(&json);
+	sse_chunk_clear(&both);
+}
+
+static void
+test_scanner_and_jansson_agree(void **state)
+{
+	struct fixtures *fs = *state;
+	size_t i, k, decided = 0, tokens = 0;
+	struct sse_chunk c;
+
+	for (i = 0; i < fs->n; i++)
+		for (k = 0; k < fs->v[i].nevents; k++) {
+			if (fs->v[i].events[k].kind == NULL)
+				continue;
+			check_classify(fs->v[i].name, k, &fs->v[i].events[k]);
+			sse_chunk_scan(fs->v[i].events[k].data,
+			    fs->v[i].events[k].data_len, &c);
+			decided += c.needs_json == 0;
+			tokens += c.needs_json == 0 && c.kind == SSE_CHUNK_TOKEN;
+			sse_chunk_clear(&c);
+		}
+	/* the hot path really decides the plain chunks by itself */
+	assert_true(tokens >= 40);
+	assert_true(decided >= 60);
+}
+
+/* Payloads chosen to trip a scanner; the two paths must still agree. */
+static void
+test_tricky_payloads(void **state)
+{
+	static const char *payloads[] = {
+		"{\"choices\":[{\"delta\":{\"content\":\"a\xff\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"\xc3\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"\xed\xa0\x80\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"\\u20ac\\u0041\\u07ff\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"\\ud800\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"\\udc00x\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"\\u0000\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"\\x\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"tab\there\"}}]}",
+		"{\"created\":123456789012345678901234,\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+		"{\"created\":1e999,\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+		"{\"created\":01,\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+		"{\"created\":-,\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"}}]} x",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}  \n",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\",\"content\":\"\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":5}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"}}],}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"}},]}",
+		"{\"choices\":[{\"delta\":{\"cont\\u0065nt\":\"a\"}}]}",
+		"{\"choices\":[1]}",
+		"{\"choices\":{}}",
+		"{\"choices\":null}",
+		"{}",
+		"[]",
+		"\"x\"",
+		"",
+		"[DONE] ",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":7}]}",
+		"{\"choices\":[{\"delta\":null}]}",
+		"{\"choices\":[{\"delta\":{\"tool_calls\":null,\"content\":\"z\"}}]}",
+		"{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"c\"}]}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"a\"}}]}",
+		"{\"choices\":[{\"delta\":{\"function_call\":{\"name\":\"f\"}}}]}",
+		"{\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}",
+		"{\"choices\":[],\"usage\":null}",
+		"{\"error\":null,\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}",
+		"{\"error\":\"plain\"}",
+		"{\"object\":\"error\",\"message\":\"m\"}",
+		" \t{ \"choices\" : [ { \"delta\" : { \"content\" : \"sp\" } } ] } ",
+		"{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],\"choices\":[]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"}}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a}}]}",
+		"{\"x\":tru,\"choices\":[]}",
+		"{\"x\":.5,\"choices\":[]}",
+		"{\"x\":1.,\"choices\":[]}",
+		"{\"x\":1e,\"choices\":[]}",
+	};
+	struct sse_chunk scan, json;
+	size_t i, len;
+
+	for (i = 0; i < sizeof(payloads) / sizeof(payloads[0]); i++) {
+		len = strlen(payloads[i]);
+		sse_chunk_scan(payloads[i], len, &scan);
+		sse_chunk_parse_json(payloads[i], len, &json);
+		if (scan.needs_json == 0 && (scan.kind != json.kind ||
+		    scan.content_bytes != json.content_bytes ||
+		    scan.reasoning_bytes != json.reasoning_bytes))
+			fail_msg("payload %zu: scanner %s %zu, jansson %s %zu",
+			    i, sse_chunk_kind_name(scan.kind),
+			    scan.content_bytes, sse_chunk_kind_name(json.kind),
+			    json.content_bytes);
+		sse_chunk_clear(&scan);
+		sse_chunk_clear(&json);
+	}
+}
+
+static void
+test_jansson_fields(void **state)
+{
+	const char *usage = "{\"choices\":[],\"usage\":{\"prompt_tokens\":3,"
+	    "\"completion_tokens\":4,\"total_tokens\":7}}";
+	const char *tools = "{\"choices\":[{\"delta\":{\"content\":null,"
+	    "\"tool_calls\":[{\"index\":0,\"id\":\"a\"},{\"index\":2,"
+	    "\"id\":\"b\"}]},\"finish_reason\":\"tool_calls\"}]}";
+	const char *err = "{\"error\":{\"message\":\"out of memory\"}}";
+	struct sse_chunk c;
+
+	sse_chunk_classify(usage, strlen(usage), &c);
+	assert_int_equal(c.kind, SSE_CHUNK_USAGE);
+	assert_int_equal(c.prompt_tokens, 3);
+	assert_int_equal(c.completion_tokens, 4);
+	sse_chunk_clear(&c);
+	sse_chunk_classify(tools, strlen(tools), &c);
+	assert_int_equal(c.kind, SSE_CHUNK_TOKEN);
+	assert_int_equal(c.tool_call_deltas, 2);
+	assert_int_equal(c.tool_call_max_index, 2);
+	assert_int_equal(c.tool_call_ids, 2);
+	assert_string_equal(c.finish_reason, "tool_calls");
+	sse_chunk_clear(&c);
+	sse_chunk_classify(err, strlen(err), &c);
+	assert_int_equal(c.kind, SSE_CHUNK_ERROR);
+	assert_string_equal(c.error, "out of memory");
+	sse_chunk_clear(&c);
+	sse_chunk_scan(usage, strlen(usage), &c);
+	assert_true(c.needs_json & SSE_NEED_USAGE);
+	sse_chunk_clear(&c);
+	sse_chunk_scan(tools, strlen(tools), &c);
+	assert_true(c.needs_json & SSE_NEED_TOOL_CALLS);
+	assert_true(c.needs_json & SSE_NEED_FINISH);
+	sse_chunk_clear(&c);
+}
+
+/* Parser rules the fixtures do not isolate. */
+struct collected {
+	struct buf all;		/* "type|data;" per event */
+};
+
+static int
+collect(void *arg, const struct sse_event *ev)
+{
+	struct collected *c = arg;
+
+	buf_add(&c->all, ev->type, ev->type_len);
+	buf_addch(&c->all, '|');
+	buf_add(&c->all, ev->data, ev->data_len);
+	buf_addch(&c->all, ';');
+	return 0;
+}
+
+static const char *
+parse_pieces(struct collected *c, const char *first, const char *second)
+{
+	struct sse_parser p;
+
+	buf_reset(&c->all);
+	sse_parser_init(&p);
+	sse_parser_feed(&p, first, strlen(first), collect, c);
+	if (second != NULL)
+		sse_parser_feed(&p, second, strlen(second), collect, c);
+	sse_parser_finish(&p);
+	sse_parser_free(&p);
+	return buf_cstr(&c->all);
+}
+
+static void
+test_parser_rules(void **state)
+{
+	struct collected c = { BUF_INIT };
+
+	/* \r at the end of one read, \n at the start of the next: one EOL */
+	assert_string_equal(parse_pieces(&c, "data: a\r", "\ndata: b\r\n\r\n"),
+	    "message|a\nb;");
+	/* only one leading space is dropped; "data" alone is an empty line */
+	assert_string_equal(parse_pieces(&c, "data:  x\n\ndata\n\n", NULL),
+	    "message| x;message|;");
+	/* a blank line with no data dispatches nothing, resets the type */
+	assert_string_equal(parse_pieces(&c,
+	    "event: error\n\ndata: y\n\n", NULL), "message|y;");
+	/* the event type applies to one event only */
+	assert_string_equal(parse_pieces(&c,
+	    "event: error\ndata: e\n\ndata: m\n\n", NULL),
+	    "error|e;message|m;");
+	/* id, retry and unknown fields are ignored, comments too */
+	assert_string_equal(parse_pieces(&c,
+	    "id: 1\nretry: 10\nfoo: bar\n: hi\ndata: z\n\n", NULL),
+	    "message|z;");
+	/* an event without its blank line at end of stream is dropped */
+	assert_string_equal(parse_pieces(&c, "data: a\n\ndata: b\n", NULL),
+	    "message|a;");
+	buf_free(&c.all);
+}
+
+static int
+stop_after_first(void *arg, const struct sse_event *ev)
+{
+	(*(int *)arg)++;
+	return 7;
+}
+
+static void
+test_callback_stops_feed(void **state)
+{
+	struct sse_parser p;
+	const char *s = "data: 1\n\ndata: 2\n\n";
+	int n = 0;
+
+	sse_parser_init(&p);
+	assert_int_equal(sse_parser_feed(&p, s, strlen(s), stop_after_first,
+	    &n), 7);
+	assert_int_equal(n, 1);
+	sse_parser_free(&p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixtures_found),
+		cmocka_unit_test(test_whole_and_bytewise),
+		cmocka_unit_test(test_every_split),
+		cmocka_unit_test(test_every_two_way_split),
+		cmocka_unit_test(test_scanner_and_jansson_agree),
+		cmocka_unit_test(test_tricky_payloads),
+		cmocka_unit_test(test_jansson_fields),
+		cmocka_unit_test(test_parser_rules),
+		cmocka_unit_test(test_callback_stops_feed),
+	};
+
+	return cmocka_run_group_tests(tests, setup_fixtures,
+	    teardown_fixtures);
+}
