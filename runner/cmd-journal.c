@@ -55,7 +55,7 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 	int ch;
 
 	memset(&f, 0, sizeof(f));
-	optind = 1;
+	optind = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
@@ -145,7 +145,7 @@ journal_export_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	struct werr *err;
 	int ch, n = 0;
 
-	optind = 1;
+	optind = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (ch != 'c')
 			return cmd_usage_error(&cmd_journal_entry, "bad option to 'journal export'");
@@ -184,7 +184,7 @@ journal_note(struct cmd_ctx *ctx, int argc, char **argv)
 	json_t *body;
 	int ch;
 
-	optind = 1;
+	optind = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (ch != 's')
 			return cmd_usage_error(&cmd_journal_entry, "bad option to 'journal note'");

@@ -163,7 +163,7 @@ run_version:
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	cmdline = join_argv(argc, argv);
 	ctx.cmdline = cmdline;
-	optind = 1;
+	optind = 0;	/* glibc and BSD: a full getopt reset */
 	err = entry->exec(&ctx, argc, argv);
 	code = WEXIT_OK;
 	if (err != NULL) {

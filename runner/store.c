@@ -54,6 +54,39 @@ static const char *const migrations[] = {
 	"  BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;"
 	"CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal"
 	"  BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;",
+
+	/* 2: the review queue: one row per submitted change, its gate
+	 * result, the decision, and evidence attached by other commands. */
+	"CREATE TABLE reviews ("
+	"  id INTEGER PRIMARY KEY,"
+	"  status TEXT NOT NULL DEFAULT 'pending'"
+	"    CHECK (status IN ('pending', 'approved', 'rejected')),"
+	"  source TEXT NOT NULL"
+	"    CHECK (source IN ('agent', 'community', 'triage')),"
+	"  author TEXT NOT NULL,"
+	"  note TEXT NOT NULL DEFAULT '',"
+	"  created TEXT NOT NULL,"
+	"  base_commit TEXT NOT NULL,"
+	"  commit_id TEXT NOT NULL,"
+	"  patch TEXT NOT NULL,"
+	"  gate TEXT NOT NULL,"
+	"  decided TEXT,"
+	"  decided_by TEXT,"
+	"  comment TEXT,"
+	"  merged_commit TEXT"
+	");"
+	"CREATE INDEX reviews_by_status ON reviews(status, id);"
+	"CREATE TABLE review_evidence ("
+	"  id INTEGER PRIMARY KEY,"
+	"  review_id INTEGER NOT NULL REFERENCES reviews(id),"
+	"  time TEXT NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  body TEXT NOT NULL"
+	");",
+
+	/* 3: campaign runs, sweeps, requests, memory traces. SLOT for the
+	 * campaign area: replace the placeholder statement. */
+	"SELECT 1;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -1,0 +1,308 @@
+/*
+ * cmd-review.c - `warden review list|show|approve|reject`: the human
+ * side of the review queue. Approval re-runs the gate against the current
+ * official tip and moves the official branch; rejection only records.
+ * Everything is journaled by the review module.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <git2.h>
+
+#include "cmd.h"
+#include "output.h"
+#include "policy.h"
+#include "review.h"
+#include "util.h"
+
+extern const struct cmd_entry cmd_review_entry;
+
+static const char *
+str_of(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+static struct werr *
+parse_id(const char *s, int64_t *id)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || v <= 0)
+		return cmd_usage_error(&cmd_review_entry,
+		    "'%s' is not a review number", s);
+	*id = v;
+	return NULL;
+}
+
+static struct werr *
+review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "status", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *status = NULL;
+	struct store *store;
+	json_t *rows = NULL, *row;
+	struct werr *err;
+	size_t i;
+	int ch;
+
+	optind = 0;	/* 0: reinitialise, so options may follow operands */
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch != 's')
+			return cmd_usage_error(&cmd_review_entry,
+			    "unknown option");
+		status = optarg;
+	}
+	if (optind != argc)
+		return cmd_usage_error(&cmd_review_entry,
+		    "review list takes no arguments");
+	if (status != NULL && strcmp(status, "pending") != 0 &&
+	    strcmp(status, "approved") != 0 && strcmp(status, "rejected") != 0)
+		return cmd_usage_error(&cmd_review_entry,
+		    "--status must be pending, approved or rejected");
+	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = review_list(&rows, store, status)) != NULL)
+		return err;
+	if (ctx->json)
+		output_json(rows);
+	else
+		json_array_foreach(rows, i, row)
+			printf("%-5lld %-9s %-10s %-20s %s %s\n",
+			    (long long)json_integer_value(json_object_get(row,
+			    "id")), str_of(row, "status"), str_of(row, "source"),
+			    str_of(row, "created"), str_of(row, "author"),
+			    str_of(row, "note"));
+	json_decref(rows);
+	return NULL;
+}
+
+static void
+print_show(json_t *o)
+{
+	json_t *gate = json_object_get(o, "gate"), *x;
+	size_t i;
+
+	printf("review %lld: %s\n", (long long)json_integer_value(
+	    json_object_get(o, "id")), str_of(o, "status"));
+	printf("source:  %s\nauthor:  %s\ncreated: %s\nnote:    %s\n",
+	    str_of(o, "source"), str_of(o, "author"), str_of(o, "created"),
+	    str_of(o, "note"));
+	printf("base:    %s\ncommit:  %s\n", str_of(o, "base_commit"),
+	    str_of(o, "commit_id"));
+	if (json_is_string(json_object_get(o, "decided")))
+		printf("decided: %s by %s: %s\n", str_of(o, "decided"),
+		    str_of(o, "decided_by"), str_of(o, "comment"));
+	if (json_is_string(json_object_get(o, "merged_commit")))
+		printf("merged:  %s\n", str_of(o, "merged_commit"));
+	printf("\ngate: %s\n", json_is_true(json_object_get(gate, "ok")) ?
+	    "clean" : "refused");
+	json_array_foreach(json_object_get(gate, "files"), i, x)
+		printf(" %s %s +%lld -%lld\n", str_of(x, "status"),
+		    json_is_string(json_object_get(x, "new_path")) ?
+		    str_of(x, "new_path") : str_of(x, "old_path"),
+		    (long long)json_integer_value(json_object_get(x, "added")),
+		    (long long)json_integer_value(json_object_get(x,
+		    "deleted")));
+	json_array_foreach(json_object_get(gate, "violations"), i, x)
+		printf(" %s %s: %s\n", str_of(x, "code"), str_of(x, "path"),
+		    str_of(x, "reason"));
+	json_array_foreach(json_object_get(o, "evidence"), i, x) {
+		char *body = json_dumps(json_object_get(x, "body"),
+		    JSON_COMPACT | JSON_ENCODE_ANY);
+
+		printf("evidence %s %s: %s\n", str_of(x, "time"),
+		    str_of(x, "kind"), body ? body : "null");
+		free(body);
+	}
+	printf("\n%s", str_of(o, "patch"));
+}
+
+static struct werr *
+review_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct store *store;
+	struct werr *err;
+	json_t *o;
+	int64_t id;
+
+	if (argc != 2)
+		return cmd_usage_error(&cmd_review_entry,
+		    "review show needs one review number");
+	if ((err = parse_id(argv[1], &id)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = review_show(&o, store, id)) != NULL)
+		return err;
+	if (ctx->json)
+		output_json(o);
+	else
+		print_show(o);
+	json_decref(o);
+	return NULL;
+}
+
+static struct werr *
+open_repo(struct cmd_ctx *ctx, git_repository **repo, const char **branch)
+{
+	struct policy *policy;
+	const char *root;
+	struct werr *err;
+
+	if ((err = cmd_ctx_repo(ctx, &root)) != NULL ||
+	    (err = cmd_ctx_policy(ctx, &policy)) != NULL)
+		return err;
+	*branch = policy->official_branch;
+	if (git_repository_open(repo, root) < 0)
+		return werr_git("cannot open '%s'", root);
+	return NULL;
+}
+
+static struct werr *
+review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "as", required_argument, NULL, 'a' },
+		{ "comment", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *as = NULL, *comment = NULL, *branch;
+	struct allowlist_report r;
+	git_repository *repo = NULL;
+	struct store *store;
+	char commit[GIT_OID_HEXSZ + 1];
+	struct werr *err;
+	int64_t id;
+	int ch;
+
+	optind = 0;	/* 0: reinitialise, so options may follow operands */
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'a')
+			as = optarg;
+		else if (ch == 'c')
+			comment = optarg;
+		else
+			return cmd_usage_error(&cmd_review_entry,
+			    "unknown option");
+	}
+	if (optind != argc - 1)
+		return cmd_usage_error(&cmd_review_entry,
+		    "review approve needs one review number");
+	if (as == NULL)
+		return cmd_usage_error(&cmd_review_entry,
+		    "review approve needs --as \"Name <email>\"");
+	if ((err = parse_id(argv[optind], &id)) != NULL)
+		return err;
+	allowlist_report_init(&r);
+	if ((err = open_repo(ctx, &repo, &branch)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL)
+		goto out;
+	err = review_approve(commit, &r, store, repo, branch, id, as, comment);
+	if (err != NULL && r.nv > 0) {
+		struct buf v = BUF_INIT;
+
+		review_format_violations(&v, &r);
+		fputs(buf_cstr(&v), stdout);
+		buf_free(&v);
+	}
+	if (err != NULL)
+		goto out;
+	if (ctx->json) {
+		json_t *o = json_pack("{s:I, s:s, s:s, s:s}", "review",
+		    (json_int_t)id, "status", "approved", "branch", branch,
+		    "commit", commit);
+
+		output_json(o);
+		json_decref(o);
+	} else
+		printf("approved review %lld: %s is now %.12s\n",
+		    (long long)id, branch, commit);
+out:
+	allowlist_report_free(&r);
+	git_repository_free(repo);
+	return err;
+}
+
+static struct werr *
+review_reject_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "reason", required_argument, NULL, 'r' },
+		{ "as", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *reason = NULL, *as = NULL;
+	struct store *store;
+	struct werr *err;
+	int64_t id;
+	int ch;
+
+	optind = 0;	/* 0: reinitialise, so options may follow operands */
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'r')
+			reason = optarg;
+		else if (ch == 'a')
+			as = optarg;
+		else
+			return cmd_usage_error(&cmd_review_entry,
+			    "unknown option");
+	}
+	if (optind != argc - 1 || reason == NULL || *reason == '\0')
+		return cmd_usage_error(&cmd_review_entry,
+		    "review reject needs one review number and --reason TEXT");
+	if ((err = parse_id(argv[optind], &id)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = review_reject(store, id, reason, as)) != NULL)
+		return err;
+	if (ctx->json) {
+		json_t *o = json_pack("{s:I, s:s}", "review", (json_int_t)id,
+		    "status", "rejected");
+
+		output_json(o);
+		json_decref(o);
+	} else
+		printf("rejected review %lld\n", (long long)id);
+	return NULL;
+}
+
+static struct werr *
+review_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	if (argc < 2)
+		return cmd_usage_error(&cmd_review_entry,
+		    "review needs a subcommand");
+	if (strcmp(argv[1], "list") == 0)
+		return review_list_cmd(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "show") == 0)
+		return review_show_cmd(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "approve") == 0)
+		return review_approve_cmd(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "reject") == 0)
+		return review_reject_cmd(ctx, argc - 1, argv + 1);
+	return cmd_usage_error(&cmd_review_entry,
+	    "unknown review subcommand '%s'", argv[1]);
+}
+
+const struct cmd_entry cmd_review_entry = {
+	"review",
+	"list [--status pending|approved|rejected]\n"
+	"show N\n"
+	"approve N --as \"Name <email>\" [--comment TEXT]\n"
+	"reject N --reason TEXT [--as \"Name <email>\"]",
+	"list, inspect, approve or reject queued changes",
+	"list     queued changes, oldest first\n"
+	"show     one change: its gate result, diffstat, evidence and patch\n"
+	"approve  re-run the gate against the current official tip and, when\n"
+	"         clean, commit the change there with a Reviewed-by trailer;\n"
+	"         a change that no longer applies stays pending\n"
+	"reject   record the rejection and its reason",
+	review_exec,
+};

@@ -1,0 +1,858 @@
+/*
+ * review.c - the review queue: gate, queue, approve, reject, pr-check.
+ * See review.h.
+ *
+ * Every state change and its journal entry land in one store
+ * transaction; refs move only inside that transaction's window and are
+ * put back if it fails. It must never write a working tree or an index
+ * file, never read policy from the change under review, and never treat
+ * a commit trailer as an authorisation. Never prints.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "adapter.h"
+#include "buf.h"
+#include "journal.h"
+#include "policy.h"
+#include "review.h"
+#include "schema.h"
+#include "store.h"
+#include "util.h"
+
+#define POLICY_PATH "policy/warden.json"
+
+struct werr *
+review_base_open(struct review_base *b, git_repository *repo, const char *rev)
+{
+	git_object *obj = NULL;
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+	struct werr *err = NULL;
+
+	memset(b, 0, sizeof(*b));
+	b->rev = xstrdup(rev);
+	if (git_revparse_single(&obj, repo, rev) < 0 ||
+	    git_commit_lookup(&commit, repo, git_object_id(obj)) < 0) {
+		git_object_free(obj);
+		obj = NULL;
+		if (git_revparse_single(&obj, repo, rev) == 0)
+			git_object_peel((git_object **)&commit, obj,
+			    GIT_OBJECT_COMMIT);
+		if (commit == NULL) {
+			err = werr_new(WEXIT_ENV, "'%s' is not a commit in "
+			    "this repository", rev);
+			goto out;
+		}
+	}
+	git_oid_cpy(&b->commit, git_commit_id(commit));
+	git_oid_cpy(&b->tree, git_commit_tree_id(commit));
+	if (git_commit_tree(&tree, commit) < 0 ||
+	    git_tree_entry_bypath(&te, tree, POLICY_PATH) < 0 ||
+	    git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
+	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
+		err = werr_new(WEXIT_ENV, "'%s' has no %s to gate with", rev,
+		    POLICY_PATH);
+		goto out;
+	}
+	err = policy_load_buffer(&b->policy, git_blob_rawcontent(blob),
+	    (size_t)git_blob_rawsize(blob), POLICY_PATH, NULL);
+	if (err != NULL) {
+		err = werr_wrap(err, "policy of '%s'", rev);
+		goto out;
+	}
+	b->gate.allow = (const char *const *)b->policy->allowlist.v;
+	b->gate.nallow = b->policy->allowlist.n;
+	b->gate.exec = (const char *const *)b->policy->executable.v;
+	b->gate.nexec = b->policy->executable.n;
+	b->gate.allow_binary = b->policy->patch_limits.allow_binary;
+	b->gate.max_bytes = b->policy->patch_limits.max_bytes > 0 ?
+	    (size_t)b->policy->patch_limits.max_bytes : 0;
+	b->gate.max_files = b->policy->patch_limits.max_files > 0 ?
+	    (size_t)b->policy->patch_limits.max_files : 0;
+out:
+	git_blob_free(blob);
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	git_object_free(obj);
+	if (err != NULL)
+		review_base_free(b);
+	return err;
+}
+
+void
+review_base_free(struct review_base *b)
+{
+	policy_free(b->policy);
+	free(b->rev);
+	memset(b, 0, sizeof(*b));
+}
+
+json_t *
+review_report_json(const struct allowlist_report *r)
+{
+	json_t *o = json_object(), *v = json_array(), *f = json_array();
+	char hex[GIT_OID_HEXSZ + 1];
+	size_t i;
+
+	for (i = 0; i < r->nv; i++)
+		json_array_append_new(v, json_pack("{s:s, s:s, s:s, s:s?}",
+		    "code", allowlist_code_name(r->v[i].code),
+		    "path", r->v[i].path, "reason", r->v[i].reason,
+		    "commit", r->v[i].commit));
+	for (i = 0; i < r->nfiles; i++) {
+		const struct allowlist_file *x = &r->files[i];
+		char st[2] = { x->status, '\0' };
+
+		json_array_append_new(f, json_pack("{s:s, s:s?, s:s?, s:o?, "
+		    "s:o?, s:I, s:I}", "status", st, "old_path", x->old_path,
+		    "new_path", x->new_path,
+		    "old_mode", x->old_mode ? json_sprintf("%06o",
+		    (unsigned)x->old_mode) : NULL,
+		    "new_mode", x->new_mode ? json_sprintf("%06o",
+		    (unsigned)x->new_mode) : NULL,
+		    "added", (json_int_t)x->added,
+		    "deleted", (json_int_t)x->deleted));
+	}
+	json_object_set_new(o, "ok", json_boolean(r->nv == 0));
+	json_object_set_new(o, "violations", v);
+	json_object_set_new(o, "files", f);
+	if (r->applied) {
+		git_oid_tostr(hex, sizeof(hex), &r->result_tree);
+		json_object_set_new(o, "result_tree", json_string(hex));
+	}
+	return o;
+}
+
+struct werr *
+review_check(struct allowlist_report *r, git_repository *repo,
+    const struct review_base *b, const char *text, size_t len)
+{
+	return allowlist_gate_patch(r, repo, &b->tree, text, len, &b->gate, 0);
+}
+
+/* "Name <email>" (or git's configured identity when who is NULL). */
+static struct werr *
+person(git_signature **out, git_repository *repo, const char *who)
+{
+	const char *lt, *gt;
+	char *name, *email;
+	size_t n;
+	int rc;
+
+	if (who == NULL) {
+		if (git_signature_default(out, repo) == 0 ||
+		    git_signature_now(out, "warden", "warden@localhost") == 0)
+			return NULL;
+		return werr_git("cannot make a signature");
+	}
+	lt = strchr(who, '<');
+	gt = lt ? strchr(lt, '>') : NULL;
+	for (n = lt ? (size_t)(lt - who) : 0; n > 0 && who[n - 1] == ' '; n--)
+		;
+	if (lt == NULL || gt == NULL || gt[1] != '\0' || n == 0 ||
+	    gt == lt + 1)
+		return werr_usage("'%s' is not of the form \"Name <email>\"",
+		    who);
+	name = xstrndup(who, n);
+	email = xstrndup(lt + 1, (size_t)(gt - lt - 1));
+	rc = git_signature_now(out, name, email);
+	free(name);
+	free(email);
+	return rc == 0 ? NULL : werr_git("invalid identity '%s'", who);
+}
+
+static char *
+person_string(const git_signature *sig)
+{
+	return xasprintf("%s <%s>", sig->name, sig->email);
+}
+
+static char *
+submit_message(const struct review_submission *s, int64_t id)
+{
+	struct buf b = BUF_INIT;
+
+	if (s->note != NULL && s->note[0] != '\0')
+		buf_printf(&b, "%s\n", s->note);
+	else
+		buf_printf(&b, "warden: change from %s\n", s->source);
+	buf_printf(&b, "\nWarden-Source: %s\nWarden-Review: %lld\n",
+	    s->source, (long long)id);
+	return buf_detach(&b);
+}
+
+static struct werr *
+prepare(struct store *store, sqlite3_stmt **st, const char *sql)
+{
+	if (sqlite3_prepare_v2(store_db(store), sql, -1, st, NULL) != SQLITE_OK)
+		return store_error(store, "prepare");
+	return NULL;
+}
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+/* Run one statement that returns no rows. */
+static struct werr *
+step_done(struct store *store, sqlite3_stmt *st, const char *what)
+{
+	struct werr *err = NULL;
+
+	if (sqlite3_step(st) != SQLITE_DONE)
+		err = store_error(store, what);
+	sqlite3_finalize(st);
+	return err;
+}
+
+static struct werr *
+create_commit(git_oid *out, git_repository *repo, const git_oid *tree_id,
+    const git_oid *parent_id, const git_signature *author,
+    const git_signature *committer, const char *msg)
+{
+	git_tree *tree = NULL;
+	git_commit *parent = NULL;
+	struct werr *err = NULL;
+
+	if (git_tree_lookup(&tree, repo, tree_id) < 0 ||
+	    git_commit_lookup(&parent, repo, parent_id) < 0 ||
+	    git_commit_create(out, repo, NULL, author, committer, NULL, msg,
+	    tree, 1, (const git_commit **)&parent) < 0)
+		err = werr_git("cannot create the commit");
+	git_commit_free(parent);
+	git_tree_free(tree);
+	return err;
+}
+
+static struct werr *
+journal_refused(struct store *store, const struct review_submission *s,
+    json_t *gate)
+{
+	json_t *body = json_pack("{s:s, s:s?, s:s?, s:O}", "source", s->source,
+	    "author", s->author, "note", s->note, "gate", gate);
+	struct werr *err;
+
+	if ((err = store_begin(store)) != NULL)
+		goto out;
+	if ((err = journal_append(store, "review.refused", "patch", body,
+	    NULL)) != NULL) {
+		store_rollback(store);
+		goto out;
+	}
+	err = store_commit(store);
+out:
+	json_decref(body);
+	return err;
+}
+
+struct werr *
+review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
+    git_repository *repo, const struct review_base *b,
+    const struct review_submission *s)
+{
+	git_signature *author = NULL, *committer = NULL;
+	git_reference *ref = NULL;
+	sqlite3_stmt *st = NULL;
+	json_t *gate = NULL, *body = NULL;
+	char now[32], hex[GIT_OID_HEXSZ + 1], base_hex[GIT_OID_HEXSZ + 1];
+	char *msg = NULL, *refname = NULL, *gate_text = NULL, *who = NULL;
+	struct werr *err;
+	int in_tx = 0;
+	git_oid cid;
+	int64_t id;
+
+	*id_out = 0;
+	if ((err = person(&author, repo, s->author)) != NULL ||
+	    (err = person(&committer, repo, NULL)) != NULL)
+		goto out;
+	if ((err = allowlist_gate_patch(r, repo, &b->tree, s->patch, s->len,
+	    &b->gate, ALLOWLIST_WRITE)) != NULL)
+		goto out;
+	gate = review_report_json(r);
+	if (r->nv > 0 || !r->applied) {
+		err = journal_refused(store, s, gate);
+		goto out;
+	}
+	utc_now_iso(now, sizeof(now));
+	git_oid_tostr(base_hex, sizeof(base_hex), &b->commit);
+	gate_text = json_dumps(gate, JSON_COMPACT);
+	who = person_string(author);
+	if ((err = store_begin(store)) != NULL)
+		goto out;
+	in_tx = 1;
+	if ((err = prepare(store, &st, "INSERT INTO reviews (source, author, "
+	    "note, created, base_commit, commit_id, patch, gate) VALUES "
+	    "(?, ?, ?, ?, ?, '', ?, ?)")) != NULL)
+		goto out;
+	bind_text(st, 1, s->source);
+	bind_text(st, 2, who);
+	bind_text(st, 3, s->note ? s->note : "");
+	bind_text(st, 4, now);
+	bind_text(st, 5, base_hex);
+	sqlite3_bind_text(st, 6, s->patch, (int)s->len, SQLITE_TRANSIENT);
+	bind_text(st, 7, gate_text);
+	if ((err = step_done(store, st, "queue the review")) != NULL)
+		goto out;
+	id = sqlite3_last_insert_rowid(store_db(store));
+	msg = submit_message(s, id);
+	if ((err = create_commit(&cid, repo, &r->result_tree, &b->commit,
+	    author, committer, msg)) != NULL)
+		goto out;
+	git_oid_tostr(hex, sizeof(hex), &cid);
+	refname = xasprintf("refs/warden/review/%lld", (long long)id);
+	if (git_reference_create(&ref, repo, refname, &cid, 0,
+	    "warden: review queued") < 0) {
+		err = werr_git("cannot create '%s'", refname);
+		goto out;
+	}
+	if ((err = prepare(store, &st, "UPDATE reviews SET commit_id = ? "
+	    "WHERE id = ?")) != NULL)
+		goto out;
+	bind_text(st, 1, hex);
+	sqlite3_bind_int64(st, 2, id);
+	if ((err = step_done(store, st, "record the commit")) != NULL)
+		goto out;
+	body = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I}", "id",
+	    (json_int_t)id, "source", s->source, "author", who, "commit", hex,
+	    "base", base_hex, "ref", refname, "files", (json_int_t)r->nfiles);
+	if ((err = journal_append(store, "review.submitted", refname + 12,
+	    body, NULL)) != NULL)
+		goto out;
+	if ((err = store_commit(store)) == NULL) {
+		in_tx = 0;
+		*id_out = id;
+	}
+out:
+	if (in_tx) {
+		store_rollback(store);
+		if (ref != NULL)
+			git_reference_delete(ref);
+	}
+	git_reference_free(ref);
+	git_signature_free(author);
+	git_signature_free(committer);
+	json_decref(gate);
+	json_decref(body);
+	free(gate_text);
+	free(msg);
+	free(refname);
+	free(who);
+	return err;
+}
+
+static json_t *
+column_json(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	if (sqlite3_column_type(st, i) == SQLITE_INTEGER)
+		return json_integer(sqlite3_column_int64(st, i));
+	return json_string((const char *)sqlite3_column_text(st, i));
+}
+
+/* Rows of st as JSON objects named by its columns. */
+static struct werr *
+rows_json(json_t **out, struct store *store, sqlite3_stmt *st)
+{
+	json_t *arr = json_array();
+	int rc, i;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = json_object();
+
+		for (i = 0; i < sqlite3_column_count(st); i++)
+			json_object_set_new(o, sqlite3_column_name(st, i),
+			    column_json(st, i));
+		json_array_append_new(arr, o);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(arr);
+		return store_error(store, "read reviews");
+	}
+	*out = arr;
+	return NULL;
+}
+
+#define REVIEW_COLUMNS "id, status, source, author, note, created, " \
+	"base_commit, commit_id, decided, decided_by, comment, merged_commit"
+
+struct werr *
+review_list(json_t **out, struct store *store, const char *status)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	if ((err = prepare(store, &st, "SELECT " REVIEW_COLUMNS " FROM reviews "
+	    "WHERE ?1 IS NULL OR status = ?1 ORDER BY id")) != NULL)
+		return err;
+	bind_text(st, 1, status);
+	return rows_json(out, store, st);
+}
+
+struct werr *
+review_show(json_t **out, struct store *store, int64_t id)
+{
+	sqlite3_stmt *st;
+	json_t *rows = NULL, *ev = NULL, *o, *gate;
+	struct werr *err;
+	size_t i;
+
+	*out = NULL;
+	if ((err = prepare(store, &st, "SELECT " REVIEW_COLUMNS ", patch, gate "
+	    "FROM reviews WHERE id = ?")) != NULL)
+		return err;
+	sqlite3_bind_int64(st, 1, id);
+	if ((err = rows_json(&rows, store, st)) != NULL)
+		return err;
+	if (json_array_size(rows) == 0) {
+		json_decref(rows);
+		return werr_new(WEXIT_INPUT, "no review %lld", (long long)id);
+	}
+	o = json_incref(json_array_get(rows, 0));
+	json_decref(rows);
+	gate = json_loads(json_string_value(json_object_get(o, "gate")), 0,
+	    NULL);
+	json_object_set_new(o, "gate", gate ? gate : json_null());
+	if ((err = prepare(store, &st, "SELECT time, kind, body FROM "
+	    "review_evidence WHERE review_id = ? ORDER BY id")) != NULL) {
+		json_decref(o);
+		return err;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	if ((err = rows_json(&ev, store, st)) != NULL) {
+		json_decref(o);
+		return err;
+	}
+	for (i = 0; i < json_array_size(ev); i++) {
+		json_t *e = json_array_get(ev, i);
+		json_t *b = json_loads(json_string_value(json_object_get(e,
+		    "body")), 0, NULL);
+
+		json_object_set_new(e, "body", b ? b : json_null());
+	}
+	json_object_set_new(o, "evidence", ev);
+	*out = o;
+	return NULL;
+}
+
+struct werr *
+review_add_evidence(struct store *store, int64_t id, const char *kind,
+    json_t *body)
+{
+	sqlite3_stmt *st = NULL;
+	char now[32], *text = json_dumps(body, JSON_COMPACT);
+	json_t *jb = json_pack("{s:I, s:s}", "id", (json_int_t)id, "kind", kind);
+	char *subject = xasprintf("review/%lld", (long long)id);
+	struct werr *err;
+
+	utc_now_iso(now, sizeof(now));
+	if ((err = store_begin(store)) != NULL)
+		goto out;
+	if ((err = prepare(store, &st, "INSERT INTO review_evidence "
+	    "(review_id, time, kind, body) SELECT id, ?, ?, ? FROM reviews "
+	    "WHERE id = ?")) != NULL)
+		goto fail;
+	bind_text(st, 1, now);
+	bind_text(st, 2, kind);
+	bind_text(st, 3, text);
+	sqlite3_bind_int64(st, 4, id);
+	if ((err = step_done(store, st, "attach evidence")) != NULL)
+		goto fail;
+	if (sqlite3_changes(store_db(store)) == 0) {
+		err = werr_new(WEXIT_INPUT, "no review %lld", (long long)id);
+		goto fail;
+	}
+	if ((err = journal_append(store, "review.evidence", subject, jb,
+	    NULL)) != NULL)
+		goto fail;
+	err = store_commit(store);
+	goto out;
+fail:
+	store_rollback(store);
+out:
+	json_decref(jb);
+	free(subject);
+	free(text);
+	return err;
+}
+
+/* Status, patch and commit of a review; pending only. */
+static struct werr *
+load_pending(struct store *store, int64_t id, char **patch, char **commit)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+	const char *status;
+
+	*patch = *commit = NULL;
+	if ((err = prepare(store, &st, "SELECT status, patch, commit_id FROM "
+	    "reviews WHERE id = ?")) != NULL)
+		return err;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return werr_new(WEXIT_INPUT, "no review %lld", (long long)id);
+	}
+	status = (const char *)sqlite3_column_text(st, 0);
+	if (strcmp(status, "pending") != 0) {
+		err = werr_new(WEXIT_INPUT, "review %lld is %s, not pending",
+		    (long long)id, status);
+		sqlite3_finalize(st);
+		return err;
+	}
+	*patch = xstrdup((const char *)sqlite3_column_text(st, 1));
+	*commit = xstrdup((const char *)sqlite3_column_text(st, 2));
+	sqlite3_finalize(st);
+	return NULL;
+}
+
+struct werr *
+review_reject(struct store *store, int64_t id, const char *reason,
+    const char *by)
+{
+	sqlite3_stmt *st = NULL;
+	char now[32], *patch = NULL, *commit = NULL;
+	char *subject = xasprintf("review/%lld", (long long)id);
+	json_t *body = json_pack("{s:I, s:s, s:s?}", "id", (json_int_t)id,
+	    "reason", reason, "by", by);
+	struct werr *err;
+
+	utc_now_iso(now, sizeof(now));
+	if ((err = store_begin(store)) != NULL)
+		goto out;
+	if ((err = load_pending(store, id, &patch, &commit)) != NULL ||
+	    (err = prepare(store, &st, "UPDATE reviews SET status = "
+	    "'rejected', decided = ?, decided_by = ?, comment = ? WHERE "
+	    "id = ?")) != NULL)
+		goto fail;
+	bind_text(st, 1, now);
+	bind_text(st, 2, by);
+	bind_text(st, 3, reason);
+	sqlite3_bind_int64(st, 4, id);
+	if ((err = step_done(store, st, "reject the review")) != NULL ||
+	    (err = journal_append(store, "review.rejected", subject, body,
+	    NULL)) != NULL)
+		goto fail;
+	err = store_commit(store);
+	goto out;
+fail:
+	store_rollback(store);
+out:
+	json_decref(body);
+	free(subject);
+	free(patch);
+	free(commit);
+	return err;
+}
+
+/* The official branch must not be what the maintainer has checked out:
+ * moving it would leave their working tree and index behind. */
+static struct werr *
+check_not_checked_out(git_repository *repo, const char *refname)
+{
+	git_reference *head = NULL;
+	struct werr *err = NULL;
+
+	if (git_repository_is_bare(repo))
+		return NULL;
+	if (git_reference_lookup(&head, repo, "HEAD") == 0 &&
+	    git_reference_type(head) == GIT_REFERENCE_SYMBOLIC &&
+	    strcmp(git_reference_symbolic_target(head), refname) == 0)
+		err = werr_new(WEXIT_ENV, "'%s' is checked out here; switch to "
+		    "another branch before approving", refname + 11);
+	git_reference_free(head);
+	return err;
+}
+
+static char *
+approve_message(git_commit *queued, const char *as)
+{
+	struct buf b = BUF_INIT;
+	const char *msg = git_commit_message(queued);
+
+	buf_puts(&b, msg);
+	if (b.len > 0 && b.data[b.len - 1] != '\n')
+		buf_addch(&b, '\n');
+	buf_printf(&b, "Reviewed-by: %s\n", as);
+	return buf_detach(&b);
+}
+
+static struct werr *
+journal_approve_failed(struct store *store, int64_t id,
+    const struct allowlist_report *r, const char *why)
+{
+	json_t *body = json_pack("{s:I, s:s, s:o}", "id", (json_int_t)id,
+	    "why", why, "gate", review_report_json(r));
+	char *subject = xasprintf("review/%lld", (long long)id);
+	struct werr *err;
+
+	if ((err = store_begin(store)) == NULL) {
+		if ((err = journal_append(store, "review.approve-failed",
+		    subject, body, NULL)) != NULL)
+			store_rollback(store);
+		else
+			err = store_commit(store);
+	}
+	json_decref(body);
+	free(subject);
+	return err;
+}
+
+struct werr *
+review_approve(char *commit_out, struct allowlist_report *r,
+    struct store *store, git_repository *repo, const char *official_branch,
+    int64_t id, const char *as, const char *comment)
+{
+	struct review_base b;
+	git_signature *approver = NULL;
+	git_commit *queued = NULL;
+	git_reference *ref = NULL;
+	sqlite3_stmt *st = NULL;
+	json_t *body = NULL;
+	char now[32], hex[GIT_OID_HEXSZ + 1], tip[GIT_OID_HEXSZ + 1];
+	char *patch = NULL, *commit = NULL, *msg = NULL, *who = NULL;
+	char *refname = xasprintf("refs/heads/%s", official_branch);
+	char *subject = xasprintf("review/%lld", (long long)id);
+	struct werr *err;
+	int in_tx = 0, moved = 0;
+	git_oid qid, nid;
+
+	memset(&b, 0, sizeof(b));
+	if ((err = person(&approver, repo, as)) != NULL ||
+	    (err = check_not_checked_out(repo, refname)) != NULL ||
+	    (err = load_pending(store, id, &patch, &commit)) != NULL ||
+	    (err = review_base_open(&b, repo, refname)) != NULL)
+		goto out;
+	if (git_oid_fromstr(&qid, commit) < 0 ||
+	    git_commit_lookup(&queued, repo, &qid) < 0) {
+		err = werr_git("cannot read the queued commit of review %lld",
+		    (long long)id);
+		goto out;
+	}
+	git_oid_tostr(tip, sizeof(tip), &b.commit);
+	if ((err = allowlist_gate_patch(r, repo, &b.tree, patch, strlen(patch),
+	    &b.gate, ALLOWLIST_WRITE)) != NULL)
+		goto out;
+	if (r->nv > 0 || !r->applied) {
+		err = journal_approve_failed(store, id, r, "gate");
+		werr_free(err);
+		err = werr_new(WEXIT_PROBLEM, "review %lld does not pass the "
+		    "gate against '%s' (%.12s) any more; it stays pending",
+		    (long long)id, official_branch, tip);
+		goto out;
+	}
+	who = person_string(approver);
+	msg = approve_message(queued, who);
+	if ((err = create_commit(&nid, repo, &r->result_tree, &b.commit,
+	    git_commit_author(queued), approver, msg)) != NULL)
+		goto out;
+	git_oid_tostr(hex, sizeof(hex), &nid);
+	utc_now_iso(now, sizeof(now));
+	if ((err = store_begin(store)) != NULL)
+		goto out;
+	in_tx = 1;
+	if ((err = prepare(store, &st, "UPDATE reviews SET status = "
+	    "'approved', decided = ?, decided_by = ?, comment = ?, "
+	    "merged_commit = ? WHERE id = ? AND status = 'pending'")) != NULL)
+		goto out;
+	bind_text(st, 1, now);
+	bind_text(st, 2, who);
+	bind_text(st, 3, comment);
+	bind_text(st, 4, hex);
+	sqlite3_bind_int64(st, 5, id);
+	if ((err = step_done(store, st, "approve the review")) != NULL)
+		goto out;
+	body = json_pack("{s:I, s:s, s:s?, s:s, s:s, s:s}", "id",
+	    (json_int_t)id, "by", who, "comment", comment, "commit", hex,
+	    "branch", official_branch, "previous_tip", tip);
+	if ((err = journal_append(store, "review.approved", subject, body,
+	    NULL)) != NULL)
+		goto out;
+	/* Moves only if the tip is still the one the gate ran against. */
+	if (git_reference_create_matching(&ref, repo, refname, &nid, 1,
+	    &b.commit, "warden: review approved") < 0) {
+		err = werr_git("cannot move '%s'", official_branch);
+		goto out;
+	}
+	moved = 1;
+	if ((err = store_commit(store)) != NULL)
+		goto out;
+	in_tx = 0;
+	memcpy(commit_out, hex, sizeof(hex));
+out:
+	if (in_tx) {
+		store_rollback(store);
+		if (moved) {
+			git_reference *back = NULL;
+
+			git_reference_create(&back, repo, refname, &b.commit, 1,
+			    "warden: approval rolled back");
+			git_reference_free(back);
+		}
+	}
+	review_base_free(&b);
+	git_reference_free(ref);
+	git_commit_free(queued);
+	git_signature_free(approver);
+	json_decref(body);
+	free(patch);
+	free(commit);
+	free(msg);
+	free(who);
+	free(refname);
+	free(subject);
+	return err;
+}
+
+static int
+lint_kind(const char *path)
+{
+	const char *slash;
+
+	if (str_startswith(path, "adapters/engines/"))
+		slash = path + 17;
+	else if (str_startswith(path, "adapters/profiles/"))
+		slash = path + 18;
+	else
+		return 0;
+	if (strchr(slash, '/') != NULL || !str_endswith(path, ".json"))
+		return 0;
+	return path[9] == 'e' ? 1 : 2;
+}
+
+/* Lint the HEAD version of every changed adapter and profile. */
+static struct werr *
+lint_changed(json_t *out, git_repository *repo, const git_oid *head,
+    const struct allowlist_report *r)
+{
+	struct problems probs = { NULL, 0, 0 };
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	struct werr *err = NULL;
+	struct buf line = BUF_INIT;
+	size_t i;
+
+	if (git_commit_lookup(&c, repo, head) < 0 ||
+	    git_commit_tree(&tree, c) < 0) {
+		err = werr_git("cannot read the head commit");
+		goto out;
+	}
+	for (i = 0; i < r->nfiles; i++) {
+		const char *path = r->files[i].new_path;
+		git_tree_entry *te = NULL;
+		git_blob *blob = NULL;
+		struct adapter *a = NULL;
+		struct profile *p = NULL;
+		int kind;
+
+		if (path == NULL || (kind = lint_kind(path)) == 0)
+			continue;
+		if (git_tree_entry_bypath(&te, tree, path) < 0 ||
+		    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
+			git_tree_entry_free(te);
+			continue;	/* not a blob: the gate said why */
+		}
+		if (kind == 1)
+			werr_free(adapter_load_buffer(&a, git_blob_rawcontent(blob),
+			    (size_t)git_blob_rawsize(blob), path, &probs));
+		else
+			werr_free(profile_load_buffer(&p, git_blob_rawcontent(blob),
+			    (size_t)git_blob_rawsize(blob), path, &probs));
+		adapter_free(a);
+		profile_free(p);
+		git_blob_free(blob);
+		git_tree_entry_free(te);
+	}
+	for (i = 0; i < probs.n; i++) {
+		buf_reset(&line);
+		problem_format(&probs.v[i], &line);
+		json_array_append_new(out, json_pack("{s:s, s:i, s:i, s:s}",
+		    "file", probs.v[i].file, "line", probs.v[i].line,
+		    "column", probs.v[i].col, "message", buf_cstr(&line)));
+	}
+out:
+	buf_free(&line);
+	problems_free(&probs);
+	git_tree_free(tree);
+	git_commit_free(c);
+	return err;
+}
+
+struct werr *
+review_prcheck(struct allowlist_report *r, json_t **lint, git_repository *repo,
+    const char *base, const char *head)
+{
+	struct review_base b;
+	git_object *obj = NULL, *hc = NULL;
+	struct werr *err;
+	git_oid hid;
+
+	*lint = json_array();
+	if ((err = review_base_open(&b, repo, base)) != NULL)
+		return err;
+	if (git_revparse_single(&obj, repo, head) < 0 ||
+	    git_object_peel(&hc, obj, GIT_OBJECT_COMMIT) < 0) {
+		err = werr_new(WEXIT_ENV, "'%s' is not a commit in this "
+		    "repository", head);
+		goto out;
+	}
+	git_oid_cpy(&hid, git_object_id(hc));
+	if ((err = allowlist_gate_range(r, repo, &b.commit, &hid,
+	    &b.gate)) != NULL)
+		goto out;
+	err = lint_changed(*lint, repo, &hid, r);
+out:
+	git_object_free(hc);
+	git_object_free(obj);
+	review_base_free(&b);
+	return err;
+}
+
+struct werr *
+review_read_input(struct buf *out, const char *path)
+{
+	char chunk[8192];
+	size_t n;
+
+	if (strcmp(path, "-") != 0)
+		return file_read(out, path);
+	while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
+		buf_add(out, chunk, n);
+	if (ferror(stdin))
+		return werr_errno("read", "standard input");
+	buf_puts(out, "");
+	return NULL;
+}
+
+void
+review_format_violations(struct buf *out, const struct allowlist_report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nv; i++) {
+		const struct allowlist_violation *v = &r->v[i];
+
+		buf_printf(out, "%s", allowlist_code_name(v->code));
+		if (v->path[0] != '\0')
+			buf_printf(out, " %s", v->path);
+		buf_printf(out, ": %s", v->reason);
+		if (v->commit != NULL)
+			buf_printf(out, " (commit %.12s)", v->commit);
+		buf_addch(out, '\n');
+	}
+}

@@ -1,0 +1,101 @@
+/*
+ * review.h - the human-review queue over the allowlist gate: check a
+ * change against the official branch tip, queue it as a commit kept under
+ * refs/warden/review/N, approve it onto the official branch with a
+ * Reviewed-by trailer, or reject it; and pr-check a commit range.
+ *
+ * Policy always comes from the trusted base (the official tip, or BASE
+ * for pr-check), never from the change. Nothing here touches a working
+ * tree or an index file. A commit trailer is a record: approval lives in
+ * the store and the journal. Never prints.
+ */
+#ifndef WARDEN_REVIEW_H
+#define WARDEN_REVIEW_H
+
+#include <stdint.h>
+
+#include <git2.h>
+#include <jansson.h>
+
+#include "allowlist.h"
+#include "buf.h"
+#include "error.h"
+
+struct policy;
+struct store;
+
+/* The trusted base of a check: a commit, its tree, and its policy. */
+struct review_base {
+	git_oid commit;
+	git_oid tree;
+	char *rev;			/* as resolved, for messages */
+	struct policy *policy;		/* policy/warden.json of that tree */
+	struct allowlist_policy gate;	/* a view of policy's gate fields */
+};
+
+/* Resolve rev (a branch name or any revision) and load policy from its
+ * tree. */
+struct werr *review_base_open(struct review_base *b, git_repository *repo,
+    const char *rev);
+void review_base_free(struct review_base *b);
+
+/* The gate result as JSON: {"ok", "violations": [...], "files": [...]}. */
+json_t *review_report_json(const struct allowlist_report *r);
+
+/* Gate a patch text against the base (dry run: writes nothing). */
+struct werr *review_check(struct allowlist_report *r, git_repository *repo,
+    const struct review_base *b, const char *text, size_t len);
+
+struct review_submission {
+	const char *source;		/* agent, community, triage */
+	const char *author;		/* "Name <email>", or NULL: git config */
+	const char *note;		/* first line of the message, or NULL */
+	const char *patch;
+	size_t len;
+};
+
+/*
+ * Check, apply in memory and queue. A refused change is journaled with its
+ * violations ("review.refused") and not queued: *id_out is 0 and r holds
+ * why. A queued change gets a commit on top of the base, kept under
+ * refs/warden/review/N, a row, and a "review.submitted" entry.
+ */
+struct werr *review_submit(int64_t *id_out, struct allowlist_report *r,
+    struct store *store, git_repository *repo, const struct review_base *b,
+    const struct review_submission *s);
+
+/* Rows as JSON; status NULL for all. */
+struct werr *review_list(json_t **out, struct store *store,
+    const char *status);
+/* One review with its patch, gate result and evidence. */
+struct werr *review_show(json_t **out, struct store *store, int64_t id);
+
+/*
+ * Re-run the gate against the current official tip (with the tip's
+ * policy) and, when clean, commit the change on top of the tip with a
+ * Reviewed-by trailer and move the official branch there (a fast-forward
+ * of the branch). A change that no longer applies stays pending.
+ */
+struct werr *review_approve(char *commit_out /* 41 */,
+    struct allowlist_report *r, struct store *store, git_repository *repo,
+    const char *official_branch, int64_t id, const char *as,
+    const char *comment);
+struct werr *review_reject(struct store *store, int64_t id,
+    const char *reason, const char *by);
+/* Attach evidence (smoke results, agent logs) to a review. */
+struct werr *review_add_evidence(struct store *store, int64_t id,
+    const char *kind, json_t *body);
+
+/* pr-check: the gate over merge-base(BASE, HEAD)..HEAD with BASE's
+ * policy; lint problems of the changed adapters and profiles at HEAD go
+ * to lint (an array of {"file","line","column","message"}). */
+struct werr *review_prcheck(struct allowlist_report *r, json_t **lint,
+    git_repository *repo, const char *base, const char *head);
+
+/* A patch from a file, or from standard input for "-". */
+struct werr *review_read_input(struct buf *out, const char *path);
+/* "CODE PATH: REASON (commit C)" lines, for people. */
+void review_format_violations(struct buf *out,
+    const struct allowlist_report *r);
+
+#endif
