@@ -6,8 +6,9 @@
  * ready sockets, collect the transfers that ended, and submit the next
  * requests so exactly `concurrency` stay in flight. Each request owns one
  * easy handle (reused) and one SSE parser; its write callback reads the
- * clock first, then parses. Summary maths happens after the loop, on the
- * samples kept while it ran.
+ * clock first, then parses. Each ended request is folded into the tally
+ * as it is delivered; the summary maths and its JSON, after the loop, are
+ * in loadgen-summary.c.
  *
  * Must never print, never block anywhere but in poll(2), and never let a
  * request's failure end the sweep: only hang, deadline and on_tick do.
@@ -17,13 +18,11 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/time.h>
 #include <time.h>
 
 #include <curl/curl.h>
 
-#include "loadgen.h"
+#include "loadgen-private.h"
 #include "sse.h"
 #include "stats.h"
 #include "util.h"
@@ -31,7 +30,6 @@
 #define LG_DEFAULT_TIMEOUT_NS	(300ull * 1000000000ull)
 #define LG_DEFAULT_TICK_MS	100
 #define LG_ERRBODY_MAX		512
-#define NS_PER_MS		1e6
 
 enum req_state { REQ_FREE = 0, REQ_ACTIVE, REQ_HELD };
 
@@ -80,44 +78,8 @@ struct lg {
 	int stopping;
 	enum loadgen_end end;
 	uint64_t last_byte_ns, next_tick_ns, tick_ns, timeout_ns;
-	struct loadgen_summary *sum;
-	uint64_t start_ns, last_end_ns;
-	size_t done, ok;
-	struct rusage ru0;
-	struct stats_samples ttft, tpot, itl, e2el, lag;
+	struct lg_tally tally;		/* the summary being built */
 };
-
-const char *
-loadgen_outcome_name(enum loadgen_outcome outcome)
-{
-	static const char *names[] = { "ok", "http_status", "timeout",
-	    "connect", "stream_error", "malformed", "empty", "server_crash" };
-
-	if ((unsigned)outcome >= LOADGEN_OUTCOME_COUNT)
-		return "unknown";
-	return names[outcome];
-}
-
-const char *
-loadgen_end_name(enum loadgen_end end)
-{
-	static const char *names[] = { "complete", "hang", "deadline",
-	    "server_crash" };
-
-	if ((unsigned)end >= LOADGEN_END_COUNT)
-		return "unknown";
-	return names[end];
-}
-
-const char *
-loadgen_usage_source_name(enum loadgen_usage_source source)
-{
-	switch (source) {
-	case LOADGEN_USAGE_SERVER: return "server";
-	case LOADGEN_USAGE_STREAMED: return "streamed";
-	default: return "none";
-	}
-}
 
 /* ---- per-request stream handling ---- */
 
@@ -231,8 +193,8 @@ req_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 	r->lg->last_byte_ns = now;
 	if (!r->warmup) {
-		r->lg->sum->reads++;
-		r->lg->sum->bytes += len;
+		r->lg->tally.sum->reads++;
+		r->lg->tally.sum->bytes += len;
 	}
 	if (r->status == 0)
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
@@ -347,15 +309,15 @@ lg_submit(struct lg *lg)
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, b->data);
 		r->state = REQ_ACTIVE;
 		lg->in_flight++;
-		if (lg->in_flight > lg->sum->max_in_flight && !r->warmup)
-			lg->sum->max_in_flight = lg->in_flight;
+		if (lg->in_flight > lg->tally.sum->max_in_flight && !r->warmup)
+			lg->tally.sum->max_in_flight = lg->in_flight;
 		r->submit_ns = mono_ns();
-		if (!r->warmup && lg->start_ns == 0)
-			lg->start_ns = r->submit_ns;
+		if (!r->warmup && lg->tally.start_ns == 0)
+			lg->tally.start_ns = r->submit_ns;
 		if (r->submit_ns > lg->last_byte_ns)
 			lg->last_byte_ns = r->submit_ns;
 		if (!r->warmup)
-			lg->sum->submitted++;
+			lg->tally.sum->submitted++;
 		if (curl_multi_add_handle(lg->multi, r->easy) != CURLM_OK) {
 			r->end_ns = mono_ns();
 			lg->in_flight--;
@@ -432,8 +394,8 @@ req_record(struct lg_req *r, struct loadgen_record *rec)
 	rec->first_token_ns = r->first_ns;
 	rec->last_token_ns = r->last_ns;
 	rec->end_ns = r->end_ns;
-	rec->anchor_mono_ns = r->lg->sum->anchor_mono_ns;
-	rec->anchor_realtime_ns = r->lg->sum->anchor_realtime_ns;
+	rec->anchor_mono_ns = r->lg->tally.sum->anchor_mono_ns;
+	rec->anchor_realtime_ns = r->lg->tally.sum->anchor_realtime_ns;
 	rec->chunks = r->chunks;
 	rec->token_events = r->token_events;
 	rec->coalesced_events = r->coalesced;
@@ -463,61 +425,13 @@ req_record(struct lg_req *r, struct loadgen_record *rec)
 	rec->ntoken_ns = r->ntok;
 }
 
-/* Fold an ended timed request into the samples. */
-static void
-lg_account(struct lg *lg, const struct loadgen_record *rec)
-{
-	struct loadgen_summary *s = lg->sum;
-	double tokens;
-	size_t i;
-
-	if (rec->warmup) {
-		if (rec->outcome == LOADGEN_OK)
-			s->warmups_ok++;
-		else
-			s->warmups_failed++;
-		return;
-	}
-	lg->done++;
-	if (rec->end_ns > lg->last_end_ns)
-		lg->last_end_ns = rec->end_ns;
-	s->token_events += rec->token_events;
-	s->coalesced_events += rec->coalesced_events;
-	s->chunks += rec->chunks;
-	if (rec->outcome != LOADGEN_OK) {
-		s->failed++;
-		s->failed_by_outcome[rec->outcome]++;
-		return;
-	}
-	lg->ok++;
-	s->completed++;
-	if (rec->prompt_tokens > 0)
-		s->total_input_tokens += (uint64_t)rec->prompt_tokens;
-	s->total_output_tokens += (uint64_t)rec->completion_tokens;
-	if (rec->usage_source == LOADGEN_USAGE_SERVER)
-		s->usage_server++;
-	else
-		s->usage_streamed++;
-	stats_samples_add(&lg->ttft,
-	    (double)(rec->first_token_ns - rec->submit_ns) / NS_PER_MS);
-	stats_samples_add(&lg->e2el,
-	    (double)(rec->last_token_ns - rec->submit_ns) / NS_PER_MS);
-	tokens = (double)rec->completion_tokens;
-	if (tokens >= 2)
-		stats_samples_add(&lg->tpot, (double)(rec->last_token_ns -
-		    rec->first_token_ns) / NS_PER_MS / (tokens - 1));
-	for (i = 1; i < rec->ntoken_ns; i++)
-		stats_samples_add(&lg->itl, (double)(rec->token_ns[i] -
-		    rec->token_ns[i - 1]) / NS_PER_MS);
-}
-
 static void
 lg_deliver(struct lg *lg, struct lg_req *r)
 {
 	struct loadgen_record rec;
 
 	req_record(r, &rec);
-	lg_account(lg, &rec);
+	lg_tally_record(&lg->tally, &rec);
 	if (lg->cfg->on_record != NULL)
 		lg->cfg->on_record(lg->cfg->arg, &rec);
 	if (r->state == REQ_HELD)
@@ -646,14 +560,14 @@ lg_progress(struct lg *lg, struct loadgen_progress *p, uint64_t now)
 {
 	memset(p, 0, sizeof(*p));
 	p->now_ns = now;
-	p->start_ns = lg->start_ns;
+	p->start_ns = lg->tally.start_ns;
 	p->last_byte_ns = lg->last_byte_ns;
 	p->warming_up = lg->warming_up;
 	p->in_flight = lg->in_flight;
-	p->done = lg->done;
-	p->ok = lg->ok;
+	p->done = lg->tally.done;
+	p->ok = lg->tally.ok;
 	p->total = lg->cfg->nbodies;
-	p->output_tokens = lg->sum->total_output_tokens;
+	p->output_tokens = lg->tally.sum->total_output_tokens;
 }
 
 static void
@@ -755,7 +669,8 @@ lg_pass(struct lg *lg)
 	lg_submit(lg);
 	now = mono_ns();
 	if (!lg->warming_up && rc > 0)
-		stats_samples_add(&lg->lag, (double)(now - t0) / NS_PER_MS);
+		stats_samples_add(&lg->tally.lag,
+		    (double)(now - t0) / LG_NS_PER_MS);
 	lg_checks(lg, now);
 }
 
@@ -771,39 +686,11 @@ lg_run_list(struct lg *lg, const struct loadgen_body *list, size_t n,
 	if (warmup && n < lg->limit)
 		lg->limit = n;
 	if (!warmup)
-		getrusage(
-#ifdef RUSAGE_THREAD
-		    RUSAGE_THREAD,
-#else
-		    RUSAGE_SELF,
-#endif
-		    &lg->ru0);
+		lg_tally_cpu_start(&lg->tally);
 	lg_submit(lg);
 	while (!lg->stopping && (lg->next < n || lg->in_flight > 0 ||
 	    lg->held > 0))
 		lg_pass(lg);
-}
-
-/* ---- summary ---- */
-
-static double
-tv_s(const struct timeval *tv)
-{
-	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
-}
-
-static void
-fill_stat(struct loadgen_stat *out, const struct stats_samples *s)
-{
-	struct stats_summary sum;
-
-	stats_summarize(s->v, s->n, &sum);
-	out->n = sum.n;
-	out->mean = sum.mean;
-	out->median = sum.median;
-	out->std = sum.std;
-	out->p90 = sum.p90;
-	out->p99 = sum.p99;
 }
 
 static int64_t
@@ -813,55 +700,6 @@ realtime_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000ll + (int64_t)ts.tv_nsec;
-}
-
-static void
-lg_summarize(struct lg *lg, uint64_t end_mono, int64_t end_real)
-{
-	struct loadgen_summary *s = lg->sum;
-	struct rusage ru1;
-	struct stats_summary lag;
-	double dmono, dreal;
-
-	getrusage(
-#ifdef RUSAGE_THREAD
-	    RUSAGE_THREAD,
-#else
-	    RUSAGE_SELF,
-#endif
-	    &ru1);
-	s->not_started = lg->cfg->nbodies - s->submitted;
-	if (lg->start_ns != 0 && lg->last_end_ns > lg->start_ns)
-		s->duration = (double)(lg->last_end_ns - lg->start_ns) / 1e9;
-	if (s->duration > 0) {
-		s->request_throughput = (double)s->completed / s->duration;
-		s->output_throughput = (double)s->total_output_tokens /
-		    s->duration;
-		s->total_token_throughput = (double)(s->total_output_tokens +
-		    s->total_input_tokens) / s->duration;
-	}
-	if (lg->start_ns != 0) {
-		s->client_cpu_s = tv_s(&ru1.ru_utime) - tv_s(&lg->ru0.ru_utime) +
-		    tv_s(&ru1.ru_stime) - tv_s(&lg->ru0.ru_stime);
-		if (s->duration > 0)
-			s->client_cpu_fraction = s->client_cpu_s / s->duration;
-	}
-	stats_summarize(lg->lag.v, lg->lag.n, &lag);
-	s->loop_lag_p99_ms = lag.p99;
-	s->client_limited = s->loop_lag_p99_ms > 1.0 ||
-	    s->client_cpu_fraction > 0.85;
-	fill_stat(&s->ttft, &lg->ttft);
-	fill_stat(&s->tpot, &lg->tpot);
-	fill_stat(&s->itl, &lg->itl);
-	fill_stat(&s->e2el, &lg->e2el);
-	dmono = (double)(end_mono - s->anchor_mono_ns);
-	dreal = (double)(end_real - s->anchor_realtime_ns);
-	if (dmono > 0) {
-		s->clock_drift = dreal / dmono - 1;
-		if (s->clock_drift < 0)
-			s->clock_drift = -s->clock_drift;
-		s->clock_drift_warning = dmono >= 1e9 && s->clock_drift > 0.001;
-	}
 }
 
 /* ---- setup and teardown ---- */
@@ -916,11 +754,7 @@ lg_teardown(struct lg *lg)
 	curl_slist_free_all(lg->headers);
 	free(lg->pfds);
 	free(lg->ready);
-	stats_samples_free(&lg->ttft);
-	stats_samples_free(&lg->tpot);
-	stats_samples_free(&lg->itl);
-	stats_samples_free(&lg->e2el);
-	stats_samples_free(&lg->lag);
+	lg_tally_free(&lg->tally);
 }
 
 static struct werr *
@@ -950,7 +784,7 @@ loadgen_run(const struct loadgen_config *cfg, struct loadgen_summary *summary)
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return werr_new(WEXIT_ENV, "cannot initialise libcurl");
 	memset(&lg, 0, sizeof(lg));
-	lg.sum = summary;
+	lg.tally.sum = summary;
 	summary->max_concurrency = cfg->concurrency;
 	summary->num_prompts = cfg->nbodies;
 	m0 = mono_ns();
@@ -966,108 +800,9 @@ loadgen_run(const struct loadgen_config *cfg, struct loadgen_summary *summary)
 		lg_run_list(&lg, cfg->bodies, cfg->nbodies, 0);
 	summary->end = lg.end;
 	m0 = mono_ns();
-	lg_summarize(&lg, m0, realtime_ns());
+	lg_tally_finish(&lg.tally, cfg->nbodies, m0, realtime_ns());
 out:
 	lg_teardown(&lg);
 	curl_global_cleanup();
 	return err;
-}
-
-/* ---- JSON ---- */
-
-static void
-set_real(json_t *o, const char *key, double v)
-{
-	json_object_set_new(o, key, json_real(v));
-}
-
-static void
-set_int(json_t *o, const char *key, uint64_t v)
-{
-	json_object_set_new(o, key, json_integer((json_int_t)v));
-}
-
-static void
-set_stat(json_t *o, const char *metric, const struct loadgen_stat *st)
-{
-	struct buf k = BUF_INIT;
-
-	buf_printf(&k, "mean_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->mean);
-	buf_reset(&k);
-	buf_printf(&k, "median_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->median);
-	buf_reset(&k);
-	buf_printf(&k, "std_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->std);
-	buf_reset(&k);
-	buf_printf(&k, "p90_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->p90);
-	buf_reset(&k);
-	buf_printf(&k, "p99_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->p99);
-	buf_reset(&k);
-	buf_printf(&k, "%s_samples", metric);
-	set_int(o, buf_cstr(&k), st->n);
-	buf_free(&k);
-}
-
-struct werr *
-loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
-{
-	json_t *o, *failed;
-	char iso[40];
-	time_t secs;
-	int i;
-
-	*out = NULL;
-	if ((o = json_object()) == NULL || (failed = json_object()) == NULL) {
-		json_decref(o);
-		return werr_new(WEXIT_ENV, "out of memory building json");
-	}
-	json_object_set_new(o, "end", json_string(loadgen_end_name(s->end)));
-	set_int(o, "max_concurrency", s->max_concurrency);
-	set_int(o, "max_in_flight", s->max_in_flight);
-	set_int(o, "num_prompts", s->num_prompts);
-	set_int(o, "submitted", s->submitted);
-	set_int(o, "completed", s->completed);
-	set_int(o, "failed", s->failed);
-	set_int(o, "not_started", s->not_started);
-	for (i = 1; i < LOADGEN_OUTCOME_COUNT; i++)
-		set_int(failed, loadgen_outcome_name(i),
-		    s->failed_by_outcome[i]);
-	json_object_set_new(o, "failed_by_class", failed);
-	set_int(o, "warmups_ok", s->warmups_ok);
-	set_int(o, "warmups_failed", s->warmups_failed);
-	set_int(o, "total_input_tokens", s->total_input_tokens);
-	set_int(o, "total_output_tokens", s->total_output_tokens);
-	set_int(o, "usage_server", s->usage_server);
-	set_int(o, "usage_streamed", s->usage_streamed);
-	set_real(o, "duration", s->duration);
-	set_real(o, "request_throughput", s->request_throughput);
-	set_real(o, "output_throughput", s->output_throughput);
-	set_real(o, "total_token_throughput", s->total_token_throughput);
-	set_stat(o, "ttft", &s->ttft);
-	set_stat(o, "tpot", &s->tpot);
-	set_stat(o, "itl", &s->itl);
-	set_stat(o, "e2el", &s->e2el);
-	set_int(o, "token_events", s->token_events);
-	set_int(o, "coalesced_events", s->coalesced_events);
-	set_int(o, "chunks", s->chunks);
-	set_int(o, "reads", s->reads);
-	set_int(o, "bytes", s->bytes);
-	set_real(o, "client_cpu_s", s->client_cpu_s);
-	set_real(o, "client_cpu_fraction", s->client_cpu_fraction);
-	set_real(o, "loop_lag_p99_ms", s->loop_lag_p99_ms);
-	json_object_set_new(o, "client_limited",
-	    json_boolean(s->client_limited));
-	set_int(o, "clock_anchor_mono_ns", s->anchor_mono_ns);
-	secs = (time_t)(s->anchor_realtime_ns / 1000000000ll);
-	utc_iso_from_time(iso, sizeof(iso), secs);
-	json_object_set_new(o, "clock_anchor_utc", json_string(iso));
-	set_real(o, "clock_drift", s->clock_drift);
-	json_object_set_new(o, "clock_drift_warning",
-	    json_boolean(s->clock_drift_warning));
-	*out = o;
-	return NULL;
 }

@@ -4,17 +4,16 @@
  *
  * Every state change and its journal entry land in one store
  * transaction; refs move only inside that transaction's window and are
- * put back if it fails. It must never write a working tree or an index
- * file, never read policy from the change under review, and never treat
- * a commit trailer as an authorisation. Never prints.
+ * put back if it fails. Rows are read and written through store-review.c.
+ * It must never hold SQL, never write a working tree or an index file,
+ * never read policy from the change under review, and never treat a
+ * commit trailer as an authorisation. Never prints.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <sqlite3.h>
 
 #include "adapter.h"
 #include "buf.h"
@@ -23,6 +22,7 @@
 #include "review.h"
 #include "schema.h"
 #include "store.h"
+#include "store-review.h"
 #include "util.h"
 
 #define POLICY_PATH "policy/warden.json"
@@ -191,35 +191,6 @@ submit_message(const struct review_submission *s, int64_t id)
 }
 
 static struct werr *
-prepare(struct store *store, sqlite3_stmt **st, const char *sql)
-{
-	if (sqlite3_prepare_v2(store_db(store), sql, -1, st, NULL) != SQLITE_OK)
-		return store_error(store, "prepare");
-	return NULL;
-}
-
-static void
-bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-}
-
-/* Run one statement that returns no rows. */
-static struct werr *
-step_done(struct store *store, sqlite3_stmt *st, const char *what)
-{
-	struct werr *err = NULL;
-
-	if (sqlite3_step(st) != SQLITE_DONE)
-		err = store_error(store, what);
-	sqlite3_finalize(st);
-	return err;
-}
-
-static struct werr *
 create_commit(git_oid *out, git_repository *repo, const git_oid *tree_id,
     const git_oid *parent_id, const git_signature *author,
     const git_signature *committer, const char *msg)
@@ -266,7 +237,7 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 {
 	git_signature *author = NULL, *committer = NULL;
 	git_reference *ref = NULL;
-	sqlite3_stmt *st = NULL;
+	struct store_review_new row;
 	json_t *gate = NULL, *body = NULL;
 	char now[32], hex[GIT_OID_HEXSZ + 1], base_hex[GIT_OID_HEXSZ + 1];
 	char *msg = NULL, *refname = NULL, *gate_text = NULL, *who = NULL;
@@ -294,20 +265,16 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 	if ((err = store_begin(store)) != NULL)
 		goto out;
 	in_tx = 1;
-	if ((err = prepare(store, &st, "INSERT INTO reviews (source, author, "
-	    "note, created, base_commit, commit_id, patch, gate) VALUES "
-	    "(?, ?, ?, ?, ?, '', ?, ?)")) != NULL)
+	row.source = s->source;
+	row.author = who;
+	row.note = s->note ? s->note : "";
+	row.created = now;
+	row.base_commit = base_hex;
+	row.patch = s->patch;
+	row.len = s->len;
+	row.gate = gate_text;
+	if ((err = store_review_insert(store, &row, &id)) != NULL)
 		goto out;
-	bind_text(st, 1, s->source);
-	bind_text(st, 2, who);
-	bind_text(st, 3, s->note ? s->note : "");
-	bind_text(st, 4, now);
-	bind_text(st, 5, base_hex);
-	sqlite3_bind_text(st, 6, s->patch, (int)s->len, SQLITE_TRANSIENT);
-	bind_text(st, 7, gate_text);
-	if ((err = step_done(store, st, "queue the review")) != NULL)
-		goto out;
-	id = sqlite3_last_insert_rowid(store_db(store));
 	msg = submit_message(s, id);
 	if ((err = create_commit(&cid, repo, &r->result_tree, &b->commit,
 	    author, committer, msg)) != NULL)
@@ -319,12 +286,7 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 		err = werr_git("cannot create '%s'", refname);
 		goto out;
 	}
-	if ((err = prepare(store, &st, "UPDATE reviews SET commit_id = ? "
-	    "WHERE id = ?")) != NULL)
-		goto out;
-	bind_text(st, 1, hex);
-	sqlite3_bind_int64(st, 2, id);
-	if ((err = step_done(store, st, "record the commit")) != NULL)
+	if ((err = store_review_set_commit(store, id, hex)) != NULL)
 		goto out;
 	body = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I}", "id",
 	    (json_int_t)id, "source", s->source, "author", who, "commit", hex,
@@ -354,70 +316,21 @@ out:
 	return err;
 }
 
-static json_t *
-column_json(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return json_null();
-	if (sqlite3_column_type(st, i) == SQLITE_INTEGER)
-		return json_integer(sqlite3_column_int64(st, i));
-	return json_string((const char *)sqlite3_column_text(st, i));
-}
-
-/* Rows of st as JSON objects named by its columns. */
-static struct werr *
-rows_json(json_t **out, struct store *store, sqlite3_stmt *st)
-{
-	json_t *arr = json_array();
-	int rc, i;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_object();
-
-		for (i = 0; i < sqlite3_column_count(st); i++)
-			json_object_set_new(o, sqlite3_column_name(st, i),
-			    column_json(st, i));
-		json_array_append_new(arr, o);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(arr);
-		return store_error(store, "read reviews");
-	}
-	*out = arr;
-	return NULL;
-}
-
-#define REVIEW_COLUMNS "id, status, source, author, note, created, " \
-	"base_commit, commit_id, decided, decided_by, comment, merged_commit"
-
 struct werr *
 review_list(json_t **out, struct store *store, const char *status)
 {
-	sqlite3_stmt *st;
-	struct werr *err;
-
-	if ((err = prepare(store, &st, "SELECT " REVIEW_COLUMNS " FROM reviews "
-	    "WHERE ?1 IS NULL OR status = ?1 ORDER BY id")) != NULL)
-		return err;
-	bind_text(st, 1, status);
-	return rows_json(out, store, st);
+	return store_review_list(store, status, out);
 }
 
 struct werr *
 review_show(json_t **out, struct store *store, int64_t id)
 {
-	sqlite3_stmt *st;
 	json_t *rows = NULL, *ev = NULL, *o, *gate;
 	struct werr *err;
 	size_t i;
 
 	*out = NULL;
-	if ((err = prepare(store, &st, "SELECT " REVIEW_COLUMNS ", patch, gate "
-	    "FROM reviews WHERE id = ?")) != NULL)
-		return err;
-	sqlite3_bind_int64(st, 1, id);
-	if ((err = rows_json(&rows, store, st)) != NULL)
+	if ((err = store_review_row(store, id, &rows)) != NULL)
 		return err;
 	if (json_array_size(rows) == 0) {
 		json_decref(rows);
@@ -428,13 +341,7 @@ review_show(json_t **out, struct store *store, int64_t id)
 	gate = json_loads(json_string_value(json_object_get(o, "gate")), 0,
 	    NULL);
 	json_object_set_new(o, "gate", gate ? gate : json_null());
-	if ((err = prepare(store, &st, "SELECT time, kind, body FROM "
-	    "review_evidence WHERE review_id = ? ORDER BY id")) != NULL) {
-		json_decref(o);
-		return err;
-	}
-	sqlite3_bind_int64(st, 1, id);
-	if ((err = rows_json(&ev, store, st)) != NULL) {
+	if ((err = store_review_evidence(store, id, &ev)) != NULL) {
 		json_decref(o);
 		return err;
 	}
@@ -454,26 +361,19 @@ struct werr *
 review_add_evidence(struct store *store, int64_t id, const char *kind,
     json_t *body)
 {
-	sqlite3_stmt *st = NULL;
 	char now[32], *text = json_dumps(body, JSON_COMPACT);
 	json_t *jb = json_pack("{s:I, s:s}", "id", (json_int_t)id, "kind", kind);
 	char *subject = xasprintf("review/%lld", (long long)id);
 	struct werr *err;
+	int found;
 
 	utc_now_iso(now, sizeof(now));
 	if ((err = store_begin(store)) != NULL)
 		goto out;
-	if ((err = prepare(store, &st, "INSERT INTO review_evidence "
-	    "(review_id, time, kind, body) SELECT id, ?, ?, ? FROM reviews "
-	    "WHERE id = ?")) != NULL)
+	if ((err = store_review_add_evidence(store, id, now, kind, text,
+	    &found)) != NULL)
 		goto fail;
-	bind_text(st, 1, now);
-	bind_text(st, 2, kind);
-	bind_text(st, 3, text);
-	sqlite3_bind_int64(st, 4, id);
-	if ((err = step_done(store, st, "attach evidence")) != NULL)
-		goto fail;
-	if (sqlite3_changes(store_db(store)) == 0) {
+	if (!found) {
 		err = werr_new(WEXIT_INPUT, "no review %lld", (long long)id);
 		goto fail;
 	}
@@ -495,29 +395,24 @@ out:
 static struct werr *
 load_pending(struct store *store, int64_t id, char **patch, char **commit)
 {
-	sqlite3_stmt *st;
+	struct store_review row;
 	struct werr *err;
-	const char *status;
+	int found;
 
 	*patch = *commit = NULL;
-	if ((err = prepare(store, &st, "SELECT status, patch, commit_id FROM "
-	    "reviews WHERE id = ?")) != NULL)
+	if ((err = store_review_get(store, id, &found, &row)) != NULL)
 		return err;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (!found)
 		return werr_new(WEXIT_INPUT, "no review %lld", (long long)id);
-	}
-	status = (const char *)sqlite3_column_text(st, 0);
-	if (strcmp(status, "pending") != 0) {
+	if (strcmp(row.status, "pending") != 0) {
 		err = werr_new(WEXIT_INPUT, "review %lld is %s, not pending",
-		    (long long)id, status);
-		sqlite3_finalize(st);
+		    (long long)id, row.status);
+		store_review_free(&row);
 		return err;
 	}
-	*patch = xstrdup((const char *)sqlite3_column_text(st, 1));
-	*commit = xstrdup((const char *)sqlite3_column_text(st, 2));
-	sqlite3_finalize(st);
+	*patch = row.patch;
+	*commit = row.commit_id;
+	free(row.status);
 	return NULL;
 }
 
@@ -525,7 +420,7 @@ struct werr *
 review_reject(struct store *store, int64_t id, const char *reason,
     const char *by)
 {
-	sqlite3_stmt *st = NULL;
+	struct store_review_decision d;
 	char now[32], *patch = NULL, *commit = NULL;
 	char *subject = xasprintf("review/%lld", (long long)id);
 	json_t *body = json_pack("{s:I, s:s, s:s?}", "id", (json_int_t)id,
@@ -535,16 +430,13 @@ review_reject(struct store *store, int64_t id, const char *reason,
 	utc_now_iso(now, sizeof(now));
 	if ((err = store_begin(store)) != NULL)
 		goto out;
+	memset(&d, 0, sizeof(d));
+	d.status = "rejected";
+	d.decided = now;
+	d.by = by;
+	d.comment = reason;
 	if ((err = load_pending(store, id, &patch, &commit)) != NULL ||
-	    (err = prepare(store, &st, "UPDATE reviews SET status = "
-	    "'rejected', decided = ?, decided_by = ?, comment = ? WHERE "
-	    "id = ?")) != NULL)
-		goto fail;
-	bind_text(st, 1, now);
-	bind_text(st, 2, by);
-	bind_text(st, 3, reason);
-	sqlite3_bind_int64(st, 4, id);
-	if ((err = step_done(store, st, "reject the review")) != NULL ||
+	    (err = store_review_decide(store, id, &d)) != NULL ||
 	    (err = journal_append(store, "review.rejected", subject, body,
 	    NULL)) != NULL)
 		goto fail;
@@ -622,7 +514,7 @@ review_approve(char *commit_out, struct allowlist_report *r,
 	git_signature *approver = NULL;
 	git_commit *queued = NULL;
 	git_reference *ref = NULL;
-	sqlite3_stmt *st = NULL;
+	struct store_review_decision d;
 	json_t *body = NULL;
 	char now[32], hex[GIT_OID_HEXSZ + 1], tip[GIT_OID_HEXSZ + 1];
 	char *patch = NULL, *commit = NULL, *msg = NULL, *who = NULL;
@@ -666,16 +558,12 @@ review_approve(char *commit_out, struct allowlist_report *r,
 	if ((err = store_begin(store)) != NULL)
 		goto out;
 	in_tx = 1;
-	if ((err = prepare(store, &st, "UPDATE reviews SET status = "
-	    "'approved', decided = ?, decided_by = ?, comment = ?, "
-	    "merged_commit = ? WHERE id = ? AND status = 'pending'")) != NULL)
-		goto out;
-	bind_text(st, 1, now);
-	bind_text(st, 2, who);
-	bind_text(st, 3, comment);
-	bind_text(st, 4, hex);
-	sqlite3_bind_int64(st, 5, id);
-	if ((err = step_done(store, st, "approve the review")) != NULL)
+	d.status = "approved";
+	d.decided = now;
+	d.by = who;
+	d.comment = comment;
+	d.merged_commit = hex;
+	if ((err = store_review_decide(store, id, &d)) != NULL)
 		goto out;
 	body = json_pack("{s:I, s:s, s:s?, s:s, s:s, s:s}", "id",
 	    (json_int_t)id, "by", who, "comment", comment, "commit", hex,

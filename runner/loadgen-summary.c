@@ -1,0 +1,295 @@
+/*
+ * loadgen-summary.c - the load generator's summary: the stable names, the
+ * samples and counters folded in as requests end, the maths that turns
+ * them into a struct loadgen_summary after the loop, and its JSON. See
+ * loadgen.h for what each figure means, loadgen-private.h for the split.
+ *
+ * Only timed requests count; warmups are tallied as ok or failed and
+ * nothing else. Must never print, never touch libcurl, and never read a
+ * clock except this thread's CPU times (the loop hands it the others).
+ */
+#include "config.h"
+
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "loadgen-private.h"
+#include "util.h"
+
+const char *
+loadgen_outcome_name(enum loadgen_outcome outcome)
+{
+	static const char *names[] = { "ok", "http_status", "timeout",
+	    "connect", "stream_error", "malformed", "empty", "server_crash" };
+
+	if ((unsigned)outcome >= LOADGEN_OUTCOME_COUNT)
+		return "unknown";
+	return names[outcome];
+}
+
+const char *
+loadgen_end_name(enum loadgen_end end)
+{
+	static const char *names[] = { "complete", "hang", "deadline",
+	    "server_crash" };
+
+	if ((unsigned)end >= LOADGEN_END_COUNT)
+		return "unknown";
+	return names[end];
+}
+
+const char *
+loadgen_usage_source_name(enum loadgen_usage_source source)
+{
+	switch (source) {
+	case LOADGEN_USAGE_SERVER: return "server";
+	case LOADGEN_USAGE_STREAMED: return "streamed";
+	default: return "none";
+	}
+}
+
+/* ---- folding records in ---- */
+
+void
+lg_tally_record(struct lg_tally *t, const struct loadgen_record *rec)
+{
+	struct loadgen_summary *s = t->sum;
+	double tokens;
+	size_t i;
+
+	if (rec->warmup) {
+		if (rec->outcome == LOADGEN_OK)
+			s->warmups_ok++;
+		else
+			s->warmups_failed++;
+		return;
+	}
+	t->done++;
+	if (rec->end_ns > t->last_end_ns)
+		t->last_end_ns = rec->end_ns;
+	s->token_events += rec->token_events;
+	s->coalesced_events += rec->coalesced_events;
+	s->chunks += rec->chunks;
+	if (rec->outcome != LOADGEN_OK) {
+		s->failed++;
+		s->failed_by_outcome[rec->outcome]++;
+		return;
+	}
+	t->ok++;
+	s->completed++;
+	if (rec->prompt_tokens > 0)
+		s->total_input_tokens += (uint64_t)rec->prompt_tokens;
+	s->total_output_tokens += (uint64_t)rec->completion_tokens;
+	if (rec->usage_source == LOADGEN_USAGE_SERVER)
+		s->usage_server++;
+	else
+		s->usage_streamed++;
+	stats_samples_add(&t->ttft,
+	    (double)(rec->first_token_ns - rec->submit_ns) / LG_NS_PER_MS);
+	stats_samples_add(&t->e2el,
+	    (double)(rec->last_token_ns - rec->submit_ns) / LG_NS_PER_MS);
+	tokens = (double)rec->completion_tokens;
+	if (tokens >= 2)
+		stats_samples_add(&t->tpot, (double)(rec->last_token_ns -
+		    rec->first_token_ns) / LG_NS_PER_MS / (tokens - 1));
+	for (i = 1; i < rec->ntoken_ns; i++)
+		stats_samples_add(&t->itl, (double)(rec->token_ns[i] -
+		    rec->token_ns[i - 1]) / LG_NS_PER_MS);
+}
+
+/* ---- the summary ---- */
+
+/* This thread's CPU times (the process's where there is no per-thread
+ * figure). */
+static void
+thread_rusage(struct rusage *ru)
+{
+	getrusage(
+#ifdef RUSAGE_THREAD
+	    RUSAGE_THREAD,
+#else
+	    RUSAGE_SELF,
+#endif
+	    ru);
+}
+
+void
+lg_tally_cpu_start(struct lg_tally *t)
+{
+	thread_rusage(&t->ru0);
+}
+
+static double
+tv_s(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+static void
+fill_stat(struct loadgen_stat *out, const struct stats_samples *s)
+{
+	struct stats_summary sum;
+
+	stats_summarize(s->v, s->n, &sum);
+	out->n = sum.n;
+	out->mean = sum.mean;
+	out->median = sum.median;
+	out->std = sum.std;
+	out->p90 = sum.p90;
+	out->p99 = sum.p99;
+}
+
+void
+lg_tally_finish(struct lg_tally *t, size_t nbodies, uint64_t end_mono,
+    int64_t end_real)
+{
+	struct loadgen_summary *s = t->sum;
+	struct rusage ru1;
+	struct stats_summary lag;
+	double dmono, dreal;
+
+	thread_rusage(&ru1);
+	s->not_started = nbodies - s->submitted;
+	if (t->start_ns != 0 && t->last_end_ns > t->start_ns)
+		s->duration = (double)(t->last_end_ns - t->start_ns) / 1e9;
+	if (s->duration > 0) {
+		s->request_throughput = (double)s->completed / s->duration;
+		s->output_throughput = (double)s->total_output_tokens /
+		    s->duration;
+		s->total_token_throughput = (double)(s->total_output_tokens +
+		    s->total_input_tokens) / s->duration;
+	}
+	if (t->start_ns != 0) {
+		s->client_cpu_s = tv_s(&ru1.ru_utime) - tv_s(&t->ru0.ru_utime) +
+		    tv_s(&ru1.ru_stime) - tv_s(&t->ru0.ru_stime);
+		if (s->duration > 0)
+			s->client_cpu_fraction = s->client_cpu_s / s->duration;
+	}
+	stats_summarize(t->lag.v, t->lag.n, &lag);
+	s->loop_lag_p99_ms = lag.p99;
+	s->client_limited = s->loop_lag_p99_ms > 1.0 ||
+	    s->client_cpu_fraction > 0.85;
+	fill_stat(&s->ttft, &t->ttft);
+	fill_stat(&s->tpot, &t->tpot);
+	fill_stat(&s->itl, &t->itl);
+	fill_stat(&s->e2el, &t->e2el);
+	dmono = (double)(end_mono - s->anchor_mono_ns);
+	dreal = (double)(end_real - s->anchor_realtime_ns);
+	if (dmono > 0) {
+		s->clock_drift = dreal / dmono - 1;
+		if (s->clock_drift < 0)
+			s->clock_drift = -s->clock_drift;
+		s->clock_drift_warning = dmono >= 1e9 && s->clock_drift > 0.001;
+	}
+}
+
+void
+lg_tally_free(struct lg_tally *t)
+{
+	stats_samples_free(&t->ttft);
+	stats_samples_free(&t->tpot);
+	stats_samples_free(&t->itl);
+	stats_samples_free(&t->e2el);
+	stats_samples_free(&t->lag);
+}
+
+/* ---- JSON ---- */
+
+static void
+set_real(json_t *o, const char *key, double v)
+{
+	json_object_set_new(o, key, json_real(v));
+}
+
+static void
+set_int(json_t *o, const char *key, uint64_t v)
+{
+	json_object_set_new(o, key, json_integer((json_int_t)v));
+}
+
+static void
+set_stat(json_t *o, const char *metric, const struct loadgen_stat *st)
+{
+	struct buf k = BUF_INIT;
+
+	buf_printf(&k, "mean_%s_ms", metric);
+	set_real(o, buf_cstr(&k), st->mean);
+	buf_reset(&k);
+	buf_printf(&k, "median_%s_ms", metric);
+	set_real(o, buf_cstr(&k), st->median);
+	buf_reset(&k);
+	buf_printf(&k, "std_%s_ms", metric);
+	set_real(o, buf_cstr(&k), st->std);
+	buf_reset(&k);
+	buf_printf(&k, "p90_%s_ms", metric);
+	set_real(o, buf_cstr(&k), st->p90);
+	buf_reset(&k);
+	buf_printf(&k, "p99_%s_ms", metric);
+	set_real(o, buf_cstr(&k), st->p99);
+	buf_reset(&k);
+	buf_printf(&k, "%s_samples", metric);
+	set_int(o, buf_cstr(&k), st->n);
+	buf_free(&k);
+}
+
+struct werr *
+loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
+{
+	json_t *o, *failed;
+	char iso[40];
+	time_t secs;
+	int i;
+
+	*out = NULL;
+	if ((o = json_object()) == NULL || (failed = json_object()) == NULL) {
+		json_decref(o);
+		return werr_new(WEXIT_ENV, "out of memory building json");
+	}
+	json_object_set_new(o, "end", json_string(loadgen_end_name(s->end)));
+	set_int(o, "max_concurrency", s->max_concurrency);
+	set_int(o, "max_in_flight", s->max_in_flight);
+	set_int(o, "num_prompts", s->num_prompts);
+	set_int(o, "submitted", s->submitted);
+	set_int(o, "completed", s->completed);
+	set_int(o, "failed", s->failed);
+	set_int(o, "not_started", s->not_started);
+	for (i = 1; i < LOADGEN_OUTCOME_COUNT; i++)
+		set_int(failed, loadgen_outcome_name(i),
+		    s->failed_by_outcome[i]);
+	json_object_set_new(o, "failed_by_class", failed);
+	set_int(o, "warmups_ok", s->warmups_ok);
+	set_int(o, "warmups_failed", s->warmups_failed);
+	set_int(o, "total_input_tokens", s->total_input_tokens);
+	set_int(o, "total_output_tokens", s->total_output_tokens);
+	set_int(o, "usage_server", s->usage_server);
+	set_int(o, "usage_streamed", s->usage_streamed);
+	set_real(o, "duration", s->duration);
+	set_real(o, "request_throughput", s->request_throughput);
+	set_real(o, "output_throughput", s->output_throughput);
+	set_real(o, "total_token_throughput", s->total_token_throughput);
+	set_stat(o, "ttft", &s->ttft);
+	set_stat(o, "tpot", &s->tpot);
+	set_stat(o, "itl", &s->itl);
+	set_stat(o, "e2el", &s->e2el);
+	set_int(o, "token_events", s->token_events);
+	set_int(o, "coalesced_events", s->coalesced_events);
+	set_int(o, "chunks", s->chunks);
+	set_int(o, "reads", s->reads);
+	set_int(o, "bytes", s->bytes);
+	set_real(o, "client_cpu_s", s->client_cpu_s);
+	set_real(o, "client_cpu_fraction", s->client_cpu_fraction);
+	set_real(o, "loop_lag_p99_ms", s->loop_lag_p99_ms);
+	json_object_set_new(o, "client_limited",
+	    json_boolean(s->client_limited));
+	set_int(o, "clock_anchor_mono_ns", s->anchor_mono_ns);
+	secs = (time_t)(s->anchor_realtime_ns / 1000000000ll);
+	utc_iso_from_time(iso, sizeof(iso), secs);
+	json_object_set_new(o, "clock_anchor_utc", json_string(iso));
+	set_real(o, "clock_drift", s->clock_drift);
+	json_object_set_new(o, "clock_drift_warning",
+	    json_boolean(s->clock_drift_warning));
+	*out = o;
+	return NULL;
+}

@@ -1,0 +1,243 @@
+/*
+ * store-review.c - the review queue's rows in sqlite. See store-review.h.
+ *
+ * Plain statements over reviews and review_evidence, run inside whatever
+ * transaction the caller holds. Must never begin or end a transaction,
+ * never write the journal, and never decide what a state change means.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "store-review.h"
+#include "util.h"
+
+#define REVIEW_COLUMNS "id, status, source, author, note, created, " \
+	"base_commit, commit_id, decided, decided_by, comment, merged_commit"
+
+static struct werr *
+prepare(struct store *store, sqlite3_stmt **st, const char *sql)
+{
+	if (sqlite3_prepare_v2(store_db(store), sql, -1, st, NULL) != SQLITE_OK)
+		return store_error(store, "prepare");
+	return NULL;
+}
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+/* Run one statement that returns no rows. */
+static struct werr *
+step_done(struct store *store, sqlite3_stmt *st, const char *what)
+{
+	struct werr *err = NULL;
+
+	if (sqlite3_step(st) != SQLITE_DONE)
+		err = store_error(store, what);
+	sqlite3_finalize(st);
+	return err;
+}
+
+static char *
+column_strdup(sqlite3_stmt *st, int i)
+{
+	const char *s = (const char *)sqlite3_column_text(st, i);
+
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+static json_t *
+column_json(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	if (sqlite3_column_type(st, i) == SQLITE_INTEGER)
+		return json_integer(sqlite3_column_int64(st, i));
+	return json_string((const char *)sqlite3_column_text(st, i));
+}
+
+/* Rows of st as JSON objects named by its columns; finalizes st. */
+static struct werr *
+rows_json(json_t **out, struct store *store, sqlite3_stmt *st)
+{
+	json_t *arr = json_array();
+	int rc, i;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = json_object();
+
+		for (i = 0; i < sqlite3_column_count(st); i++)
+			json_object_set_new(o, sqlite3_column_name(st, i),
+			    column_json(st, i));
+		json_array_append_new(arr, o);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(arr);
+		return store_error(store, "read reviews");
+	}
+	*out = arr;
+	return NULL;
+}
+
+struct werr *
+store_review_insert(struct store *store, const struct store_review_new *r,
+    int64_t *id_out)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	if ((err = prepare(store, &st, "INSERT INTO reviews (source, author, "
+	    "note, created, base_commit, commit_id, patch, gate) VALUES "
+	    "(?, ?, ?, ?, ?, '', ?, ?)")) != NULL)
+		return err;
+	bind_text(st, 1, r->source);
+	bind_text(st, 2, r->author);
+	bind_text(st, 3, r->note);
+	bind_text(st, 4, r->created);
+	bind_text(st, 5, r->base_commit);
+	sqlite3_bind_text(st, 6, r->patch, (int)r->len, SQLITE_TRANSIENT);
+	bind_text(st, 7, r->gate);
+	if ((err = step_done(store, st, "queue the review")) != NULL)
+		return err;
+	*id_out = sqlite3_last_insert_rowid(store_db(store));
+	return NULL;
+}
+
+struct werr *
+store_review_set_commit(struct store *store, int64_t id, const char *commit)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	if ((err = prepare(store, &st, "UPDATE reviews SET commit_id = ? "
+	    "WHERE id = ?")) != NULL)
+		return err;
+	bind_text(st, 1, commit);
+	sqlite3_bind_int64(st, 2, id);
+	return step_done(store, st, "record the commit");
+}
+
+struct werr *
+store_review_get(struct store *store, int64_t id, int *found,
+    struct store_review *out)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	*found = 0;
+	memset(out, 0, sizeof(*out));
+	if ((err = prepare(store, &st, "SELECT status, patch, commit_id FROM "
+	    "reviews WHERE id = ?")) != NULL)
+		return err;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*found = 1;
+		out->status = column_strdup(st, 0);
+		out->patch = column_strdup(st, 1);
+		out->commit_id = column_strdup(st, 2);
+	}
+	sqlite3_finalize(st);
+	return NULL;
+}
+
+void
+store_review_free(struct store_review *r)
+{
+	free(r->status);
+	free(r->patch);
+	free(r->commit_id);
+	memset(r, 0, sizeof(*r));
+}
+
+struct werr *
+store_review_list(struct store *store, const char *status, json_t **out)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	if ((err = prepare(store, &st, "SELECT " REVIEW_COLUMNS " FROM reviews "
+	    "WHERE ?1 IS NULL OR status = ?1 ORDER BY id")) != NULL)
+		return err;
+	bind_text(st, 1, status);
+	return rows_json(out, store, st);
+}
+
+struct werr *
+store_review_row(struct store *store, int64_t id, json_t **out)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	if ((err = prepare(store, &st, "SELECT " REVIEW_COLUMNS ", patch, gate "
+	    "FROM reviews WHERE id = ?")) != NULL)
+		return err;
+	sqlite3_bind_int64(st, 1, id);
+	return rows_json(out, store, st);
+}
+
+struct werr *
+store_review_evidence(struct store *store, int64_t id, json_t **out)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	if ((err = prepare(store, &st, "SELECT time, kind, body FROM "
+	    "review_evidence WHERE review_id = ? ORDER BY id")) != NULL)
+		return err;
+	sqlite3_bind_int64(st, 1, id);
+	return rows_json(out, store, st);
+}
+
+struct werr *
+store_review_decide(struct store *store, int64_t id,
+    const struct store_review_decision *d)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	if ((err = prepare(store, &st, "UPDATE reviews SET status = ?, "
+	    "decided = ?, decided_by = ?, comment = ?, merged_commit = "
+	    "COALESCE(?, merged_commit) WHERE id = ? AND status = "
+	    "'pending'")) != NULL)
+		return err;
+	bind_text(st, 1, d->status);
+	bind_text(st, 2, d->decided);
+	bind_text(st, 3, d->by);
+	bind_text(st, 4, d->comment);
+	bind_text(st, 5, d->merged_commit);
+	sqlite3_bind_int64(st, 6, id);
+	return step_done(store, st, strcmp(d->status, "approved") == 0 ?
+	    "approve the review" : "reject the review");
+}
+
+struct werr *
+store_review_add_evidence(struct store *store, int64_t id, const char *time,
+    const char *kind, const char *body, int *found)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+
+	*found = 0;
+	if ((err = prepare(store, &st, "INSERT INTO review_evidence "
+	    "(review_id, time, kind, body) SELECT id, ?, ?, ? FROM reviews "
+	    "WHERE id = ?")) != NULL)
+		return err;
+	bind_text(st, 1, time);
+	bind_text(st, 2, kind);
+	bind_text(st, 3, body);
+	sqlite3_bind_int64(st, 4, id);
+	if ((err = step_done(store, st, "attach evidence")) != NULL)
+		return err;
+	*found = sqlite3_changes(store_db(store)) != 0;
+	return NULL;
+}
