@@ -22,6 +22,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_init_entry,
 	&cmd_lint_entry,
 	&cmd_journal_entry,
+	&cmd_campaign_entry,
 	&cmd_patch_entry,
 	&cmd_review_entry,
 	&cmd_prcheck_entry,

@@ -70,6 +70,7 @@ extern const struct cmd_entry cmd_version_entry;
 extern const struct cmd_entry cmd_init_entry;
 extern const struct cmd_entry cmd_lint_entry;
 extern const struct cmd_entry cmd_journal_entry;
+extern const struct cmd_entry cmd_campaign_entry;
 extern const struct cmd_entry cmd_patch_entry;
 extern const struct cmd_entry cmd_review_entry;
 extern const struct cmd_entry cmd_prcheck_entry;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "store-campaign.h"
 #include "util.h"
 
 #define STORE_DEFAULT_BUSY_MS 5000
@@ -84,9 +85,8 @@ static const char *const migrations[] = {
 	"  body TEXT NOT NULL"
 	");",
 
-	/* 3: campaign runs, sweeps, requests, memory traces. SLOT for the
-	 * campaign area: replace the placeholder statement. */
-	"SELECT 1;",
+	/* 3: campaign runs, sweeps, requests, memory traces. */
+	STORE_CAMPAIGN_SCHEMA,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

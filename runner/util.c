@@ -104,6 +104,7 @@ file_read(struct buf *out, const char *path)
 		return werr_errno("open", path);
 	buf_reset(out);
 	buf_grow(out, 0);
+	out->data[0] = '\0';	/* an empty file is an empty string */
 	for (;;) {
 		n = read(fd, chunk, sizeof(chunk));
 		if (n == -1) {

@@ -1,0 +1,253 @@
+/*
+ * campaign-input.c - workloads, request bodies and provenance for the
+ * campaign. See campaign-input.h. Never prints.
+ */
+#include "config.h"
+
+#include <sys/utsname.h>
+#ifdef __APPLE__
+#include <sys/sysctl.h>
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "campaign-input.h"
+#include "memsample.h"
+#include "util.h"
+
+void
+workload_free(struct workload *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->ntimed; i++)
+		json_decref(w->timed[i]);
+	for (i = 0; i < w->nwarm; i++)
+		json_decref(w->warm[i]);
+	free(w->timed);
+	free(w->warm);
+	free(w->split);
+}
+
+struct werr *
+workload_load(struct workload *w, const char *repo_root, const char *split)
+{
+	char *rel = xasprintf("workloads/%s.jsonl", split);
+	char *path = path_join(repo_root, rel);
+	struct buf b = BUF_INIT;
+	struct werr *err;
+	char *line, *next;
+	json_error_t jerr;
+	json_t *item;
+	int lineno = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->split = xstrdup(split);
+	if ((err = file_read(&b, path)) != NULL)
+		goto out;
+	sha256_hex(b.data, b.len, w->digest);
+	for (line = b.len ? b.data : NULL; line != NULL && *line != '\0';
+	    line = next) {
+		lineno++;
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (*line == '\0')
+			continue;
+		item = json_loads(line, 0, &jerr);
+		if (!json_is_object(item) ||
+		    !json_is_array(json_object_get(item, "messages"))) {
+			json_decref(item);
+			err = werr_at(rel, lineno, 0, NULL, "not a workload "
+			    "line (an object with 'messages')");
+			goto out;
+		}
+		if (strcmp(json_string_value(json_object_get(item, "set")) ?
+		    json_string_value(json_object_get(item, "set")) : "timed",
+		    "warmup") == 0) {
+			w->warm = xrealloc(w->warm, (w->nwarm + 1) * sizeof(*w->warm));
+			w->warm[w->nwarm++] = item;
+		} else {
+			w->timed = xrealloc(w->timed,
+			    (w->ntimed + 1) * sizeof(*w->timed));
+			w->timed[w->ntimed++] = item;
+		}
+	}
+	if (w->ntimed == 0)
+		err = werr_new(WEXIT_INPUT, "%s: no timed prompts", rel);
+out:
+	buf_free(&b);
+	free(path);
+	free(rel);
+	return err;
+}
+/* The request body of one workload line (caller frees). */
+static char *
+request_body(const json_t *item, const char *model, const struct profile *p,
+    const char *split)
+{
+	json_t *o = json_object(), *v;
+	char *s;
+
+	json_object_set_new(o, "model", json_string(model));
+	json_object_set(o, "messages", json_object_get(item, "messages"));
+	v = json_object_get(item, "max_tokens");
+	json_object_set_new(o, "max_tokens",
+	    json_integer(json_is_integer(v) ? json_integer_value(v) : 256));
+	json_object_set_new(o, "stream", json_true());
+	json_object_set_new(o, "stream_options",
+	    json_pack("{s:b}", "include_usage", 1));
+	json_object_set_new(o, "temperature", json_real(0));
+	if (p->thinking_switch != NULL)
+		json_object_set_new(o, "chat_template_kwargs",
+		    json_pack("{s:b}", p->thinking_switch, 0));
+	if (strcmp(split, "agent") == 0 &&
+	    (v = json_object_get(item, "tools")) != NULL)
+		json_object_set(o, "tools", v);
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+
+void
+bodies_free(struct bodies *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->ntimed; i++)
+		free((char *)b->timed[i].data);
+	for (i = 0; i < b->nwarm; i++)
+		free((char *)b->warm[i].data);
+	free(b->timed);
+	free(b->warm);
+	free(b->timed_ids);
+	free(b->warm_ids);
+}
+
+void
+bodies_build(struct bodies *b, const struct workload *w, size_t limit,
+    size_t warmups, const char *model, const struct profile *p)
+{
+	size_t i;
+
+	memset(b, 0, sizeof(*b));
+	b->ntimed = limit != 0 && limit < w->ntimed ? limit : w->ntimed;
+	b->nwarm = warmups < w->nwarm ? warmups : w->nwarm;
+	b->timed = xcalloc(b->ntimed + 1, sizeof(*b->timed));
+	b->warm = xcalloc(b->nwarm + 1, sizeof(*b->warm));
+	b->timed_ids = xcalloc(b->ntimed + 1, sizeof(*b->timed_ids));
+	b->warm_ids = xcalloc(b->nwarm + 1, sizeof(*b->warm_ids));
+	for (i = 0; i < b->ntimed; i++) {
+		b->timed[i].data = request_body(w->timed[i], model, p, w->split);
+		b->timed[i].len = strlen(b->timed[i].data);
+		b->timed_ids[i] = json_string_value(json_object_get(w->timed[i],
+		    "id"));
+	}
+	for (i = 0; i < b->nwarm; i++) {
+		b->warm[i].data = request_body(w->warm[i], model, p, w->split);
+		b->warm[i].len = strlen(b->warm[i].data);
+		b->warm_ids[i] = json_string_value(json_object_get(w->warm[i],
+		    "id"));
+	}
+}
+
+
+static char *
+cpu_model(void)
+{
+#ifdef __APPLE__
+	char name[256];
+	size_t len = sizeof(name);
+
+	if (sysctlbyname("machdep.cpu.brand_string", name, &len, NULL, 0) == 0)
+		return xstrndup(name, len);
+	return xstrdup("unknown");
+#else
+	struct buf b = BUF_INIT;
+	struct werr *err;
+	char *p, *end, *s = NULL;
+
+	if ((err = file_read(&b, "/proc/cpuinfo")) != NULL) {
+		werr_free(err);
+		return xstrdup("unknown");
+	}
+	if (b.len > 0 && (p = strstr(b.data, "model name")) != NULL &&
+	    (p = strchr(p, ':')) != NULL) {
+		p += 2;
+		end = strchr(p, '\n');
+		s = end ? xstrndup(p, (size_t)(end - p)) : xstrdup(p);
+	}
+	buf_free(&b);
+	return s != NULL ? s : xstrdup("unknown");
+#endif
+}
+
+json_t *
+provenance_hardware(uint64_t gpu_hint)
+{
+	uint64_t used = 0, total = 0;
+	struct utsname u;
+	json_t *o;
+	char *cpu = cpu_model();
+
+	werr_free(memsample_system(&used, &total));
+	o = json_pack("{s:s, s:I, s:I}", "cpu", cpu,
+	    "cpus", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN),
+	    "memory_bytes", (json_int_t)total);
+	json_object_set_new(o, "gpu_working_set_hint_bytes",
+	    gpu_hint ? json_integer((json_int_t)gpu_hint) : json_null());
+	if (uname(&u) == 0)
+		json_object_set_new(o, "arch", json_string(u.machine));
+	free(cpu);
+	return o;
+}
+
+void
+campaign_machine_id(char out[17])
+{
+	struct buf b = BUF_INIT;
+	char host[256] = "", hex[SHA256_HEX_LEN + 1];
+	uint64_t used = 0, total = 0;
+	struct utsname u;
+	char *cpu = cpu_model();
+
+	(void)gethostname(host, sizeof(host) - 1);
+	werr_free(memsample_system(&used, &total));
+	memset(&u, 0, sizeof(u));
+	(void)uname(&u);
+	buf_printf(&b, "%s\n%s\n%s\n%s\n%llu\n", host, u.sysname, u.machine,
+	    cpu, (unsigned long long)total);
+	sha256_hex(b.data, b.len, hex);
+	memcpy(out, hex, 16);
+	out[16] = '\0';
+	buf_free(&b);
+	free(cpu);
+}
+
+json_t *
+provenance_file_digest(const char *path)
+{
+	char hex[SHA256_HEX_LEN + 1];
+	struct werr *err;
+
+	if (path == NULL)
+		return json_null();
+	if ((err = sha256_file_hex(path, hex)) != NULL) {
+		werr_free(err);
+		return json_null();
+	}
+	return json_string(hex);
+}
+
+json_t *
+provenance_os(void)
+{
+	struct utsname u;
+
+	if (uname(&u) != 0)
+		return json_null();
+	return json_pack("{s:s, s:s, s:s}", "name", u.sysname, "release",
+	    u.release, "version", u.version);
+}

@@ -1,0 +1,62 @@
+/*
+ * campaign-input.h - what a campaign reads and records about its inputs:
+ * the workload splits (workloads/SPLIT.jsonl, timed and warmup prompts),
+ * the request bodies built from them, and provenance (file digests,
+ * hardware, OS, this machine's fingerprint). Never prints; never touches
+ * the store.
+ */
+#ifndef WARDEN_CAMPAIGN_INPUT_H
+#define WARDEN_CAMPAIGN_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "adapter.h"
+#include "error.h"
+#include "loadgen.h"
+#include "sha256.h"
+
+/* The prompts of one split: timed and warmup lines of workloads/S.jsonl. */
+struct workload {
+	char *split;
+	char digest[SHA256_HEX_LEN + 1];
+	json_t **timed, **warm;
+	size_t ntimed, nwarm;
+};
+
+/* Load workloads/SPLIT.jsonl of repo_root; its sha256 goes to digest. */
+struct werr *workload_load(struct workload *w, const char *repo_root,
+    const char *split);
+void workload_free(struct workload *w);
+
+/* The request bodies of a sweep and the workload ids they came from. */
+struct bodies {
+	struct loadgen_body *timed, *warm;
+	const char **timed_ids, **warm_ids;
+	size_t ntimed, nwarm;
+};
+
+/*
+ * The first limit (0: all) timed prompts and the first warmups warmup
+ * prompts as request bodies for model: messages, max_tokens, stream with
+ * usage, temperature 0, thinking off where the profile names a switch,
+ * tools on the agent split.
+ */
+void bodies_build(struct bodies *b, const struct workload *w, size_t limit,
+    size_t warmups, const char *model, const struct profile *p);
+void bodies_free(struct bodies *b);
+
+/* sha256 of a file as a JSON string, or JSON null if it cannot be read. */
+json_t *provenance_file_digest(const char *path);
+/* {"cpu", "cpus", "memory_bytes", "gpu_working_set_hint_bytes", "arch"} */
+json_t *provenance_hardware(uint64_t gpu_hint);
+/* {"name", "release", "version"} of uname(3) */
+json_t *provenance_os(void);
+
+/* This machine's fingerprint: 16 hex digits of sha256 over hostname, OS,
+ * architecture, CPU model and installed memory. */
+void campaign_machine_id(char out[17]);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * campaign.h - the campaign: the grid engine x model x split x concurrency
+ * run against fresh engine servers, every request and memory sample in
+ * the store as it happens, resumable after a kill at any moment.
+ *
+ * A run has an explicit id and the fingerprint of the machine it runs on;
+ * its grid (the points, in order, and the prompt limit) is stored with it,
+ * so --resume runs exactly the points not yet done, re-running the one a
+ * kill interrupted. Engine failures are outcomes recorded per sweep
+ * (server_crash, hang, wrong_model, not_ready, port_conflict, engine_cap,
+ * unsupported), never errors: the campaign moves on. An error means warden
+ * itself could not go on (store, workload file, policy).
+ *
+ * Never prints: progress goes to the caller's callback.
+ */
+#ifndef WARDEN_CAMPAIGN_H
+#define WARDEN_CAMPAIGN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "policy.h"
+#include "store.h"
+
+struct campaign_progress {
+	size_t sweep;		/* 1-based position among the run's points */
+	size_t sweeps;
+	const char *engine, *model, *split;
+	unsigned concurrency;
+	const char *phase;	/* "starting", "warmup", "measuring", "done" */
+	size_t done, total;	/* timed requests of this sweep */
+	size_t ok;
+	double tokens_per_s;	/* live output tok/s of this sweep */
+	double eta_s;		/* of this sweep, -1 unknown */
+	const char *outcome;	/* when phase is "done" */
+	double elapsed_s;
+};
+
+struct campaign_opts {
+	const char *repo_root;
+	const struct policy *policy;
+	struct store *store;
+	const char *roster;		/* NULL: policy default roster */
+	const char *const *engines;	/* NULL-terminated filters; NULL: all */
+	const char *const *models;
+	const char *const *splits;
+	const int *concurrency;		/* NULL: policy campaign.concurrency */
+	size_t n_concurrency;
+	size_t limit;			/* timed prompts per sweep; 0: all */
+	int resume;
+	const char *run_id;		/* NULL: a new id (or, with resume,
+					   the newest unfinished run here) */
+	void (*on_progress)(void *arg, const struct campaign_progress *p);
+	void *arg;
+};
+
+/* Run (or resume) a campaign. *run_id_out (caller frees) names it. */
+struct werr *campaign_run(const struct campaign_opts *opts, char **run_id_out);
+
+#endif

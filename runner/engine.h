@@ -1,0 +1,101 @@
+/*
+ * engine.h - one engine server's life: started from its adapter for a
+ * (model, split, concurrency), on a free port of 127.0.0.1, with its own
+ * HOME and caches, its output in a log file; ready when its health path
+ * answers 200 and its /v1/models lists the model the profile names.
+ *
+ * An engine that fails is an outcome, not an error: engine_start() returns
+ * an error only when warden itself cannot proceed (no directory, no
+ * memory); otherwise e->state says what happened (ready, server_crash with
+ * exit status and log tail, not_ready, wrong_model, port_conflict). The
+ * process is always stopped and reaped by engine_stop()/engine_free().
+ * Never prints.
+ */
+#ifndef WARDEN_ENGINE_H
+#define WARDEN_ENGINE_H
+
+#include <sys/types.h>
+
+#include <stdint.h>
+
+#include "adapter.h"
+#include "buf.h"
+#include "error.h"
+#include "spawn.h"
+
+enum engine_state {
+	ENGINE_STARTING = 0,	/* "starting" */
+	ENGINE_READY,		/* "ready" */
+	ENGINE_CRASHED,		/* "server_crash": exited or killed */
+	ENGINE_NOT_READY,	/* "not_ready": no healthy answer in time */
+	ENGINE_WRONG_MODEL,	/* "wrong_model": serves another model */
+	ENGINE_PORT_CONFLICT,	/* "port_conflict": port not its own */
+	ENGINE_STOPPED,		/* "stopped" */
+};
+
+struct engine_params {
+	const struct adapter *adapter;
+	const struct profile *profile;
+	const char *split;
+	unsigned concurrency;
+	const char *repo_root;
+	const char *env_dir;	/* .warden/envs/ENGINE (made if missing) */
+	const char *log_path;	/* the server's log file (dirs made) */
+	double ready_timeout_s;	/* 0: the adapter's, else 600 */
+	unsigned stop_grace_ms;	/* 0: 10 s */
+	int port;		/* 0: pick a free ephemeral port */
+};
+
+struct engine {
+	struct spawn_proc proc;
+	enum engine_state state;
+	int port;
+	char *base_url;		/* "http://127.0.0.1:PORT" */
+	char *log_path;
+	char *model;		/* the id the profile asks for */
+	char *served_model;	/* what /v1/models listed (NULL: not asked) */
+	char *detail;		/* what went wrong, with the log tail */
+	char *argv_text;	/* the expanded command line, for records */
+	uint64_t started_ns, ready_ns;
+	unsigned stop_grace_ms;
+	/* hang detection: the log file's growth */
+	off_t log_size;
+	uint64_t log_changed_ns;
+};
+
+/* The variables of an argv template (see adapter.h for the names). */
+struct engine_vars {
+	const char *port, *host, *model, *model_path, *ctx, *home, *env_dir,
+	    *log_dir, *adapter_dir, *repo, *concurrency, *split;
+};
+
+/*
+ * Expand {name} placeholders of tmpl into out. An unknown name or an
+ * unterminated brace is an error (WEXIT_INPUT) naming it; a known name
+ * whose value is NULL expands to "".
+ */
+struct werr *engine_expand(struct buf *out, const char *tmpl,
+    const struct engine_vars *vars);
+
+/* A free TCP port on 127.0.0.1 (bound, then released), or an error. */
+struct werr *engine_free_port(int *port);
+
+struct werr *engine_start(struct engine **out, const struct engine_params *p);
+
+/* Is the server still running? On exit it becomes ENGINE_CRASHED with
+ * its exit status or signal and the log tail in detail. */
+int engine_alive(struct engine *e);
+
+/* Nanoseconds since the log file last grew (checked now). */
+uint64_t engine_log_quiet_ns(struct engine *e, uint64_t now_ns);
+
+/* Stop the server's whole process group and reap it. */
+struct werr *engine_stop(struct engine *e);
+void engine_free(struct engine *e);
+
+const char *engine_state_name(enum engine_state state);
+
+/* The last max_bytes of a log file, from a line start where possible. */
+void engine_log_tail(struct buf *out, const char *path, size_t max_bytes);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * spawn.c - start a program in its own process group with its output in a
+ * log file; stop it and every process of its group. See spawn.h.
+ *
+ * Between fork and exec the child only calls async-signal-safe functions.
+ * An exec failure travels back over a close-on-exec pipe, so spawn_start()
+ * reports it instead of leaving a dead child behind. Never blocks without
+ * a deadline, never prints.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spawn.h"
+#include "util.h"
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static int
+cloexec_pipe(int fds[2])
+{
+#ifdef HAVE_PIPE2
+	return pipe2(fds, O_CLOEXEC);
+#else
+	if (pipe(fds) == -1)
+		return -1;
+	(void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+	(void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+	return 0;
+#endif
+}
+
+/* Orphaned descendants of an engine come back to warden to be reaped. */
+static void
+become_subreaper(void)
+{
+#if defined(__linux__) && defined(PR_SET_CHILD_SUBREAPER)
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
+}
+
+/* In the child: report errno on the pipe and exit. */
+static void
+child_fail(int fd)
+{
+	int e = errno;
+	ssize_t r;
+
+	r = write(fd, &e, sizeof(e));
+	(void)r;
+	_exit(127);
+}
+
+extern char **environ;
+
+/* The child's environment, built before fork: environ plus opts->env_add. */
+static char **
+env_build(char *const *add)
+{
+	size_t n = 0, nadd = 0, i, j, k = 0;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	while (add != NULL && add[nadd] != NULL)
+		nadd++;
+	env = xcalloc(n + nadd + 1, sizeof(*env));
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		size_t len = eq ? (size_t)(eq - environ[i]) + 1 : 0;
+		int replaced = 0;
+
+		for (j = 0; len != 0 && j < nadd; j++)
+			if (strncmp(add[j], environ[i], len) == 0)
+				replaced = 1;
+		if (!replaced)
+			env[k++] = environ[i];
+	}
+	for (j = 0; j < nadd; j++)
+		env[k++] = add[j];
+	env[k] = NULL;
+	return env;
+}
+
+static void
+child_exec(const struct spawn_opts *opts, char **env, int logfd, int errfd,
+    pid_t parent)
+{
+#if defined(__linux__) && defined(PR_SET_PDEATHSIG)
+	/* If warden dies (even by kill -9), the engine hears SIGTERM. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1)
+		child_fail(errfd);
+	if (getppid() != parent)
+		_exit(127);
+#endif
+	if (setsid() == -1)
+		child_fail(errfd);
+	if (dup2(logfd, STDOUT_FILENO) == -1 ||
+	    dup2(logfd, STDERR_FILENO) == -1)
+		child_fail(errfd);
+	if (logfd > STDERR_FILENO)
+		close(logfd);
+	if (opts->cwd != NULL && chdir(opts->cwd) == -1)
+		child_fail(errfd);
+	environ = env;
+	signal(SIGPIPE, SIG_DFL);
+	execvp(opts->argv[0], opts->argv);
+	child_fail(errfd);
+}
+
+struct werr *
+spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
+{
+	int errpipe[2], logfd, childerr = 0;
+	char **env;
+	ssize_t n;
+	pid_t pid, self = getpid();
+
+	memset(out, 0, sizeof(*out));
+	if (opts->argv == NULL || opts->argv[0] == NULL)
+		return werr_new(WEXIT_INPUT, "spawn: empty command");
+	if (opts->log_path != NULL)
+		logfd = open(opts->log_path,
+		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	else
+		logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (logfd == -1)
+		return werr_errno("open",
+		    opts->log_path ? opts->log_path : "/dev/null");
+	if (cloexec_pipe(errpipe) == -1) {
+		close(logfd);
+		return werr_errno("pipe", NULL);
+	}
+	become_subreaper();
+	env = env_build(opts->env_add);
+	pid = fork();
+	if (pid == -1) {
+		free(env);
+		close(logfd);
+		close(errpipe[0]);
+		close(errpipe[1]);
+		return werr_errno("fork", NULL);
+	}
+	if (pid == 0) {
+		close(errpipe[0]);
+		child_exec(opts, env, logfd, errpipe[1], self);
+	}
+	free(env);
+	/* The pipe closes at exec, after setsid: the group exists now. */
+	close(logfd);
+	close(errpipe[1]);
+	do
+		n = read(errpipe[0], &childerr, sizeof(childerr));
+	while (n == -1 && errno == EINTR);
+	close(errpipe[0]);
+	out->pid = pid;
+	if (n == (ssize_t)sizeof(childerr)) {
+		(void)waitpid(pid, &out->status, 0);
+		out->exited = 1;
+		errno = childerr;
+		return werr_errno("exec", opts->argv[0]);
+	}
+	return NULL;
+}
+
+int
+spawn_poll(struct spawn_proc *p)
+{
+	pid_t r;
+
+	if (p->pid == 0 || p->exited)
+		return 1;
+	do
+		r = waitpid(p->pid, &p->status, WNOHANG);
+	while (r == -1 && errno == EINTR);
+	if (r == p->pid || (r == -1 && errno == ECHILD)) {
+		p->exited = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int
+spawn_group_alive(pid_t pgid)
+{
+	if (pgid <= 0)
+		return 0;
+	if (kill(-pgid, 0) == 0)
+		return 1;
+	return errno == EPERM;
+}
+
+/* Reap whatever of the group has died; the leader's status is kept. */
+static void
+reap_group(struct spawn_proc *p)
+{
+	int status;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(-p->pid, &status, WNOHANG);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (r == p->pid && !p->exited) {
+			p->exited = 1;
+			p->status = status;
+		}
+	}
+	(void)spawn_poll(p);
+}
+
+/* Wait up to ms for the group to be gone. 1 gone, 0 not. */
+static int
+wait_group_gone(struct spawn_proc *p, unsigned ms)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)ms * 1000000ULL;
+
+	for (;;) {
+		reap_group(p);
+		if (p->exited && !spawn_group_alive(p->pid))
+			return 1;
+		if (mono_ns() >= deadline)
+			return 0;
+		sleep_ms(5);
+	}
+}
+
+struct werr *
+spawn_stop(struct spawn_proc *p, unsigned grace_ms)
+{
+	if (p->pid == 0)
+		return NULL;
+	if (p->exited && !spawn_group_alive(p->pid))
+		return NULL;
+	(void)kill(-p->pid, SIGTERM);
+	if (!p->exited)
+		(void)kill(p->pid, SIGTERM);
+	if (wait_group_gone(p, grace_ms))
+		return NULL;
+	(void)kill(-p->pid, SIGKILL);
+	if (!p->exited)
+		(void)kill(p->pid, SIGKILL);
+	if (wait_group_gone(p, 5000))
+		return NULL;
+	return werr_new(WEXIT_ENV,
+	    "process group %ld survived SIGKILL", (long)p->pid);
+}
+
+static const char *
+signal_name(int sig)
+{
+	static const struct {
+		int sig;
+		const char *name;
+	} names[] = {
+		{ SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" },
+		{ SIGQUIT, "SIGQUIT" }, { SIGILL, "SIGILL" },
+		{ SIGABRT, "SIGABRT" }, { SIGFPE, "SIGFPE" },
+		{ SIGKILL, "SIGKILL" }, { SIGBUS, "SIGBUS" },
+		{ SIGSEGV, "SIGSEGV" }, { SIGPIPE, "SIGPIPE" },
+		{ SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" },
+		{ SIGUSR1, "SIGUSR1" }, { SIGUSR2, "SIGUSR2" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].sig == sig)
+			return names[i].name;
+	return "unknown signal";
+}
+
+void
+spawn_status_describe(struct buf *out, int status)
+{
+	if (WIFEXITED(status)) {
+		buf_printf(out, "exit status %d", WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+
+		buf_printf(out, "killed by signal %d (%s)", sig,
+		    signal_name(sig));
+	} else {
+		buf_printf(out, "wait status %#x", status);
+	}
+}

@@ -1,0 +1,796 @@
+/*
+ * store-campaign.c - the SQL of the campaign tables. See store-campaign.h.
+ *
+ * Every write happens between store_begin() and store_commit(), under
+ * the writer lock, and every state change (run created, sweep begun,
+ * sweep finished, sweep discarded, run finished) carries its journal
+ * entry in the same transaction. Request rows are plain inserts, written
+ * in batches by the writer thread at the end of this file.
+ * Never prints.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "journal.h"
+#include "store-campaign.h"
+#include "util.h"
+
+static struct werr *
+prepare(struct store *store, sqlite3_stmt **st, const char *sql)
+{
+	if (sqlite3_prepare_v2(store_db(store), sql, -1, st, NULL) != SQLITE_OK)
+		return store_error(store, "prepare");
+	return NULL;
+}
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+/* Bind a JSON value as compact text (NULL stays NULL). */
+static void
+bind_json(sqlite3_stmt *st, int i, const json_t *v)
+{
+	char *s;
+
+	if (v == NULL) {
+		sqlite3_bind_null(st, i);
+		return;
+	}
+	s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	sqlite3_bind_text(st, i, s ? s : "null", -1, SQLITE_TRANSIENT);
+	free(s);
+}
+
+static void
+bind_ns(sqlite3_stmt *st, int i, uint64_t ns)
+{
+	if (ns == 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, (sqlite3_int64)ns);
+}
+
+/* Step a statement that returns no row; finalize it. */
+static struct werr *
+step_done(struct store *store, sqlite3_stmt *st, const char *what)
+{
+	struct werr *err = NULL;
+
+	if (sqlite3_step(st) != SQLITE_DONE)
+		err = store_error(store, what);
+	sqlite3_finalize(st);
+	return err;
+}
+
+static struct werr *
+commit_or_rollback(struct store *store, struct werr *err)
+{
+	if (err != NULL) {
+		store_rollback(store);
+		return err;
+	}
+	return store_commit(store);
+}
+
+static int
+table_exists(struct store *store, const char *name)
+{
+	sqlite3_stmt *st = NULL;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM sqlite_master "
+	    "WHERE type = 'table' AND name = ?1", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	bind_text(st, 1, name);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+struct werr *
+store_campaign_ensure(struct store *store)
+{
+	struct werr *err;
+
+	if (table_exists(store, "campaign_memory"))
+		return NULL;
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	return commit_or_rollback(store, store_exec(store,
+	    STORE_CAMPAIGN_SCHEMA));
+}
+
+struct werr *
+store_campaign_run_create(struct store *store, const char *run_id,
+    const char *machine, json_t *grid, json_t *provenance)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	char now[32];
+	json_t *body;
+	int found = 0;
+
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	if ((err = store_campaign_run_get(store, run_id, &found, NULL, NULL,
+	    NULL)) != NULL)
+		return commit_or_rollback(store, err);
+	if (found)
+		return commit_or_rollback(store, werr_new(WEXIT_INPUT,
+		    "run '%s' exists; continue it with --resume", run_id));
+	utc_now_iso(now, sizeof(now));
+	if ((err = prepare(store, &st, "INSERT INTO campaign_runs (run_id, "
+	    "created, machine, state, grid, provenance) VALUES "
+	    "(?1, ?2, ?3, 'running', ?4, ?5)")) != NULL)
+		return commit_or_rollback(store, err);
+	bind_text(st, 1, run_id);
+	bind_text(st, 2, now);
+	bind_text(st, 3, machine);
+	bind_json(st, 4, grid);
+	bind_json(st, 5, provenance);
+	err = step_done(store, st, "insert run");
+	if (err == NULL) {
+		body = json_pack("{s:s, s:s, s:O}", "run_id", run_id,
+		    "machine", machine, "grid", grid);
+		err = journal_append(store, "campaign.run.start", run_id, body,
+		    NULL);
+		json_decref(body);
+	}
+	return commit_or_rollback(store, err);
+}
+
+static char *
+column_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+
+	return s != NULL ? xstrdup((const char *)s) : NULL;
+}
+
+static json_t *
+column_json(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	json_error_t jerr;
+
+	if (s == NULL)
+		return json_null();
+	return json_loads((const char *)s, JSON_DECODE_ANY, &jerr);
+}
+
+struct werr *
+store_campaign_run_get(struct store *store, const char *run_id, int *found,
+    char **machine, char **state, json_t **grid)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	int rc;
+
+	*found = 0;
+	if ((err = prepare(store, &st, "SELECT machine, state, grid FROM "
+	    "campaign_runs WHERE run_id = ?1")) != NULL)
+		return err;
+	bind_text(st, 1, run_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*found = 1;
+		if (machine != NULL)
+			*machine = column_strdup(st, 0);
+		if (state != NULL)
+			*state = column_strdup(st, 1);
+		if (grid != NULL)
+			*grid = column_json(st, 2);
+	} else if (rc != SQLITE_DONE) {
+		err = store_error(store, "select run");
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+struct werr *
+store_campaign_run_unfinished(struct store *store, const char *machine,
+    char **run_id)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+
+	*run_id = NULL;
+	if ((err = prepare(store, &st, "SELECT run_id FROM campaign_runs "
+	    "WHERE machine = ?1 AND state = 'running' "
+	    "ORDER BY created DESC, rowid DESC LIMIT 1")) != NULL)
+		return err;
+	bind_text(st, 1, machine);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*run_id = column_strdup(st, 0);
+	sqlite3_finalize(st);
+	return NULL;
+}
+
+struct werr *
+store_campaign_run_finish(struct store *store, const char *run_id)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	char now[32];
+	json_t *body;
+
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	utc_now_iso(now, sizeof(now));
+	if ((err = prepare(store, &st, "UPDATE campaign_runs SET state = "
+	    "'done', finished = ?2 WHERE run_id = ?1")) != NULL)
+		return commit_or_rollback(store, err);
+	bind_text(st, 1, run_id);
+	bind_text(st, 2, now);
+	err = step_done(store, st, "finish run");
+	if (err == NULL) {
+		body = json_pack("{s:s}", "run_id", run_id);
+		err = journal_append(store, "campaign.run.finish", run_id, body,
+		    NULL);
+		json_decref(body);
+	}
+	return commit_or_rollback(store, err);
+}
+
+static char *
+sweep_subject(sqlite3_stmt *st, int first)
+{
+	return xasprintf("%s/%s/%s/c%d",
+	    (const char *)sqlite3_column_text(st, first),
+	    (const char *)sqlite3_column_text(st, first + 1),
+	    (const char *)sqlite3_column_text(st, first + 2),
+	    sqlite3_column_int(st, first + 3));
+}
+
+struct werr *
+store_campaign_discard_unfinished(struct store *store, const char *run_id,
+    int *n)
+{
+	sqlite3_stmt *st = NULL, *del = NULL;
+	struct werr *err;
+	json_t *body;
+	char *subject;
+
+	*n = 0;
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	if ((err = prepare(store, &st, "SELECT id, seq, attempt, engine, "
+	    "model, split, concurrency FROM campaign_sweeps WHERE run_id = ?1 "
+	    "AND state = 'running' ORDER BY seq")) != NULL)
+		return commit_or_rollback(store, err);
+	bind_text(st, 1, run_id);
+	while (err == NULL && sqlite3_step(st) == SQLITE_ROW) {
+		subject = sweep_subject(st, 3);
+		body = json_pack("{s:s, s:i, s:i, s:I}", "run_id", run_id,
+		    "seq", sqlite3_column_int(st, 1),
+		    "attempt", sqlite3_column_int(st, 2),
+		    "requests_discarded", (json_int_t)0);
+		err = prepare(store, &del, "DELETE FROM campaign_sweeps "
+		    "WHERE id = ?1");
+		if (err == NULL) {
+			sqlite3_bind_int64(del, 1, sqlite3_column_int64(st, 0));
+			err = step_done(store, del, "discard sweep");
+		}
+		if (err == NULL) {
+			json_object_set_new(body, "requests_discarded",
+			    json_integer(sqlite3_changes(store_db(store))));
+			err = journal_append(store, "campaign.sweep.discard",
+			    subject, body, NULL);
+		}
+		json_decref(body);
+		free(subject);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return commit_or_rollback(store, err);
+}
+
+struct werr *
+store_campaign_sweep_done(struct store *store, const char *run_id, int seq,
+    int *done)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+
+	*done = 0;
+	if ((err = prepare(store, &st, "SELECT 1 FROM campaign_sweeps WHERE "
+	    "run_id = ?1 AND seq = ?2 AND state = 'done'")) != NULL)
+		return err;
+	bind_text(st, 1, run_id);
+	sqlite3_bind_int(st, 2, seq);
+	*done = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return NULL;
+}
+
+/* Attempts so far of (run_id, seq), counted from the journal. */
+static int
+sweep_attempts(struct store *store, const char *run_id, int seq)
+{
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(store_db(store), "SELECT count(*) FROM journal "
+	    "WHERE kind = 'campaign.sweep.start' "
+	    "AND json_extract(body, '$.run_id') = ?1 "
+	    "AND json_extract(body, '$.seq') = ?2", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	bind_text(st, 1, run_id);
+	sqlite3_bind_int(st, 2, seq);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+struct werr *
+store_campaign_sweep_begin(struct store *store,
+    const struct store_sweep_key *k, int64_t *sweep_id)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	char now[32], *subject;
+	json_t *body;
+	int attempt;
+
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	attempt = sweep_attempts(store, k->run_id, k->seq) + 1;
+	utc_now_iso(now, sizeof(now));
+	if ((err = prepare(store, &st, "INSERT INTO campaign_sweeps (run_id, "
+	    "seq, engine, model, split, concurrency, attempt, state, started, "
+	    "total, log_path, provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+	    "'running', ?8, ?9, ?10, ?11)")) != NULL)
+		return commit_or_rollback(store, err);
+	bind_text(st, 1, k->run_id);
+	sqlite3_bind_int(st, 2, k->seq);
+	bind_text(st, 3, k->engine);
+	bind_text(st, 4, k->model);
+	bind_text(st, 5, k->split);
+	sqlite3_bind_int(st, 6, (int)k->concurrency);
+	sqlite3_bind_int(st, 7, attempt);
+	bind_text(st, 8, now);
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)k->total);
+	bind_text(st, 10, k->log_path);
+	bind_json(st, 11, k->provenance);
+	if ((err = step_done(store, st, "insert sweep")) != NULL)
+		return commit_or_rollback(store, err);
+	*sweep_id = sqlite3_last_insert_rowid(store_db(store));
+	subject = xasprintf("%s/%s/%s/c%u", k->engine, k->model, k->split,
+	    k->concurrency);
+	body = json_pack("{s:s, s:i, s:i, s:I}", "run_id", k->run_id,
+	    "seq", k->seq, "attempt", attempt, "sweep_id",
+	    (json_int_t)*sweep_id);
+	err = journal_append(store, "campaign.sweep.start", subject, body,
+	    NULL);
+	json_decref(body);
+	free(subject);
+	return commit_or_rollback(store, err);
+}
+
+static void
+bind_ms(sqlite3_stmt *st, int i, uint64_t from, uint64_t to)
+{
+	if (from == 0 || to == 0 || to < from)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_double(st, i, (double)(to - from) / 1e6);
+}
+
+/* Insert one request row with a prepared statement. */
+static struct werr *
+request_insert(struct store *store, sqlite3_stmt *st, int64_t sweep_id,
+    const struct loadgen_record *r, const char *prompt_id)
+{
+	char wall[32];
+	int64_t wall_ns;
+
+	wall_ns = r->anchor_realtime_ns +
+	    ((int64_t)r->submit_ns - (int64_t)r->anchor_mono_ns);
+	utc_iso_from_time(wall, sizeof(wall), (time_t)(wall_ns / 1000000000LL));
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	sqlite3_bind_int64(st, 1, sweep_id);
+	sqlite3_bind_int(st, 2, r->warmup ? 1 : 0);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)r->index);
+	bind_text(st, 4, prompt_id);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)r->submit_ns);
+	bind_ns(st, 6, r->first_token_ns);
+	bind_ns(st, 7, r->last_token_ns);
+	bind_ns(st, 8, r->end_ns);
+	bind_text(st, 9, wall);
+	bind_ms(st, 10, r->submit_ns, r->first_token_ns);
+	bind_ms(st, 11, r->submit_ns, r->last_token_ns);
+	sqlite3_bind_int64(st, 12, (sqlite3_int64)r->chunks);
+	sqlite3_bind_int64(st, 13, (sqlite3_int64)r->token_events);
+	sqlite3_bind_int64(st, 14, (sqlite3_int64)r->coalesced_events);
+	sqlite3_bind_int64(st, 15, (sqlite3_int64)r->max_events_per_read);
+	if (r->prompt_tokens >= 0)
+		sqlite3_bind_int64(st, 16, r->prompt_tokens);
+	sqlite3_bind_int64(st, 17, r->completion_tokens);
+	bind_text(st, 18, loadgen_usage_source_name(r->usage_source));
+	sqlite3_bind_int64(st, 19, (sqlite3_int64)r->content_bytes);
+	sqlite3_bind_int64(st, 20, (sqlite3_int64)r->reasoning_bytes);
+	sqlite3_bind_int64(st, 21, (sqlite3_int64)r->tool_calls);
+	bind_text(st, 22, r->finish_reason);
+	if (r->http_status > 0)
+		sqlite3_bind_int64(st, 23, r->http_status);
+	bind_text(st, 24, loadgen_outcome_name(r->outcome));
+	bind_text(st, 25, r->error);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return store_error(store, "insert request");
+	return NULL;
+}
+
+struct werr *
+store_campaign_requests_add(struct store *store, int64_t sweep_id,
+    const struct loadgen_record *const *recs, const char *const *prompt_ids,
+    size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	size_t i;
+
+	if (n == 0)
+		return NULL;
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	if ((err = prepare(store, &st, "INSERT INTO campaign_requests ("
+	    "sweep_id, warmup, idx, prompt_id, submit_ns, first_token_ns, "
+	    "last_token_ns, end_ns, submit_wall, ttft_ms, e2el_ms, chunks, "
+	    "token_events, coalesced_events, max_events_per_read, "
+	    "prompt_tokens, completion_tokens, usage_source, content_bytes, "
+	    "reasoning_bytes, tool_calls, finish_reason, http_status, outcome, "
+	    "error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+	    "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"))
+	    != NULL)
+		return commit_or_rollback(store, err);
+	for (i = 0; i < n && err == NULL; i++)
+		err = request_insert(store, st, sweep_id, recs[i],
+		    prompt_ids[i] != NULL ? prompt_ids[i] : "");
+	sqlite3_finalize(st);
+	return commit_or_rollback(store, err);
+}
+
+struct werr *
+store_campaign_request_add(struct store *store, int64_t sweep_id,
+    const struct loadgen_record *r, const char *prompt_id)
+{
+	return store_campaign_requests_add(store, sweep_id, &r, &prompt_id, 1);
+}
+
+static struct werr *
+memory_add(struct store *store, int64_t sweep_id, const struct memsampler *m)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	size_t i;
+
+	if ((err = prepare(store, &st, "INSERT OR IGNORE INTO campaign_memory "
+	    "(sweep_id, t_ns, system_used_bytes, engine_bytes, engine_procs) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5)")) != NULL)
+		return err;
+	for (i = 0; i < m->n && err == NULL; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, sweep_id);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)m->samples[i].t_ns);
+		sqlite3_bind_int64(st, 3,
+		    (sqlite3_int64)m->samples[i].system_used);
+		sqlite3_bind_int64(st, 4,
+		    (sqlite3_int64)m->samples[i].engine_rss);
+		sqlite3_bind_int(st, 5, (int)m->samples[i].engine_procs);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			err = store_error(store, "insert memory sample");
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+static void
+bind_bytes(sqlite3_stmt *st, int i, uint64_t v, int have)
+{
+	if (have)
+		sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+struct werr *
+store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
+    const struct store_sweep_result *res)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	char now[32], *subject = NULL;
+	json_t *body;
+	const struct memsampler *m = res->memory;
+	int have = m != NULL && m->n > 0;
+
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	if (m != NULL && (err = memory_add(store, sweep_id, m)) != NULL)
+		return commit_or_rollback(store, err);
+	if ((err = prepare(store, &st, "SELECT run_id, seq, engine, model, "
+	    "split, concurrency FROM campaign_sweeps WHERE id = ?1 AND "
+	    "state = 'running'")) != NULL)
+		return commit_or_rollback(store, err);
+	sqlite3_bind_int64(st, 1, sweep_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return commit_or_rollback(store, werr_new(WEXIT_ENV,
+		    "sweep %lld is not running", (long long)sweep_id));
+	}
+	subject = sweep_subject(st, 2);
+	body = json_pack("{s:s, s:i, s:s, s:I, s:I}",
+	    "run_id", (const char *)sqlite3_column_text(st, 0),
+	    "seq", sqlite3_column_int(st, 1), "outcome", res->outcome,
+	    "completed", (json_int_t)res->completed,
+	    "failed", (json_int_t)res->failed);
+	sqlite3_finalize(st);
+	utc_now_iso(now, sizeof(now));
+	if ((err = prepare(store, &st, "UPDATE campaign_sweeps SET state = "
+	    "'done', outcome = ?2, detail = ?3, served_model = ?4, "
+	    "finished = ?5, completed = ?6, failed = ?7, summary = ?8, "
+	    "peak_system_bytes = ?9, peak_engine_bytes = ?10, "
+	    "system_total_bytes = ?11, gpu_hint_bytes = ?12, "
+	    "log_path = coalesce(?13, log_path), "
+	    "provenance = CASE WHEN ?14 IS NULL THEN provenance ELSE "
+	    "json_set(provenance, '$.engine_argv', ?14) END "
+	    "WHERE id = ?1")) != NULL)
+		goto out;
+	sqlite3_bind_int64(st, 1, sweep_id);
+	bind_text(st, 2, res->outcome);
+	bind_text(st, 3, res->detail);
+	bind_text(st, 4, res->served_model);
+	bind_text(st, 5, now);
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)res->completed);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)res->failed);
+	bind_json(st, 8, res->summary);
+	bind_bytes(st, 9, have ? m->peak_system : 0, have);
+	bind_bytes(st, 10, have ? m->peak_engine : 0, have);
+	bind_bytes(st, 11, have ? m->system_total : 0, have);
+	bind_bytes(st, 12, res->gpu_hint, res->gpu_hint != 0);
+	bind_text(st, 13, res->log_path);
+	bind_text(st, 14, res->engine_argv);
+	if ((err = step_done(store, st, "finish sweep")) != NULL)
+		goto out;
+	err = journal_append(store, "campaign.sweep.finish", subject, body,
+	    NULL);
+out:
+	json_decref(body);
+	free(subject);
+	return commit_or_rollback(store, err);
+}
+
+struct werr *
+store_campaign_sweeps_json(struct store *store, const char *run_id,
+    json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	json_t *arr, *o, *v;
+	int i, ncol;
+
+	*out = NULL;
+	if ((err = prepare(store, &st, "SELECT * FROM campaign_sweeps WHERE "
+	    "run_id = ?1 AND state = 'done' ORDER BY seq")) != NULL)
+		return err;
+	bind_text(st, 1, run_id);
+	arr = json_array();
+	ncol = sqlite3_column_count(st);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		o = json_object();
+		for (i = 0; i < ncol; i++) {
+			const char *name = sqlite3_column_name(st, i);
+
+			switch (sqlite3_column_type(st, i)) {
+			case SQLITE_INTEGER:
+				v = json_integer(sqlite3_column_int64(st, i));
+				break;
+			case SQLITE_FLOAT:
+				v = json_real(sqlite3_column_double(st, i));
+				break;
+			case SQLITE_NULL:
+				v = json_null();
+				break;
+			default:
+				if (strcmp(name, "summary") == 0 ||
+				    strcmp(name, "provenance") == 0)
+					v = column_json(st, i);
+				else
+					v = json_string((const char *)
+					    sqlite3_column_text(st, i));
+				break;
+			}
+			json_object_set_new(o, name, v ? v : json_null());
+		}
+		json_array_append_new(arr, o);
+	}
+	sqlite3_finalize(st);
+	*out = arr;
+	return NULL;
+}
+
+/* ---- the request writer ----
+ * Rows are written by a thread of their own, so a database commit never
+ * stalls the load generator's event loop (and with it the timestamps of
+ * the other requests in flight). Each row is queued the moment its
+ * request ends and committed at most WRITER_DELAY_MS later, together with
+ * the rows of the requests that ended meanwhile: requests of a closed
+ * loop tend to end in bursts, and one commit per burst keeps the writer
+ * from competing with the event loop for a core while the burst is read.
+ * (A kill loses at most that much; the interrupted sweep is re-run on
+ * resume anyway.) */
+
+#define WRITER_DELAY_MS 100
+
+struct queued {
+	struct queued *next;
+	struct loadgen_record rec;
+	const char *prompt_id;
+};
+
+struct store_campaign_writer {
+	struct store *store;
+	int64_t sweep_id;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct queued *head, *tail;
+	int closing;
+	struct werr *err;
+};
+
+static void
+queued_free(struct queued *q)
+{
+	free((char *)q->rec.finish_reason);
+	free((char *)q->rec.error);
+	free(q);
+}
+
+/* Write a batch: every row that was queued when the thread woke. */
+static struct werr *
+writer_batch(struct store_campaign_writer *w, struct queued *q)
+{
+	const struct loadgen_record **recs;
+	const char **ids;
+	struct queued *p;
+	struct werr *err;
+	size_t n = 0;
+
+	for (p = q; p != NULL; p = p->next)
+		n++;
+	recs = xcalloc(n, sizeof(*recs));
+	ids = xcalloc(n, sizeof(*ids));
+	for (n = 0, p = q; p != NULL; p = p->next, n++) {
+		recs[n] = &p->rec;
+		ids[n] = p->prompt_id;
+	}
+	err = store_campaign_requests_add(w->store, w->sweep_id, recs, ids, n);
+	free(recs);
+	free(ids);
+	return err;
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct store_campaign_writer *w = arg;
+	struct queued *q, *next;
+	struct werr *err;
+
+	struct timespec ts;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (w->head == NULL && !w->closing)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (!w->closing) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += WRITER_DELAY_MS * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			while (!w->closing && pthread_cond_timedwait(&w->cond,
+			    &w->lock, &ts) == 0)
+				;
+		}
+		if ((q = w->head) == NULL)
+			break;
+		w->head = w->tail = NULL;
+		pthread_mutex_unlock(&w->lock);
+		err = w->err != NULL ? NULL : writer_batch(w, q);
+		for (; q != NULL; q = next) {
+			next = q->next;
+			queued_free(q);
+		}
+		pthread_mutex_lock(&w->lock);
+		if (err != NULL && w->err == NULL)
+			w->err = err;
+		else
+			werr_free(err);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+struct werr *
+store_campaign_writer_start(struct store_campaign_writer **out,
+    struct store *store, int64_t sweep_id)
+{
+	struct store_campaign_writer *w;
+	int rc;
+
+	*out = NULL;
+	w = xcalloc(1, sizeof(*w));
+	w->store = store;
+	w->sweep_id = sweep_id;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if ((rc = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		errno = rc;
+		return werr_errno("pthread_create", NULL);
+	}
+	*out = w;
+	return NULL;
+}
+
+/* Queue a row; the writer is woken by the first row of a batch only. */
+void
+store_campaign_writer_push(struct store_campaign_writer *w,
+    const struct loadgen_record *r, const char *id)
+{
+	struct queued *q = xcalloc(1, sizeof(*q));
+
+	q->rec = *r;
+	q->rec.finish_reason = r->finish_reason ? xstrdup(r->finish_reason) : NULL;
+	q->rec.error = r->error ? xstrdup(r->error) : NULL;
+	q->rec.token_ns = NULL;
+	q->rec.ntoken_ns = 0;
+	q->prompt_id = id;
+	pthread_mutex_lock(&w->lock);
+	if (w->tail != NULL) {
+		w->tail->next = q;
+	} else {
+		w->head = q;
+		pthread_cond_signal(&w->cond);
+	}
+	w->tail = q;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Write what is queued, stop the thread; the first error, if any. */
+struct werr *
+store_campaign_writer_finish(struct store_campaign_writer *w)
+{
+	struct werr *err;
+
+	pthread_mutex_lock(&w->lock);
+	w->closing = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	err = w->err;
+	free(w);
+	return err;
+}

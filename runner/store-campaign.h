@@ -1,0 +1,176 @@
+/*
+ * store-campaign.h - the campaign's tables: runs, sweeps, requests and
+ * memory samples. The one place that knows the campaign's SQL.
+ *
+ * A run is named by an explicit id and carries the machine fingerprint it
+ * ran on; every row below it hangs off its run id, so nothing a run
+ * writes can touch another run's rows. A sweep is one (engine, model,
+ * split, concurrency) point of the grid at position seq; it is 'running'
+ * from its start until it is 'done'. On resume, a sweep left 'running' by
+ * a killed warden is discarded with its requests and samples (in one
+ * transaction with a journal entry) and run again, so no row is ever
+ * duplicated. Every request row is written the moment the request ends.
+ * Never prints.
+ */
+#ifndef WARDEN_STORE_CAMPAIGN_H
+#define WARDEN_STORE_CAMPAIGN_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "loadgen.h"
+#include "memsample.h"
+#include "store.h"
+
+/*
+ * The schema: migration 3 of store.c's list. Idempotent (IF NOT EXISTS),
+ * so store_campaign_ensure() can also create it on a database migrated
+ * before the slot existed.
+ */
+#define STORE_CAMPAIGN_SCHEMA \
+	"CREATE TABLE IF NOT EXISTS campaign_runs (" \
+	"  run_id TEXT PRIMARY KEY," \
+	"  created TEXT NOT NULL," \
+	"  machine TEXT NOT NULL," \
+	"  state TEXT NOT NULL CHECK (state IN ('running','done'))," \
+	"  finished TEXT," \
+	"  grid TEXT NOT NULL," \
+	"  provenance TEXT NOT NULL" \
+	");" \
+	"CREATE TABLE IF NOT EXISTS campaign_sweeps (" \
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT," \
+	"  run_id TEXT NOT NULL REFERENCES campaign_runs(run_id)," \
+	"  seq INTEGER NOT NULL," \
+	"  engine TEXT NOT NULL, model TEXT NOT NULL, split TEXT NOT NULL," \
+	"  concurrency INTEGER NOT NULL," \
+	"  attempt INTEGER NOT NULL," \
+	"  state TEXT NOT NULL CHECK (state IN ('running','done'))," \
+	"  outcome TEXT, detail TEXT, served_model TEXT," \
+	"  started TEXT NOT NULL, finished TEXT," \
+	"  total INTEGER NOT NULL, completed INTEGER, failed INTEGER," \
+	"  summary TEXT," \
+	"  peak_system_bytes INTEGER, peak_engine_bytes INTEGER," \
+	"  system_total_bytes INTEGER, gpu_hint_bytes INTEGER," \
+	"  log_path TEXT, provenance TEXT NOT NULL," \
+	"  UNIQUE (run_id, seq)" \
+	");" \
+	"CREATE TABLE IF NOT EXISTS campaign_requests (" \
+	"  sweep_id INTEGER NOT NULL" \
+	"    REFERENCES campaign_sweeps(id) ON DELETE CASCADE," \
+	"  warmup INTEGER NOT NULL, idx INTEGER NOT NULL," \
+	"  prompt_id TEXT NOT NULL," \
+	"  submit_ns INTEGER NOT NULL, first_token_ns INTEGER," \
+	"  last_token_ns INTEGER, end_ns INTEGER," \
+	"  submit_wall TEXT NOT NULL," \
+	"  ttft_ms REAL, e2el_ms REAL," \
+	"  chunks INTEGER NOT NULL, token_events INTEGER NOT NULL," \
+	"  coalesced_events INTEGER NOT NULL," \
+	"  max_events_per_read INTEGER NOT NULL," \
+	"  prompt_tokens INTEGER, completion_tokens INTEGER," \
+	"  usage_source TEXT NOT NULL," \
+	"  content_bytes INTEGER NOT NULL, reasoning_bytes INTEGER NOT NULL," \
+	"  tool_calls INTEGER NOT NULL, finish_reason TEXT," \
+	"  http_status INTEGER, outcome TEXT NOT NULL, error TEXT," \
+	"  PRIMARY KEY (sweep_id, warmup, idx)" \
+	");" \
+	"CREATE TABLE IF NOT EXISTS campaign_memory (" \
+	"  sweep_id INTEGER NOT NULL" \
+	"    REFERENCES campaign_sweeps(id) ON DELETE CASCADE," \
+	"  t_ns INTEGER NOT NULL," \
+	"  system_used_bytes INTEGER NOT NULL," \
+	"  engine_bytes INTEGER NOT NULL," \
+	"  engine_procs INTEGER NOT NULL," \
+	"  PRIMARY KEY (sweep_id, t_ns)" \
+	");" \
+	"CREATE INDEX IF NOT EXISTS campaign_sweeps_by_point" \
+	"  ON campaign_sweeps(engine, model, split, concurrency);"
+
+/* Create the tables if this database lacks them. */
+struct werr *store_campaign_ensure(struct store *store);
+
+/* A new run; an existing run_id is an error (WEXIT_INPUT). grid and
+ * provenance are borrowed. */
+struct werr *store_campaign_run_create(struct store *store,
+    const char *run_id, const char *machine, json_t *grid,
+    json_t *provenance);
+/* Look a run up: *found 0 when absent; otherwise machine, state and grid
+ * are set (caller frees / json_decref). Any out pointer may be NULL. */
+struct werr *store_campaign_run_get(struct store *store, const char *run_id,
+    int *found, char **machine, char **state, json_t **grid);
+/* The newest run of machine still 'running' (*run_id NULL if none). */
+struct werr *store_campaign_run_unfinished(struct store *store,
+    const char *machine, char **run_id);
+struct werr *store_campaign_run_finish(struct store *store,
+    const char *run_id);
+
+/* Discard every sweep of run_id left 'running' (and its rows); count
+ * them in *n. One transaction with one journal entry per sweep. */
+struct werr *store_campaign_discard_unfinished(struct store *store,
+    const char *run_id, int *n);
+/* Is sweep seq of run_id done? */
+struct werr *store_campaign_sweep_done(struct store *store,
+    const char *run_id, int seq, int *done);
+
+struct store_sweep_key {
+	const char *run_id;
+	int seq;
+	const char *engine, *model, *split;
+	unsigned concurrency;
+	size_t total;		/* timed requests */
+	const char *log_path;
+	json_t *provenance;	/* borrowed */
+};
+
+struct werr *store_campaign_sweep_begin(struct store *store,
+    const struct store_sweep_key *key, int64_t *sweep_id);
+
+/* One request row, written now. prompt_id names the workload line. */
+struct werr *store_campaign_request_add(struct store *store, int64_t sweep_id,
+    const struct loadgen_record *r, const char *prompt_id);
+/* n rows in one transaction (the rows of requests that ended together). */
+struct werr *store_campaign_requests_add(struct store *store, int64_t sweep_id,
+    const struct loadgen_record *const *recs, const char *const *prompt_ids,
+    size_t n);
+
+/*
+ * The request writer: a thread that writes request rows as they come,
+ * so the load generator's event loop never waits on a commit. A row is
+ * committed at most 100 ms after it is pushed, with the rows pushed
+ * meanwhile. Only the writer uses the store until it is finished.
+ */
+struct store_campaign_writer;
+
+struct werr *store_campaign_writer_start(struct store_campaign_writer **out,
+    struct store *store, int64_t sweep_id);
+/* Queue a row (copied; prompt_id must outlive the writer). Never blocks
+ * on the database. */
+void store_campaign_writer_push(struct store_campaign_writer *w,
+    const struct loadgen_record *r, const char *prompt_id);
+/* Write what is queued, stop and free the writer; the first error. */
+struct werr *store_campaign_writer_finish(struct store_campaign_writer *w);
+
+struct store_sweep_result {
+	const char *outcome;	/* "complete", "server_crash", "hang", ... */
+	const char *detail;	/* may be NULL */
+	const char *served_model;
+	size_t completed, failed;
+	json_t *summary;	/* borrowed; may be NULL */
+	const struct memsampler *memory;	/* may be NULL */
+	uint64_t gpu_hint;
+	const char *log_path;	/* the engine's log; NULL: none started */
+	const char *engine_argv;	/* its command line, into provenance */
+};
+
+/* Write the memory trace, the summary and 'done', with a journal entry,
+ * in one transaction. */
+struct werr *store_campaign_sweep_finish(struct store *store,
+    int64_t sweep_id, const struct store_sweep_result *res);
+
+/* Every done sweep of run_id in seq order, as JSON objects (new
+ * reference): the columns, with summary and provenance parsed. */
+struct werr *store_campaign_sweeps_json(struct store *store,
+    const char *run_id, json_t **out);
+
+#endif

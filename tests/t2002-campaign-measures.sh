@@ -1,0 +1,109 @@
+#!/bin/sh
+# t2002: what warden measures matches the simulated engine's ground truth:
+# TTFT and end-to-end latency against its --trace for every request at
+# c=16, token counts equal to usage, the streamed fallback when usage is
+# omitted, and a tool call with empty content counted as a success.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
+
+CHECK="$TOP_SRCDIR/tests/fixtures/engines/check-trace.py"
+
+# The truth is the engine's own record of when it wrote each token; warden
+# may only see a token after that. Bounds: 90 % of requests within 2 ms,
+# every request within 10 ms. (On this shared two-core machine the
+# simulated engine's writes themselves trail its trace by a few ms now
+# and then, while warden's event loop lag stays under 0.5 ms p99, so
+# "every request within 2 ms" holds only on a quiet machine; the 10 ms
+# bound still catches a timestamp taken in the wrong place, which is off
+# by tens to hundreds of ms.) Built with sanitizers, everything runs
+# several times slower: there the bounds are 100 ms and 20 ms.
+TOLERANCE_MS=10
+P90_MS=2
+if grep -q "^SAN_CFLAGS = -fsanitize" "$TOP_BUILDDIR/Makefile" 2>/dev/null; then
+	TOLERANCE_MS=100
+	P90_MS=20
+fi
+
+test_expect_success 'a bench whose engines write a trace' '
+	bench_init bench &&
+	sim_adapter bench simtrace --schedule continuous --itl 3 \
+	    --prefill-rate 50000 \
+	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
+	sim_adapter bench simnousage --schedule continuous --itl 3 --usage omit \
+	    --prefill-rate 50000 \
+	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
+	bench_policy bench "campaign.concurrency=[16]" \
+	    "campaign.splits=[\"chat\", \"agent\"]"
+'
+
+test_expect_success 'the campaign runs both splits at c=16' '
+	cd bench &&
+	expect_exit 0 warden campaign --limit 48 --run-id m1 &&
+	expect_grep "^qwen3-0.6b / chat$" out &&
+	expect_grep "^qwen3-0.6b / agent$" out &&
+	test $(grep -c " 48/48  *complete$" out) -eq 4
+'
+
+# timing_ok RUN SEQ SPLIT [ENGINE]: the timed requests of that sweep
+# within the bounds of the engine's trace.
+timing_ok() {
+	python3 "$CHECK" .warden/warden.db \
+	    ".warden/logs/$1/${4:-simtrace}/qwen3-0.6b/trace-$3-c16.jsonl" "$2" "$1" \
+	    "$TOLERANCE_MS" "$P90_MS"
+}
+
+# again SPLIT ENGINE RUN: measure one sweep once more.
+again() {
+	"$WARDEN" campaign --limit 48 --run-id "$3" --engine "$2" --split "$1" \
+	    >/dev/null 2>&1
+}
+
+# A sweep that misses the bounds (one descheduled moment of a shared
+# machine) is measured again, up to four more times; one must meet them.
+test_expect_success 'TTFT and e2e latency match the engine trace at c=16 (chat)' '
+	cd bench &&
+	timing_ok m1 0 chat || {
+		for r in m1b m1c m1d m1e; do
+			again chat simtrace $r && timing_ok $r 0 chat && break
+			test $r != m1e || false
+		done
+	}
+'
+
+test_expect_success 'TTFT and e2e latency match the engine trace at c=16 (agent)' '
+	cd bench &&
+	timing_ok m1 1 agent || {
+		for r in m2b m2c m2d m2e; do
+			again agent simtrace $r &&
+			    timing_ok $r 0 agent && break
+			test $r != m2e || false
+		done
+	}
+'
+
+test_expect_success 'token counts equal usage, with usage_source server' '
+	cd bench &&
+	test "$(sqlite3 .warden/warden.db "select distinct usage_source from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'simtrace'"'"'")" = server &&
+	test "$(sqlite3 .warden/warden.db "select count(*) from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'simtrace'"'"' and s.split = '"'"'chat'"'"' and completion_tokens <> token_events")" = 0
+'
+
+test_expect_success 'without usage the streamed count is used and flagged' '
+	cd bench &&
+	test "$(sqlite3 .warden/warden.db "select distinct usage_source from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'simnousage'"'"'")" = streamed &&
+	test "$(sqlite3 .warden/warden.db "select count(*) from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'simnousage'"'"' and (completion_tokens <> token_events or prompt_tokens is not null)")" = 0 &&
+	sqlite3 .warden/warden.db "select completion_tokens from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.run_id = '"'"'m1'"'"' and s.engine = '"'"'simnousage'"'"' and s.split = '"'"'chat'"'"'" | sort -n >counted &&
+	python3 -c "import json,sys; [print(len(json.loads(l)[\"token_ns\"])) for l in open(sys.argv[1])]" \
+	    .warden/logs/m1/simnousage/qwen3-0.6b/trace-chat-c16.jsonl | sort -n >sent &&
+	expect_equal sent counted &&
+	test "$(sqlite3 .warden/warden.db "select json_extract(summary, '"'"'$.usage_streamed'"'"') from campaign_sweeps where run_id = '"'"'m1'"'"' and engine = '"'"'simnousage'"'"' and split = '"'"'chat'"'"'")" = 48
+'
+
+test_expect_success 'a tool call with empty content is a success' '
+	cd bench &&
+	sqlite3 .warden/warden.db "select count(*), sum(r.outcome = '"'"'ok'"'"') from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.split = '"'"'agent'"'"' and tool_calls > 0 and content_bytes = 0" >tools &&
+	cat tools &&
+	n=$(cut -d"|" -f1 tools) && ok=$(cut -d"|" -f2 tools) &&
+	test "$n" -gt 10 && test "$n" = "$ok"
+'
+
+test_done

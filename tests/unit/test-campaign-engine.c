@@ -1,0 +1,356 @@
+/*
+ * test-campaign-engine.c - engine lifecycle against a fake engine
+ * (tests/fixtures/engines/fake-engine.py): argv templates, own HOME, ready,
+ * crash before and after ready with status and log tail, ready timeout,
+ * wrong model, port checks, and no process left after stop.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "adapter.h"
+#include "engine.h"
+#include "memsample.h"
+#include "util.h"
+
+static char tmpdir[64];
+static const char *srcdir;
+
+static int
+setup(void **state)
+{
+	srcdir = getenv("TOP_SRCDIR");
+	if (srcdir == NULL)
+		srcdir = ".";
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-engine.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	return 0;
+}
+
+struct fixture {
+	struct adapter *adapter;
+	struct profile *profile;
+	struct engine_params params;
+	char *env_dir, *log_path;
+};
+
+/* An adapter running the fake engine with extra argv (a JSON list tail). */
+static void
+fixture_init(struct fixture *f, const char *extra, const char *name)
+{
+	char *text;
+	const char *profile =
+	    "{\"schema\": 1, \"name\": \"tiny\", \"hf_id\": \"Org/Tiny-1B\","
+	    " \"context_length\": 4096, \"chat_template\": \"chatml\","
+	    " \"thinking\": {\"supported\": false},"
+	    " \"engines\": {\"fake\": {\"model\": \"org/tiny-1b\"}}}";
+
+	memset(f, 0, sizeof(*f));
+	text = xasprintf(
+	    "{\"schema\": 1, \"name\": \"fake\", \"api\": \"openai-chat\","
+	    " \"source\": {\"kind\": \"none\"},"
+	    " \"serve\": {\"argv\": [\"python3\","
+	    " \"{repo}/tests/fixtures/engines/fake-engine.py\","
+	    " \"--host\", \"{host}\", \"--port\", \"{port}\","
+	    " \"--model\", \"{model}\"%s],"
+	    " \"env\": {\"FAKE_ENV\": \"ctx={ctx} c={concurrency} s={split}\"},"
+	    " \"health\": \"/health\", \"models_path\": \"/v1/models\","
+	    " \"ready_timeout_s\": 20, \"ctx\": 4096,"
+	    " \"splits\": {\"agent\": {\"ctx\": 16384}}}}",
+	    extra ? extra : "");
+	if (adapter_load_buffer(&f->adapter, text, strlen(text), "fake",
+	    NULL) != NULL)
+		fail_msg("adapter did not load: %s", text);
+	free(text);
+	assert_null(profile_load_buffer(&f->profile, profile, strlen(profile),
+	    "tiny", NULL));
+	f->env_dir = xasprintf("%s/envs/fake", tmpdir);
+	f->log_path = xasprintf("%s/logs/run1/fake/%s.log", tmpdir, name);
+	f->params.adapter = f->adapter;
+	f->params.profile = f->profile;
+	f->params.split = "agent";
+	f->params.concurrency = 8;
+	f->params.repo_root = srcdir;
+	f->params.env_dir = f->env_dir;
+	f->params.log_path = f->log_path;
+	f->params.stop_grace_ms = 2000;
+}
+
+static void
+fixture_free(struct fixture *f)
+{
+	adapter_free(f->adapter);
+	profile_free(f->profile);
+	free(f->env_dir);
+	free(f->log_path);
+}
+
+static void
+test_expand_templates(void **state)
+{
+	struct engine_vars v = { 0 };
+	struct buf b = BUF_INIT;
+	struct werr *err;
+
+	v.port = "8080";
+	v.model = "m";
+	assert_null(engine_expand(&b, "--port={port} {model}{ctx}x", &v));
+	assert_string_equal(buf_cstr(&b), "--port=8080 mx");
+	buf_reset(&b);
+	err = engine_expand(&b, "--x {nope}", &v);
+	assert_non_null(err);
+	assert_string_equal(err->msg, "unknown placeholder '{nope}' in '--x {nope}'");
+	werr_free(err);
+	buf_reset(&b);
+	err = engine_expand(&b, "--x {port", &v);
+	assert_non_null(err);
+	assert_int_equal(err->exit, WEXIT_INPUT);
+	werr_free(err);
+	buf_free(&b);
+}
+
+static void
+test_ready_engine_serves_profile_model(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	struct buf log = BUF_INIT;
+	char *want;
+	pid_t pid;
+
+	fixture_init(&f, NULL, "ready");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "ready");
+	assert_string_equal(e->served_model, "org/tiny-1b");
+	assert_true(e->port > 0);
+	assert_true(e->ready_ns >= e->started_ns);
+	assert_int_equal(memsample_tree_listens(e->proc.pid, e->port), 1);
+	assert_int_equal(memsample_tree_listens(getpid(), e->port), 0);
+	pid = e->proc.pid;
+	assert_null(engine_stop(e));
+	assert_string_equal(engine_state_name(e->state), "stopped");
+	assert_false(spawn_group_alive(pid));
+	assert_null(file_read(&log, f.log_path));
+	want = xasprintf("HOME=%s/home\n", f.env_dir);
+	assert_non_null(strstr(log.data, want));
+	free(want);
+	want = xasprintf("XDG_CACHE_HOME=%s/home/.cache\n", f.env_dir);
+	assert_non_null(strstr(log.data, want));
+	free(want);
+	/* the agent split raises the context; c and split expand */
+	assert_non_null(strstr(log.data, "FAKE_ENV=ctx=16384 c=8 s=agent\n"));
+	want = xasprintf("--port %d --model org/tiny-1b", e->port);
+	assert_non_null(strstr(log.data, want));
+	assert_non_null(strstr(e->argv_text, want));
+	free(want);
+	buf_free(&log);
+	engine_free(e);
+	fixture_free(&f);
+}
+
+static void
+test_exit_before_ready_is_server_crash(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+
+	fixture_init(&f, ", \"--exit-before-ready\", \"3\"", "early");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "server_crash");
+	assert_non_null(strstr(e->detail, "server exited: exit status 3"));
+	assert_non_null(strstr(e->detail, "fatal: cannot load model"));
+	assert_null(e->served_model);
+	engine_free(e);
+	fixture_free(&f);
+}
+
+static void
+test_missing_program_is_server_crash(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+
+	fixture_init(&f, NULL, "missing");
+	free(f.adapter->serve.argv.v[0]);
+	f.adapter->serve.argv.v[0] = xstrdup("/nonexistent/engine-server");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "server_crash");
+	assert_non_null(strstr(e->detail, "exec '/nonexistent/engine-server'"));
+	engine_free(e);
+	fixture_free(&f);
+}
+
+static void
+test_ready_timeout_is_not_ready(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	uint64_t t0 = mono_ns();
+
+	fixture_init(&f, ", \"--never-ready\"", "never");
+	f.params.ready_timeout_s = 4;
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "not_ready");
+	assert_true(mono_ns() - t0 >= 4000000000ULL);
+	assert_true(mono_ns() - t0 < 12000000000ULL);
+	assert_non_null(strstr(e->detail, "'/health' did not answer 200"));
+	assert_non_null(strstr(e->detail, "last: 503"));
+	engine_free(e);
+	fixture_free(&f);
+}
+
+static void
+test_wrong_model_is_an_outcome(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+
+	fixture_init(&f, ", \"--serve-model\", \"org/other-7b\"", "wrong");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "wrong_model");
+	assert_string_equal(e->served_model, "org/other-7b");
+	assert_string_equal(e->detail,
+	    "serves 'org/other-7b', the profile names 'org/tiny-1b'");
+	engine_free(e);
+	fixture_free(&f);
+}
+
+static void
+test_crash_after_ready_is_seen_with_signal(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	uint64_t deadline;
+
+	fixture_init(&f, ", \"--crash-after\", \"0.8\"", "crash");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "ready");
+	deadline = mono_ns() + 10000000000ULL;
+	while (engine_alive(e) && mono_ns() < deadline)
+		usleep(20000);
+	assert_string_equal(engine_state_name(e->state), "server_crash");
+	assert_non_null(strstr(e->detail, "killed by signal 11 (SIGSEGV)"));
+	assert_non_null(strstr(e->detail, "segfault (simulated)"));
+	engine_free(e);
+	fixture_free(&f);
+}
+
+static void
+test_taken_port_is_port_conflict(void **state)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	struct fixture f;
+	struct engine *e;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	fixture_init(&f, NULL, "taken");
+	f.params.port = ntohs(sa.sin_port);
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "port_conflict");
+	assert_int_equal(e->proc.pid, 0);
+	engine_free(e);
+	close(fd);
+	fixture_free(&f);
+}
+
+static void
+test_stop_leaves_no_grandchild(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	struct buf b = BUF_INIT;
+	char *pidfile = xasprintf("%s/gc.pid", tmpdir);
+	char *extra = xasprintf(", \"--ignore-term\", \"--grandchild-pidfile\","
+	    " \"%s\"", pidfile);
+	pid_t gc, leader;
+
+	fixture_init(&f, extra, "grandchild");
+	f.params.stop_grace_ms = 300;
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "ready");
+	assert_null(file_read(&b, pidfile));
+	gc = (pid_t)atol(b.data);
+	assert_true(gc > 0);
+	assert_int_equal(kill(gc, 0), 0);
+	leader = e->proc.pid;
+	assert_null(engine_stop(e));
+	assert_int_equal(kill(gc, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(kill(leader, 0), -1);
+	assert_false(spawn_group_alive(leader));
+	engine_free(e);
+	fixture_free(&f);
+	buf_free(&b);
+	free(pidfile);
+	free(extra);
+}
+
+static void
+test_log_quiet_time_grows_until_output(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	uint64_t now;
+
+	fixture_init(&f, NULL, "quiet");
+	assert_null(engine_start(&e, &f.params));
+	now = mono_ns();
+	(void)engine_log_quiet_ns(e, now);
+	assert_int_equal(engine_log_quiet_ns(e, now + 5000000000ULL),
+	    5000000000ULL);
+	assert_null(file_append(e->log_path, "x\n", 2));
+	assert_int_equal(engine_log_quiet_ns(e, now + 6000000000ULL), 0);
+	engine_free(e);
+	fixture_free(&f);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_expand_templates),
+		cmocka_unit_test(test_ready_engine_serves_profile_model),
+		cmocka_unit_test(test_exit_before_ready_is_server_crash),
+		cmocka_unit_test(test_missing_program_is_server_crash),
+		cmocka_unit_test(test_ready_timeout_is_not_ready),
+		cmocka_unit_test(test_wrong_model_is_an_outcome),
+		cmocka_unit_test(test_crash_after_ready_is_seen_with_signal),
+		cmocka_unit_test(test_taken_port_is_port_conflict),
+		cmocka_unit_test(test_stop_leaves_no_grandchild),
+		cmocka_unit_test(test_log_quiet_time_grows_until_output),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
