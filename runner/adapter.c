@@ -270,18 +270,6 @@ opt_strdup(const json_t *obj, const char *key)
 	return s != NULL ? xstrdup(s) : NULL;
 }
 
-static void
-strlist_opt(struct strlist *l, const json_t *arr)
-{
-	size_t i;
-	json_t *v;
-
-	l->n = json_array_size(arr);
-	l->v = xcalloc(l->n + 1, sizeof(*l->v));
-	json_array_foreach((json_t *)arr, i, v)
-		l->v[i] = xstrdup(json_string_value(v));
-}
-
 /* The name inside the file must be the file's own name. */
 static void
 check_file_name(const char *display, const json_t *doc, const char *text,
@@ -300,23 +288,6 @@ check_file_name(const char *display, const json_t *doc, const char *text,
 		    "is '%s' but the file is named '%s'", name, base);
 }
 
-static struct werr *
-finish(struct problems *pp, struct problems *local, size_t before)
-{
-	struct werr *err;
-	struct problems tail;
-
-	if (pp == local) {
-		err = problems_to_werr(local);
-		problems_free(local);
-		return err;
-	}
-	tail.v = pp->v + before;
-	tail.n = pp->n - before;
-	tail.cap = 0;
-	return problems_to_werr(&tail);
-}
-
 struct werr *
 adapter_load_buffer(struct adapter **out, const char *text, size_t len,
     const char *display, struct problems *probs)
@@ -330,11 +301,11 @@ adapter_load_buffer(struct adapter **out, const char *text, size_t len,
 
 	*out = NULL;
 	if (schema_load(&doc, &s_adapter, text, len, display, pp) != 0)
-		return finish(pp, &local, before);
+		return problems_since_werr(pp, &local, before);
 	check_file_name(display, doc, text, len, pp);
 	if (pp->n != before) {
 		json_decref(doc);
-		return finish(pp, &local, before);
+		return problems_since_werr(pp, &local, before);
 	}
 	a = xcalloc(1, sizeof(*a));
 	a->doc = doc;
@@ -351,10 +322,10 @@ adapter_load_buffer(struct adapter **out, const char *text, size_t len,
 	a->source.track = opt_strdup(src, "track");
 	a->source.package = opt_strdup(src, "package");
 	a->source.pin = opt_strdup(src, "pin");
-	strlist_opt(&a->source.build, json_object_get(src, "build"));
-	strlist_opt(&a->source.pins, json_object_get(src, "pins"));
+	strlist_from_json(&a->source.build, json_object_get(src, "build"));
+	strlist_from_json(&a->source.pins, json_object_get(src, "pins"));
 	serve = json_object_get(doc, "serve");
-	strlist_opt(&a->serve.argv, json_object_get(serve, "argv"));
+	strlist_from_json(&a->serve.argv, json_object_get(serve, "argv"));
 	o = json_object_get(serve, "env");
 	a->serve.n_env = json_object_size(o);
 	a->serve.env = xcalloc(a->serve.n_env + 1, sizeof(*a->serve.env));
@@ -381,7 +352,7 @@ adapter_load_buffer(struct adapter **out, const char *text, size_t len,
 	json_object_foreach(o, key, v) {
 		a->serve.splits[i].split = xstrdup(key);
 		a->serve.splits[i].ctx = (long)json_integer_value(json_object_get(v, "ctx"));
-		strlist_opt(&a->serve.splits[i].argv_extra,
+		strlist_from_json(&a->serve.splits[i].argv_extra,
 		    json_object_get(v, "argv_extra"));
 		i++;
 	}
@@ -398,13 +369,9 @@ adapter_load_file(struct adapter **out, const char *path, const char *display,
 	struct werr *err;
 
 	*out = NULL;
-	if ((err = file_read(&text, path)) != NULL) {
-		buf_free(&text);
-		err->exit = WEXIT_INPUT;
-		return err;
-	}
-	err = adapter_load_buffer(out, buf_cstr(&text), text.len,
-	    display != NULL ? display : path, probs);
+	if ((err = schema_read_input(&text, path)) == NULL)
+		err = adapter_load_buffer(out, buf_cstr(&text), text.len,
+		    display != NULL ? display : path, probs);
 	buf_free(&text);
 	return err;
 }
@@ -468,11 +435,11 @@ profile_load_buffer(struct profile **out, const char *text, size_t len,
 
 	*out = NULL;
 	if (schema_load(&doc, &s_profile, text, len, display, pp) != 0)
-		return finish(pp, &local, before);
+		return problems_since_werr(pp, &local, before);
 	check_file_name(display, doc, text, len, pp);
 	if (pp->n != before) {
 		json_decref(doc);
-		return finish(pp, &local, before);
+		return problems_since_werr(pp, &local, before);
 	}
 	p = xcalloc(1, sizeof(*p));
 	p->doc = doc;
@@ -508,13 +475,9 @@ profile_load_file(struct profile **out, const char *path, const char *display,
 	struct werr *err;
 
 	*out = NULL;
-	if ((err = file_read(&text, path)) != NULL) {
-		buf_free(&text);
-		err->exit = WEXIT_INPUT;
-		return err;
-	}
-	err = profile_load_buffer(out, buf_cstr(&text), text.len,
-	    display != NULL ? display : path, probs);
+	if ((err = schema_read_input(&text, path)) == NULL)
+		err = profile_load_buffer(out, buf_cstr(&text), text.len,
+		    display != NULL ? display : path, probs);
 	buf_free(&text);
 	return err;
 }

@@ -147,8 +147,8 @@ policy_default_text(void)
 	return default_policy;
 }
 
-static void
-strlist_from(struct strlist *l, const json_t *arr)
+void
+strlist_from_json(struct strlist *l, const json_t *arr)
 {
 	size_t i;
 	json_t *v;
@@ -231,7 +231,6 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	struct policy *p;
 	const char *key;
 	json_t *doc, *o, *v;
-	struct werr *err;
 
 	*out = NULL;
 	if (schema_load(&doc, &s_policy, text, len, name, pp) != 0)
@@ -239,8 +238,8 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	p = xcalloc(1, sizeof(*p));
 	p->path = xstrdup(name);
 	p->doc = doc;
-	strlist_from(&p->allowlist, json_object_get(doc, "allowlist"));
-	strlist_from(&p->executable, json_object_get(doc, "executable"));
+	strlist_from_json(&p->allowlist, json_object_get(doc, "allowlist"));
+	strlist_from_json(&p->executable, json_object_get(doc, "executable"));
 	o = json_object_get(doc, "patch_limits");
 	p->patch_limits.max_bytes = (long)num(o, "max_bytes");
 	p->patch_limits.max_files = (long)num(o, "max_files");
@@ -249,7 +248,7 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	p->gates.completion_min = (int)num(o, "completion_min");
 	p->gates.completion_of = (int)num(o, "completion_of");
 	p->gates.fidelity_band_pp = num(o, "fidelity_band_pp");
-	strlist_from(&p->gates.required_models, json_object_get(o, "required_models"));
+	strlist_from_json(&p->gates.required_models, json_object_get(o, "required_models"));
 	o = json_object_get(doc, "caps");
 	p->caps.request_timeout_s = num(o, "request_timeout_s");
 	p->caps.engine_wall_s = num(o, "engine_wall_s");
@@ -263,23 +262,23 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	p->campaign.concurrency = xcalloc(p->campaign.n_concurrency, sizeof(int));
 	for (i = 0; i < p->campaign.n_concurrency; i++)
 		p->campaign.concurrency[i] = (int)json_integer_value(json_array_get(v, i));
-	strlist_from(&p->campaign.splits, json_object_get(o, "splits"));
+	strlist_from_json(&p->campaign.splits, json_object_get(o, "splits"));
 	p->campaign.server_per_level = json_is_true(json_object_get(o, "server_per_level"));
 	p->campaign.memory_sample_hz = num(o, "memory_sample_hz");
-	strlist_from(&p->models, json_object_get(doc, "models"));
+	strlist_from_json(&p->models, json_object_get(doc, "models"));
 	o = json_object_get(doc, "rosters");
 	p->n_rosters = json_object_size(o);
 	p->rosters = xcalloc(p->n_rosters, sizeof(*p->rosters));
 	i = 0;
 	json_object_foreach(o, key, v) {
 		p->rosters[i].name = xstrdup(key);
-		strlist_from(&p->rosters[i].engines, v);
+		strlist_from_json(&p->rosters[i].engines, v);
 		i++;
 	}
 	p->default_roster = xstrdup(str(doc, "default_roster"));
 	p->official_branch = xstrdup(str(doc, "official_branch"));
 	o = json_object_get(doc, "agent");
-	strlist_from(&p->agent.command, json_object_get(o, "command"));
+	strlist_from_json(&p->agent.command, json_object_get(o, "command"));
 	p->agent.time_limit_s = num(o, "time_limit_s");
 	p->agent.sandbox = json_is_true(json_object_get(o, "sandbox"));
 	p->retirement_days = (int)num(doc, "retirement_days");
@@ -293,16 +292,7 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	*out = p;
 	return NULL;
 fail:
-	if (pp == &local) {
-		err = problems_to_werr(&local);
-		problems_free(&local);
-		return err;
-	}
-	{
-		struct problems tail = { pp->v + before, pp->n - before, 0 };
-
-		return problems_to_werr(&tail);
-	}
+	return problems_since_werr(pp, &local, before);
 }
 
 struct werr *
@@ -313,14 +303,9 @@ policy_load_file(struct policy **out, const char *path, const char *display,
 	struct werr *err;
 
 	*out = NULL;
-	err = file_read(&text, path);
-	if (err != NULL) {
-		buf_free(&text);
-		err->exit = WEXIT_INPUT;
-		return err;
-	}
-	err = policy_load_buffer(out, buf_cstr(&text), text.len,
-	    display != NULL ? display : path, probs);
+	if ((err = schema_read_input(&text, path)) == NULL)
+		err = policy_load_buffer(out, buf_cstr(&text), text.len,
+		    display != NULL ? display : path, probs);
 	buf_free(&text);
 	return err;
 }

@@ -89,6 +89,8 @@ void policy_free(struct policy *policy);
 
 const struct roster *policy_roster(const struct policy *policy, const char *name);
 int strlist_contains(const struct strlist *l, const char *s);
+/* Copy an array of strings (NULL or empty: an empty list). */
+void strlist_from_json(struct strlist *l, const json_t *arr);
 void strlist_free(struct strlist *l);
 
 #endif

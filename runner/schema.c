@@ -346,3 +346,31 @@ problems_add_field(struct problems *p, const char *file, const char *text,
 	buf_free(&msg);
 	free(copy);
 }
+
+struct werr *
+problems_since_werr(struct problems *probs, struct problems *local,
+    size_t before)
+{
+	struct problems tail;
+	struct werr *err;
+
+	if (probs == local) {
+		err = problems_to_werr(local);
+		problems_free(local);
+		return err;
+	}
+	tail.v = probs->v + before;
+	tail.n = probs->n - before;
+	tail.cap = 0;
+	return problems_to_werr(&tail);
+}
+
+struct werr *
+schema_read_input(struct buf *text, const char *path)
+{
+	struct werr *err = file_read(text, path);
+
+	if (err != NULL)
+		err->exit = WEXIT_INPUT;
+	return err;
+}

@@ -72,6 +72,13 @@ void problems_free(struct problems *p);
 /* A werr of class WEXIT_INPUT for the first problem, noting how many more. */
 struct werr *problems_to_werr(const struct problems *p);
 
+/* For loaders that add to probs (or, when probs is NULL, to local): the
+ * problems added since `before` as one werr; frees local. */
+struct werr *problems_since_werr(struct problems *probs, struct problems *local,
+    size_t before);
+/* Read an input file; failing to read it is an input error (exit 2). */
+struct werr *schema_read_input(struct buf *text, const char *path);
+
 /* Parse text as JSON (jansson; syntax errors carry line and column) and
  * validate it. On success *out is the document (new reference). Problems
  * are appended; returns the number added. */

@@ -22,23 +22,6 @@
 #include "store-campaign.h"
 #include "util.h"
 
-static struct werr *
-prepare(struct store *store, sqlite3_stmt **st, const char *sql)
-{
-	if (sqlite3_prepare_v2(store_db(store), sql, -1, st, NULL) != SQLITE_OK)
-		return store_error(store, "prepare");
-	return NULL;
-}
-
-static void
-bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-}
-
 /* Bind a JSON value as compact text (NULL stays NULL). */
 static void
 bind_json(sqlite3_stmt *st, int i, const json_t *v)
@@ -94,7 +77,7 @@ table_exists(struct store *store, const char *name)
 	if (sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM sqlite_master "
 	    "WHERE type = 'table' AND name = ?1", -1, &st, NULL) != SQLITE_OK)
 		return 0;
-	bind_text(st, 1, name);
+	store_bind_text(st, 1, name);
 	found = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return found;
@@ -132,13 +115,13 @@ store_campaign_run_create(struct store *store, const char *run_id,
 		return commit_or_rollback(store, werr_new(WEXIT_INPUT,
 		    "run '%s' exists; continue it with --resume", run_id));
 	utc_now_iso(now, sizeof(now));
-	if ((err = prepare(store, &st, "INSERT INTO campaign_runs (run_id, "
+	if ((err = store_prepare(store, &st, "INSERT INTO campaign_runs (run_id, "
 	    "created, machine, state, grid, provenance) VALUES "
 	    "(?1, ?2, ?3, 'running', ?4, ?5)")) != NULL)
 		return commit_or_rollback(store, err);
-	bind_text(st, 1, run_id);
-	bind_text(st, 2, now);
-	bind_text(st, 3, machine);
+	store_bind_text(st, 1, run_id);
+	store_bind_text(st, 2, now);
+	store_bind_text(st, 3, machine);
 	bind_json(st, 4, grid);
 	bind_json(st, 5, provenance);
 	err = step_done(store, st, "insert run");
@@ -180,10 +163,10 @@ store_campaign_run_get(struct store *store, const char *run_id, int *found,
 	int rc;
 
 	*found = 0;
-	if ((err = prepare(store, &st, "SELECT machine, state, grid FROM "
+	if ((err = store_prepare(store, &st, "SELECT machine, state, grid FROM "
 	    "campaign_runs WHERE run_id = ?1")) != NULL)
 		return err;
-	bind_text(st, 1, run_id);
+	store_bind_text(st, 1, run_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		*found = 1;
@@ -208,11 +191,11 @@ store_campaign_run_unfinished(struct store *store, const char *machine,
 	struct werr *err;
 
 	*run_id = NULL;
-	if ((err = prepare(store, &st, "SELECT run_id FROM campaign_runs "
+	if ((err = store_prepare(store, &st, "SELECT run_id FROM campaign_runs "
 	    "WHERE machine = ?1 AND state = 'running' "
 	    "ORDER BY created DESC, rowid DESC LIMIT 1")) != NULL)
 		return err;
-	bind_text(st, 1, machine);
+	store_bind_text(st, 1, machine);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*run_id = column_strdup(st, 0);
 	sqlite3_finalize(st);
@@ -230,11 +213,11 @@ store_campaign_run_finish(struct store *store, const char *run_id)
 	if ((err = store_begin(store)) != NULL)
 		return err;
 	utc_now_iso(now, sizeof(now));
-	if ((err = prepare(store, &st, "UPDATE campaign_runs SET state = "
+	if ((err = store_prepare(store, &st, "UPDATE campaign_runs SET state = "
 	    "'done', finished = ?2 WHERE run_id = ?1")) != NULL)
 		return commit_or_rollback(store, err);
-	bind_text(st, 1, run_id);
-	bind_text(st, 2, now);
+	store_bind_text(st, 1, run_id);
+	store_bind_text(st, 2, now);
 	err = step_done(store, st, "finish run");
 	if (err == NULL) {
 		body = json_pack("{s:s}", "run_id", run_id);
@@ -267,18 +250,18 @@ store_campaign_discard_unfinished(struct store *store, const char *run_id,
 	*n = 0;
 	if ((err = store_begin(store)) != NULL)
 		return err;
-	if ((err = prepare(store, &st, "SELECT id, seq, attempt, engine, "
+	if ((err = store_prepare(store, &st, "SELECT id, seq, attempt, engine, "
 	    "model, split, concurrency FROM campaign_sweeps WHERE run_id = ?1 "
 	    "AND state = 'running' ORDER BY seq")) != NULL)
 		return commit_or_rollback(store, err);
-	bind_text(st, 1, run_id);
+	store_bind_text(st, 1, run_id);
 	while (err == NULL && sqlite3_step(st) == SQLITE_ROW) {
 		subject = sweep_subject(st, 3);
 		body = json_pack("{s:s, s:i, s:i, s:I}", "run_id", run_id,
 		    "seq", sqlite3_column_int(st, 1),
 		    "attempt", sqlite3_column_int(st, 2),
 		    "requests_discarded", (json_int_t)0);
-		err = prepare(store, &del, "DELETE FROM campaign_sweeps "
+		err = store_prepare(store, &del, "DELETE FROM campaign_sweeps "
 		    "WHERE id = ?1");
 		if (err == NULL) {
 			sqlite3_bind_int64(del, 1, sqlite3_column_int64(st, 0));
@@ -306,10 +289,10 @@ store_campaign_sweep_done(struct store *store, const char *run_id, int seq,
 	struct werr *err;
 
 	*done = 0;
-	if ((err = prepare(store, &st, "SELECT 1 FROM campaign_sweeps WHERE "
+	if ((err = store_prepare(store, &st, "SELECT 1 FROM campaign_sweeps WHERE "
 	    "run_id = ?1 AND seq = ?2 AND state = 'done'")) != NULL)
 		return err;
-	bind_text(st, 1, run_id);
+	store_bind_text(st, 1, run_id);
 	sqlite3_bind_int(st, 2, seq);
 	*done = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
@@ -328,7 +311,7 @@ sweep_attempts(struct store *store, const char *run_id, int seq)
 	    "AND json_extract(body, '$.run_id') = ?1 "
 	    "AND json_extract(body, '$.seq') = ?2", -1, &st, NULL) != SQLITE_OK)
 		return 0;
-	bind_text(st, 1, run_id);
+	store_bind_text(st, 1, run_id);
 	sqlite3_bind_int(st, 2, seq);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int(st, 0);
@@ -350,21 +333,21 @@ store_campaign_sweep_begin(struct store *store,
 		return err;
 	attempt = sweep_attempts(store, k->run_id, k->seq) + 1;
 	utc_now_iso(now, sizeof(now));
-	if ((err = prepare(store, &st, "INSERT INTO campaign_sweeps (run_id, "
+	if ((err = store_prepare(store, &st, "INSERT INTO campaign_sweeps (run_id, "
 	    "seq, engine, model, split, concurrency, attempt, state, started, "
 	    "total, log_path, provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
 	    "'running', ?8, ?9, ?10, ?11)")) != NULL)
 		return commit_or_rollback(store, err);
-	bind_text(st, 1, k->run_id);
+	store_bind_text(st, 1, k->run_id);
 	sqlite3_bind_int(st, 2, k->seq);
-	bind_text(st, 3, k->engine);
-	bind_text(st, 4, k->model);
-	bind_text(st, 5, k->split);
+	store_bind_text(st, 3, k->engine);
+	store_bind_text(st, 4, k->model);
+	store_bind_text(st, 5, k->split);
 	sqlite3_bind_int(st, 6, (int)k->concurrency);
 	sqlite3_bind_int(st, 7, attempt);
-	bind_text(st, 8, now);
+	store_bind_text(st, 8, now);
 	sqlite3_bind_int64(st, 9, (sqlite3_int64)k->total);
-	bind_text(st, 10, k->log_path);
+	store_bind_text(st, 10, k->log_path);
 	bind_json(st, 11, k->provenance);
 	if ((err = step_done(store, st, "insert sweep")) != NULL)
 		return commit_or_rollback(store, err);
@@ -406,12 +389,12 @@ request_insert(struct store *store, sqlite3_stmt *st, int64_t sweep_id,
 	sqlite3_bind_int64(st, 1, sweep_id);
 	sqlite3_bind_int(st, 2, r->warmup ? 1 : 0);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)r->index);
-	bind_text(st, 4, prompt_id);
+	store_bind_text(st, 4, prompt_id);
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)r->submit_ns);
 	bind_ns(st, 6, r->first_token_ns);
 	bind_ns(st, 7, r->last_token_ns);
 	bind_ns(st, 8, r->end_ns);
-	bind_text(st, 9, wall);
+	store_bind_text(st, 9, wall);
 	bind_ms(st, 10, r->submit_ns, r->first_token_ns);
 	bind_ms(st, 11, r->submit_ns, r->last_token_ns);
 	sqlite3_bind_int64(st, 12, (sqlite3_int64)r->chunks);
@@ -421,15 +404,15 @@ request_insert(struct store *store, sqlite3_stmt *st, int64_t sweep_id,
 	if (r->prompt_tokens >= 0)
 		sqlite3_bind_int64(st, 16, r->prompt_tokens);
 	sqlite3_bind_int64(st, 17, r->completion_tokens);
-	bind_text(st, 18, loadgen_usage_source_name(r->usage_source));
+	store_bind_text(st, 18, loadgen_usage_source_name(r->usage_source));
 	sqlite3_bind_int64(st, 19, (sqlite3_int64)r->content_bytes);
 	sqlite3_bind_int64(st, 20, (sqlite3_int64)r->reasoning_bytes);
 	sqlite3_bind_int64(st, 21, (sqlite3_int64)r->tool_calls);
-	bind_text(st, 22, r->finish_reason);
+	store_bind_text(st, 22, r->finish_reason);
 	if (r->http_status > 0)
 		sqlite3_bind_int64(st, 23, r->http_status);
-	bind_text(st, 24, loadgen_outcome_name(r->outcome));
-	bind_text(st, 25, r->error);
+	store_bind_text(st, 24, loadgen_outcome_name(r->outcome));
+	store_bind_text(st, 25, r->error);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return store_error(store, "insert request");
 	return NULL;
@@ -448,7 +431,7 @@ store_campaign_requests_add(struct store *store, int64_t sweep_id,
 		return NULL;
 	if ((err = store_begin(store)) != NULL)
 		return err;
-	if ((err = prepare(store, &st, "INSERT INTO campaign_requests ("
+	if ((err = store_prepare(store, &st, "INSERT INTO campaign_requests ("
 	    "sweep_id, warmup, idx, prompt_id, submit_ns, first_token_ns, "
 	    "last_token_ns, end_ns, submit_wall, ttft_ms, e2el_ms, chunks, "
 	    "token_events, coalesced_events, max_events_per_read, "
@@ -479,7 +462,7 @@ memory_add(struct store *store, int64_t sweep_id, const struct memsampler *m)
 	struct werr *err;
 	size_t i;
 
-	if ((err = prepare(store, &st, "INSERT OR IGNORE INTO campaign_memory "
+	if ((err = store_prepare(store, &st, "INSERT OR IGNORE INTO campaign_memory "
 	    "(sweep_id, t_ns, system_used_bytes, engine_bytes, engine_procs) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5)")) != NULL)
 		return err;
@@ -523,7 +506,7 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 		return err;
 	if (m != NULL && (err = memory_add(store, sweep_id, m)) != NULL)
 		return commit_or_rollback(store, err);
-	if ((err = prepare(store, &st, "SELECT run_id, seq, engine, model, "
+	if ((err = store_prepare(store, &st, "SELECT run_id, seq, engine, model, "
 	    "split, concurrency FROM campaign_sweeps WHERE id = ?1 AND "
 	    "state = 'running'")) != NULL)
 		return commit_or_rollback(store, err);
@@ -541,7 +524,7 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	    "failed", (json_int_t)res->failed);
 	sqlite3_finalize(st);
 	utc_now_iso(now, sizeof(now));
-	if ((err = prepare(store, &st, "UPDATE campaign_sweeps SET state = "
+	if ((err = store_prepare(store, &st, "UPDATE campaign_sweeps SET state = "
 	    "'done', outcome = ?2, detail = ?3, served_model = ?4, "
 	    "finished = ?5, completed = ?6, failed = ?7, summary = ?8, "
 	    "peak_system_bytes = ?9, peak_engine_bytes = ?10, "
@@ -552,10 +535,10 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	    "WHERE id = ?1")) != NULL)
 		goto out;
 	sqlite3_bind_int64(st, 1, sweep_id);
-	bind_text(st, 2, res->outcome);
-	bind_text(st, 3, res->detail);
-	bind_text(st, 4, res->served_model);
-	bind_text(st, 5, now);
+	store_bind_text(st, 2, res->outcome);
+	store_bind_text(st, 3, res->detail);
+	store_bind_text(st, 4, res->served_model);
+	store_bind_text(st, 5, now);
 	sqlite3_bind_int64(st, 6, (sqlite3_int64)res->completed);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)res->failed);
 	bind_json(st, 8, res->summary);
@@ -563,8 +546,8 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	bind_bytes(st, 10, have ? m->peak_engine : 0, have);
 	bind_bytes(st, 11, have ? m->system_total : 0, have);
 	bind_bytes(st, 12, res->gpu_hint, res->gpu_hint != 0);
-	bind_text(st, 13, res->log_path);
-	bind_text(st, 14, res->engine_argv);
+	store_bind_text(st, 13, res->log_path);
+	store_bind_text(st, 14, res->engine_argv);
 	if ((err = step_done(store, st, "finish sweep")) != NULL)
 		goto out;
 	err = journal_append(store, "campaign.sweep.finish", subject, body,
@@ -585,10 +568,10 @@ store_campaign_sweeps_json(struct store *store, const char *run_id,
 	int i, ncol;
 
 	*out = NULL;
-	if ((err = prepare(store, &st, "SELECT * FROM campaign_sweeps WHERE "
+	if ((err = store_prepare(store, &st, "SELECT * FROM campaign_sweeps WHERE "
 	    "run_id = ?1 AND state = 'done' ORDER BY seq")) != NULL)
 		return err;
-	bind_text(st, 1, run_id);
+	store_bind_text(st, 1, run_id);
 	arr = json_array();
 	ncol = sqlite3_column_count(st);
 	while (sqlite3_step(st) == SQLITE_ROW) {

@@ -18,23 +18,6 @@
 #define REVIEW_COLUMNS "id, status, source, author, note, created, " \
 	"base_commit, commit_id, decided, decided_by, comment, merged_commit"
 
-static struct werr *
-prepare(struct store *store, sqlite3_stmt **st, const char *sql)
-{
-	if (sqlite3_prepare_v2(store_db(store), sql, -1, st, NULL) != SQLITE_OK)
-		return store_error(store, "prepare");
-	return NULL;
-}
-
-static void
-bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-}
-
 /* Run one statement that returns no rows. */
 static struct werr *
 step_done(struct store *store, sqlite3_stmt *st, const char *what)
@@ -96,17 +79,17 @@ store_review_insert(struct store *store, const struct store_review_new *r,
 	sqlite3_stmt *st;
 	struct werr *err;
 
-	if ((err = prepare(store, &st, "INSERT INTO reviews (source, author, "
+	if ((err = store_prepare(store, &st, "INSERT INTO reviews (source, author, "
 	    "note, created, base_commit, commit_id, patch, gate) VALUES "
 	    "(?, ?, ?, ?, ?, '', ?, ?)")) != NULL)
 		return err;
-	bind_text(st, 1, r->source);
-	bind_text(st, 2, r->author);
-	bind_text(st, 3, r->note);
-	bind_text(st, 4, r->created);
-	bind_text(st, 5, r->base_commit);
+	store_bind_text(st, 1, r->source);
+	store_bind_text(st, 2, r->author);
+	store_bind_text(st, 3, r->note);
+	store_bind_text(st, 4, r->created);
+	store_bind_text(st, 5, r->base_commit);
 	sqlite3_bind_text(st, 6, r->patch, (int)r->len, SQLITE_TRANSIENT);
-	bind_text(st, 7, r->gate);
+	store_bind_text(st, 7, r->gate);
 	if ((err = step_done(store, st, "queue the review")) != NULL)
 		return err;
 	*id_out = sqlite3_last_insert_rowid(store_db(store));
@@ -119,10 +102,10 @@ store_review_set_commit(struct store *store, int64_t id, const char *commit)
 	sqlite3_stmt *st;
 	struct werr *err;
 
-	if ((err = prepare(store, &st, "UPDATE reviews SET commit_id = ? "
+	if ((err = store_prepare(store, &st, "UPDATE reviews SET commit_id = ? "
 	    "WHERE id = ?")) != NULL)
 		return err;
-	bind_text(st, 1, commit);
+	store_bind_text(st, 1, commit);
 	sqlite3_bind_int64(st, 2, id);
 	return step_done(store, st, "record the commit");
 }
@@ -136,7 +119,7 @@ store_review_get(struct store *store, int64_t id, int *found,
 
 	*found = 0;
 	memset(out, 0, sizeof(*out));
-	if ((err = prepare(store, &st, "SELECT status, patch, commit_id FROM "
+	if ((err = store_prepare(store, &st, "SELECT status, patch, commit_id FROM "
 	    "reviews WHERE id = ?")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
@@ -165,10 +148,10 @@ store_review_list(struct store *store, const char *status, json_t **out)
 	sqlite3_stmt *st;
 	struct werr *err;
 
-	if ((err = prepare(store, &st, "SELECT " REVIEW_COLUMNS " FROM reviews "
+	if ((err = store_prepare(store, &st, "SELECT " REVIEW_COLUMNS " FROM reviews "
 	    "WHERE ?1 IS NULL OR status = ?1 ORDER BY id")) != NULL)
 		return err;
-	bind_text(st, 1, status);
+	store_bind_text(st, 1, status);
 	return rows_json(out, store, st);
 }
 
@@ -178,7 +161,7 @@ store_review_row(struct store *store, int64_t id, json_t **out)
 	sqlite3_stmt *st;
 	struct werr *err;
 
-	if ((err = prepare(store, &st, "SELECT " REVIEW_COLUMNS ", patch, gate "
+	if ((err = store_prepare(store, &st, "SELECT " REVIEW_COLUMNS ", patch, gate "
 	    "FROM reviews WHERE id = ?")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
@@ -191,7 +174,7 @@ store_review_evidence(struct store *store, int64_t id, json_t **out)
 	sqlite3_stmt *st;
 	struct werr *err;
 
-	if ((err = prepare(store, &st, "SELECT time, kind, body FROM "
+	if ((err = store_prepare(store, &st, "SELECT time, kind, body FROM "
 	    "review_evidence WHERE review_id = ? ORDER BY id")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
@@ -205,16 +188,16 @@ store_review_decide(struct store *store, int64_t id,
 	sqlite3_stmt *st;
 	struct werr *err;
 
-	if ((err = prepare(store, &st, "UPDATE reviews SET status = ?, "
+	if ((err = store_prepare(store, &st, "UPDATE reviews SET status = ?, "
 	    "decided = ?, decided_by = ?, comment = ?, merged_commit = "
 	    "COALESCE(?, merged_commit) WHERE id = ? AND status = "
 	    "'pending'")) != NULL)
 		return err;
-	bind_text(st, 1, d->status);
-	bind_text(st, 2, d->decided);
-	bind_text(st, 3, d->by);
-	bind_text(st, 4, d->comment);
-	bind_text(st, 5, d->merged_commit);
+	store_bind_text(st, 1, d->status);
+	store_bind_text(st, 2, d->decided);
+	store_bind_text(st, 3, d->by);
+	store_bind_text(st, 4, d->comment);
+	store_bind_text(st, 5, d->merged_commit);
 	sqlite3_bind_int64(st, 6, id);
 	return step_done(store, st, strcmp(d->status, "approved") == 0 ?
 	    "approve the review" : "reject the review");
@@ -228,13 +211,13 @@ store_review_add_evidence(struct store *store, int64_t id, const char *time,
 	struct werr *err;
 
 	*found = 0;
-	if ((err = prepare(store, &st, "INSERT INTO review_evidence "
+	if ((err = store_prepare(store, &st, "INSERT INTO review_evidence "
 	    "(review_id, time, kind, body) SELECT id, ?, ?, ? FROM reviews "
 	    "WHERE id = ?")) != NULL)
 		return err;
-	bind_text(st, 1, time);
-	bind_text(st, 2, kind);
-	bind_text(st, 3, body);
+	store_bind_text(st, 1, time);
+	store_bind_text(st, 2, kind);
+	store_bind_text(st, 3, body);
 	sqlite3_bind_int64(st, 4, id);
 	if ((err = step_done(store, st, "attach evidence")) != NULL)
 		return err;

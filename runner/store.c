@@ -99,6 +99,23 @@ store_error(struct store *store, const char *what)
 }
 
 struct werr *
+store_prepare(struct store *store, sqlite3_stmt **st, const char *sql)
+{
+	if (sqlite3_prepare_v2(store->db, sql, -1, st, NULL) != SQLITE_OK)
+		return store_error(store, "prepare");
+	return NULL;
+}
+
+void
+store_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+struct werr *
 store_exec(struct store *store, const char *sql)
 {
 	char *msg = NULL;

@@ -45,6 +45,11 @@ void store_rollback(struct store *store);
 /* A werr from the database's last error: "WHAT: sqlite message". */
 struct werr *store_error(struct store *store, const char *what);
 
+/* Prepare one statement; the error names the database. */
+struct werr *store_prepare(struct store *store, sqlite3_stmt **st, const char *sql);
+/* Bind a string, or NULL as SQL NULL (the text is copied). */
+void store_bind_text(sqlite3_stmt *st, int i, const char *s);
+
 /* Run SQL with no results (outside or inside a transaction). */
 struct werr *store_exec(struct store *store, const char *sql);
 
