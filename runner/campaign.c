@@ -374,8 +374,17 @@ walk_engine(struct walk *w, const struct run *r, const struct point *pt)
 	w->adapter_err = adapter_load_named(&w->adapter, r->o->repo_root,
 	    pt->engine);
 	w->engine = pt->engine;
-	w->deadline = mono_ns() +
-	    (uint64_t)(r->o->policy->caps.engine_wall_s * 1e9);
+	/* The cap counts what this engine already ran in this run, so a
+	 * resumed run cannot give an engine a fresh hour. */
+	{
+		double spent = 0, left;
+		struct werr *e = store_campaign_engine_seconds(r->o->store,
+		    r->run_id, pt->engine, &spent);
+
+		werr_free(e);	/* unknown: count from zero, as before */
+		left = r->o->policy->caps.engine_wall_s - spent;
+		w->deadline = mono_ns() + (uint64_t)(left > 0 ? left * 1e9 : 0);
+	}
 	if (w->adapter_err != NULL)
 		walk_set_skip(w, "adapter_error", w->adapter_err->msg);
 }

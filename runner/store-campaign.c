@@ -299,6 +299,29 @@ store_campaign_sweep_done(struct store *store, const char *run_id, int seq,
 	return NULL;
 }
 
+struct werr *
+store_campaign_engine_seconds(struct store *store, const char *run_id,
+    const char *engine, double *seconds)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+
+	*seconds = 0;
+	if ((err = store_prepare(store, &st, "SELECT COALESCE(SUM("
+	    "(julianday(finished) - julianday(started)) * 86400.0), 0) "
+	    "FROM campaign_sweeps WHERE run_id = ?1 AND engine = ?2 "
+	    "AND state = 'done' AND finished IS NOT NULL")) != NULL)
+		return err;
+	store_bind_text(st, 1, run_id);
+	store_bind_text(st, 2, engine);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*seconds = sqlite3_column_double(st, 0);
+	else
+		err = store_error(store, "sum engine time");
+	sqlite3_finalize(st);
+	return err;
+}
+
 /* Attempts so far of (run_id, seq), counted from the journal. */
 static int
 sweep_attempts(struct store *store, const char *run_id, int seq)

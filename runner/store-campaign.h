@@ -88,6 +88,10 @@
 	"  ON campaign_sweeps(engine, model, split, concurrency);"
 
 /* Create the tables if this database lacks them. */
+/* Seconds the finished sweeps of engine in run_id took (from their UTC
+ * start and finish records), so the engine wall cap holds across --resume. */
+struct werr *store_campaign_engine_seconds(struct store *store,
+    const char *run_id, const char *engine, double *seconds);
 struct werr *store_campaign_ensure(struct store *store);
 
 /* A new run; an existing run_id is an error (WEXIT_INPUT). grid and

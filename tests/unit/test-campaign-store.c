@@ -213,6 +213,34 @@ test_discard_removes_the_interrupted_attempt(void **state)
 }
 
 static void
+test_engine_seconds_sum_finished_sweeps(void **state)
+{
+	struct store_sweep_result res;
+	json_t *grid = json_pack("{s:[]}", "points"), *prov = json_object();
+	double secs = -1;
+	int64_t a, b;
+
+	assert_null(store_campaign_run_create(store, "r9", "m1", grid, prov));
+	json_decref(grid);
+	json_decref(prov);
+	a = begin_sweep("r9", 0);
+	b = begin_sweep("r9", 1);
+	memset(&res, 0, sizeof(res));
+	res.outcome = "complete";
+	assert_null(store_campaign_sweep_finish(store, a, &res));
+	/* Pretend the finished sweep ran 90 s; the running one counts not. */
+	assert_int_equal(sqlite3_exec(store_db(store), "UPDATE campaign_sweeps "
+	    "SET started = '2026-12-01T10:00:00.000Z', "
+	    "finished = '2026-12-01T10:01:30.000Z' WHERE seq = 0 AND run_id = 'r9'",
+	    NULL, NULL, NULL), SQLITE_OK);
+	assert_null(store_campaign_engine_seconds(store, "r9", "e", &secs));
+	assert_true(secs > 89.99 && secs < 90.01);
+	assert_null(store_campaign_engine_seconds(store, "r9", "other", &secs));
+	assert_true(secs == 0);
+	(void)b;
+}
+
+static void
 test_run_finish_and_chain(void **state)
 {
 	char *id = NULL;
@@ -246,6 +274,7 @@ main(void)
 		cmocka_unit_test(test_sweep_lifecycle_and_journal),
 		cmocka_unit_test(test_discard_removes_the_interrupted_attempt),
 		cmocka_unit_test(test_run_finish_and_chain),
+		cmocka_unit_test(test_engine_seconds_sum_finished_sweeps),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
