@@ -718,7 +718,7 @@ review_read_input(struct buf *out, const char *path)
 	size_t n;
 
 	if (strcmp(path, "-") != 0)
-		return file_read(out, path);
+		return schema_read_input(out, path);
 	while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
 		buf_add(out, chunk, n);
 	if (ferror(stdin))

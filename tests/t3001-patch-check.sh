@@ -95,8 +95,8 @@ test_expect_success 'malformed input exits 2' '
 	expect_grep "^malformed" out
 '
 
-test_expect_success 'a missing input file is an environment error' '
-	expect_exit 3 warden --repo repo patch check no-such.patch
+test_expect_success 'a missing input file is an input error' '
+	expect_exit 2 warden --repo repo patch check no-such.patch
 '
 
 test_expect_success 'check changed no ref, index, file or object' '
