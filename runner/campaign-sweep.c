@@ -1,0 +1,504 @@
+/*
+ * campaign-sweep.c - the walk over the grid for campaign.c: per point,
+ * start (or keep) the engine, check it serves the profile's model, run
+ * warmups and the closed loop through the load generator, sample memory,
+ * and record the sweep or its skip outcome in the store as it happens.
+ *
+ * Engine failures are outcomes: this file must never turn one into an
+ * error, and must never leave an engine process behind. Never prints.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adapter.h"
+#include "campaign.h"
+#include "campaign-input.h"
+#include "campaign-private.h"
+#include "engine.h"
+#include "loadgen.h"
+#include "memsample.h"
+#include "power.h"
+#include "repo.h"
+#include "sha256.h"
+#include "store-campaign.h"
+#include "util.h"
+
+static const struct workload *
+run_workload(const struct run *r, const char *split)
+{
+	size_t i;
+
+	for (i = 0; i < r->nworkloads; i++)
+		if (strcmp(r->workloads[i].split, split) == 0)
+			return &r->workloads[i];
+	return NULL;
+}
+
+/* ---- one sweep ---- */
+
+struct sweep {
+	struct run *r;
+	const struct point *pt;
+	size_t k;
+	struct engine *eng;
+	int64_t sweep_id;
+	const struct bodies *bodies;
+	uint64_t hang_ns;
+	uint64_t t0;
+	size_t completed;	/* when done */
+	struct store_campaign_writer *writer;
+};
+
+static void
+emit(struct sweep *sw, const char *phase, const struct loadgen_progress *lp,
+    const char *outcome)
+{
+	struct campaign_progress p;
+	double t;
+
+	if (sw->r->o->on_progress == NULL)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.sweep = sw->k;
+	p.sweeps = sw->r->npoints;
+	p.engine = sw->pt->engine;
+	p.model = sw->pt->model;
+	p.split = sw->pt->split;
+	p.concurrency = sw->pt->concurrency;
+	p.phase = phase;
+	p.outcome = outcome;
+	p.total = sw->bodies != NULL ? sw->bodies->ntimed : 0;
+	p.eta_s = -1;
+	p.elapsed_s = (double)(mono_ns() - sw->t0) / 1e9;
+	if (outcome != NULL) {
+		p.done = p.total;
+		p.ok = sw->completed;
+	}
+	if (lp != NULL) {
+		p.done = lp->done;
+		p.ok = lp->ok;
+		t = lp->start_ns ? (double)(lp->now_ns - lp->start_ns) / 1e9 : 0;
+		if (t > 0)
+			p.tokens_per_s = (double)lp->output_tokens / t;
+		if (lp->done > 0 && t > 0)
+			p.eta_s = t * (double)(p.total - p.done) /
+			    (double)lp->done;
+	}
+	sw->r->o->on_progress(sw->r->o->arg, &p);
+}
+
+static enum loadgen_tick_action
+sweep_tick(void *arg, const struct loadgen_progress *lp)
+{
+	struct sweep *sw = arg;
+	uint64_t quiet_bytes, quiet_log;
+
+	if (!engine_alive(sw->eng))
+		return LOADGEN_TICK_SERVER_CRASH;
+	/* A hang: neither responses nor the engine's log moved. */
+	if (sw->hang_ns != 0 && lp->in_flight > 0) {
+		quiet_bytes = lp->now_ns > lp->last_byte_ns ?
+		    lp->now_ns - lp->last_byte_ns : 0;
+		quiet_log = engine_log_quiet_ns(sw->eng, lp->now_ns);
+		if (quiet_bytes >= sw->hang_ns && quiet_log >= sw->hang_ns)
+			return LOADGEN_TICK_HANG;
+	}
+	emit(sw, lp->warming_up ? "warmup" : "measuring", lp, NULL);
+	return LOADGEN_TICK_CONTINUE;
+}
+
+static void
+sweep_record(void *arg, const struct loadgen_record *rec)
+{
+	struct sweep *sw = arg;
+	const char *id;
+
+	if (rec->warmup)
+		id = rec->index < sw->bodies->nwarm ?
+		    sw->bodies->warm_ids[rec->index] : NULL;
+	else
+		id = rec->index < sw->bodies->ntimed ?
+		    sw->bodies->timed_ids[rec->index] : NULL;
+	store_campaign_writer_push(sw->writer, rec, id != NULL ? id : "");
+}
+
+static json_t *
+sweep_provenance(const struct run *r, const struct walk *w,
+    const struct point *pt, const struct engine *e)
+{
+	const struct workload *wl = run_workload(r, pt->split);
+
+	return json_pack("{s:o, s:o, s:s, s:s?, s:n}",
+	    "adapter_sha256", provenance_file_digest(w->adapter ?
+	    w->adapter->path : NULL),
+	    "profile_sha256", provenance_file_digest(w->profile ?
+	    w->profile->path : NULL),
+	    "workload_sha256", wl ? wl->digest : "",
+	    "engine_argv", e != NULL ? e->argv_text : NULL,
+	    /* the update step's version manifest, once it records one */
+	    "engine_manifest");
+}
+
+/* Record a point that does not run, with its reason. */
+static struct werr *
+record_skip(struct run *r, struct walk *w, size_t i, const char *outcome,
+    const char *detail)
+{
+	const struct point *pt = &r->points[i];
+	const struct workload *wl = run_workload(r, pt->split);
+	struct store_sweep_key k;
+	struct store_sweep_result res;
+	struct sweep sw;
+	struct werr *err;
+	int64_t id;
+
+	memset(&k, 0, sizeof(k));
+	k.run_id = r->run_id;
+	k.seq = (int)i;
+	k.engine = pt->engine;
+	k.model = pt->model;
+	k.split = pt->split;
+	k.concurrency = pt->concurrency;
+	k.total = r->limit && r->limit < wl->ntimed ? r->limit : wl->ntimed;
+	k.provenance = sweep_provenance(r, w, pt, NULL);
+	err = store_campaign_sweep_begin(r->o->store, &k, &id);
+	json_decref(k.provenance);
+	if (err != NULL)
+		return err;
+	memset(&res, 0, sizeof(res));
+	res.outcome = outcome;
+	res.detail = detail;
+	res.failed = 0;
+	if ((err = store_campaign_sweep_finish(r->o->store, id, &res)) != NULL)
+		return err;
+	memset(&sw, 0, sizeof(sw));
+	sw.r = r;
+	sw.pt = pt;
+	sw.k = i + 1;
+	sw.t0 = mono_ns();
+	emit(&sw, "done", NULL, outcome);
+	return NULL;
+}
+
+static void
+walk_set_skip(struct walk *w, const char *outcome, const char *detail)
+{
+	const char *nl = detail ? strchr(detail, ';') : NULL;
+
+	free(w->skip_outcome);
+	free(w->skip_detail);
+	w->skip_outcome = xstrdup(outcome);
+	w->skip_detail = nl ? xasprintf("not run: %.*s", (int)(nl - detail),
+	    detail) : xasprintf("not run: %s", detail ? detail : outcome);
+}
+
+static void
+walk_engine(struct walk *w, const struct run *r, const struct point *pt)
+{
+	engine_free(w->kept);
+	w->kept = NULL;
+	adapter_free(w->adapter);
+	w->adapter = NULL;
+	profile_free(w->profile);
+	w->profile = NULL;
+	free(w->skip_outcome);
+	free(w->skip_detail);
+	free(w->skip_model);
+	free(w->skip_model_detail);
+	w->skip_outcome = w->skip_detail = NULL;
+	w->skip_model = w->skip_model_detail = NULL;
+	werr_free(w->adapter_err);
+	w->adapter_err = adapter_load_named(&w->adapter, r->o->repo_root,
+	    pt->engine);
+	w->engine = pt->engine;
+	/* The cap counts what this engine already ran in this run, so a
+	 * resumed run cannot give an engine a fresh hour. */
+	{
+		double spent = 0, left;
+		struct werr *e = store_campaign_engine_seconds(r->o->store,
+		    r->run_id, pt->engine, &spent);
+
+		werr_free(e);	/* unknown: count from zero, as before */
+		left = r->o->policy->caps.engine_wall_s - spent;
+		w->deadline = mono_ns() + (uint64_t)(left > 0 ? left * 1e9 : 0);
+	}
+	if (w->adapter_err != NULL)
+		walk_set_skip(w, "adapter_error", w->adapter_err->msg);
+}
+
+static const char *
+end_outcome(enum loadgen_end end)
+{
+	switch (end) {
+	case LOADGEN_END_COMPLETE:
+		return "complete";
+	case LOADGEN_END_HANG:
+		return "hang";
+	case LOADGEN_END_DEADLINE:
+		return "engine_cap";
+	case LOADGEN_END_SERVER_CRASH:
+		return "server_crash";
+	default:
+		return "unknown";
+	}
+}
+
+/* Start (or keep) the engine of point pt. */
+static struct werr *
+sweep_engine(struct run *r, struct walk *w, const struct point *pt,
+    int64_t sweep_id, struct engine **out)
+{
+	const struct policy *pol = r->o->policy;
+	struct engine_params ep;
+	struct werr *err;
+	char *env_dir, *log_rel, *log_path;
+
+	if (w->kept != NULL && w->kept_point != NULL &&
+	    strcmp(w->kept_point->model, pt->model) == 0 &&
+	    strcmp(w->kept_point->split, pt->split) == 0 &&
+	    engine_alive(w->kept)) {
+		*out = w->kept;
+		w->kept = NULL;
+		return NULL;
+	}
+	engine_free(w->kept);
+	w->kept = NULL;
+	env_dir = xasprintf("%s/.warden/envs/%s", r->o->repo_root, pt->engine);
+	log_rel = xasprintf(".warden/logs/%s/%s/%s/%s-c%u-s%lld.log", r->run_id,
+	    pt->engine, pt->model, pt->split, pt->concurrency,
+	    (long long)sweep_id);
+	log_path = path_join(r->o->repo_root, log_rel);
+	memset(&ep, 0, sizeof(ep));
+	ep.adapter = w->adapter;
+	ep.profile = w->profile;
+	ep.split = pt->split;
+	ep.concurrency = pt->concurrency;
+	ep.repo_root = r->o->repo_root;
+	ep.env_dir = env_dir;
+	ep.log_path = log_path;
+	ep.ready_timeout_s = w->adapter->serve.ready_timeout_s > 0 ?
+	    w->adapter->serve.ready_timeout_s : pol->caps.ready_timeout_s;
+	ep.stop_grace_ms = (unsigned)(pol->caps.stop_grace_s * 1000);
+	if (ep.stop_grace_ms == 0)
+		ep.stop_grace_ms = 1;
+	err = engine_start(out, &ep);
+	free(env_dir);
+	free(log_rel);
+	free(log_path);
+	return err;
+}
+
+static struct werr *
+sweep_measure(struct sweep *sw, struct walk *w, struct loadgen_summary *sum)
+{
+	const struct policy *pol = sw->r->o->policy;
+	struct loadgen_config cfg;
+	struct werr *err;
+	char *url = xasprintf("%s/v1/chat/completions", sw->eng->base_url);
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.url = url;
+	cfg.bodies = sw->bodies->timed;
+	cfg.nbodies = sw->bodies->ntimed;
+	cfg.warmups = sw->bodies->warm;
+	cfg.nwarmups = sw->bodies->nwarm;
+	cfg.concurrency = sw->pt->concurrency;
+	cfg.request_timeout_ns = (uint64_t)(pol->caps.request_timeout_s * 1e9);
+	cfg.deadline_ns = w->deadline;
+	cfg.hang_ns = 0;	/* sweep_tick also watches the engine's log */
+	cfg.tick_ms = 100;
+	cfg.on_tick = sweep_tick;
+	cfg.on_record = sweep_record;
+	cfg.arg = sw;
+	err = loadgen_run(&cfg, sum);
+	free(url);
+	return err;
+}
+
+static struct werr *
+sweep_run(struct run *r, struct walk *w, size_t i)
+{
+	const struct point *pt = &r->points[i];
+	const struct workload *wl = run_workload(r, pt->split);
+	const struct policy *pol = r->o->policy;
+	const struct profile_engine *pe;
+	struct store_sweep_key k;
+	struct store_sweep_result res;
+	struct loadgen_summary sum;
+	struct memsampler mem;
+	struct bodies bodies;
+	struct sweep sw;
+	struct werr *err;
+	json_t *summary = NULL;
+	double hz = pol->campaign.memory_sample_hz;
+
+	memset(&sw, 0, sizeof(sw));
+	memset(&res, 0, sizeof(res));
+	memset(&k, 0, sizeof(k));
+	sw.r = r;
+	sw.pt = pt;
+	sw.k = i + 1;
+	sw.t0 = mono_ns();
+	sw.hang_ns = (uint64_t)(pol->caps.hang_s * 1e9);
+	pe = profile_engine(w->profile, pt->engine);
+	bodies_build(&bodies, wl, r->limit, (size_t)pol->caps.warmups,
+	    pe->model ? pe->model : w->profile->name, w->profile);
+	sw.bodies = &bodies;
+	emit(&sw, "starting", NULL, NULL);
+	k.run_id = r->run_id;
+	k.seq = (int)i;
+	k.engine = pt->engine;
+	k.model = pt->model;
+	k.split = pt->split;
+	k.concurrency = pt->concurrency;
+	k.total = bodies.ntimed;
+	k.provenance = sweep_provenance(r, w, pt, NULL);
+	err = store_campaign_sweep_begin(r->o->store, &k, &sw.sweep_id);
+	json_decref(k.provenance);
+	if (err != NULL)
+		goto out;
+	if ((err = sweep_engine(r, w, pt, sw.sweep_id, &sw.eng)) != NULL)
+		goto out;
+	res.served_model = sw.eng->served_model;
+	res.gpu_hint = r->gpu_hint;
+	res.log_path = sw.eng->log_path;
+	res.engine_argv = sw.eng->argv_text;
+	if (sw.eng->state != ENGINE_READY) {
+		res.outcome = engine_state_name(sw.eng->state);
+		res.detail = sw.eng->detail;
+		res.failed = 0;
+		if (sw.eng->state == ENGINE_WRONG_MODEL) {
+			free(w->skip_model);
+			free(w->skip_model_detail);
+			w->skip_model = xstrdup(pt->model);
+			w->skip_model_detail = xasprintf("not run: %s",
+			    sw.eng->detail);
+		} else {
+			walk_set_skip(w, res.outcome, sw.eng->detail);
+		}
+		err = store_campaign_sweep_finish(r->o->store, sw.sweep_id, &res);
+		emit(&sw, "done", NULL, res.outcome);
+		goto out;
+	}
+	memsampler_init(&mem, sw.eng->proc.pid,
+	    hz > 0 ? (unsigned)(1000.0 / hz) : 1000);
+	if ((err = memsampler_start(&mem)) != NULL)
+		goto out;
+	if ((err = store_campaign_writer_start(&sw.writer, r->o->store,
+	    sw.sweep_id)) != NULL) {
+		memsampler_stop(&mem);
+		memsampler_free(&mem);
+		goto out;
+	}
+	err = sweep_measure(&sw, w, &sum);
+	memsampler_stop(&mem);
+	if (err == NULL)
+		err = store_campaign_writer_finish(sw.writer);
+	else
+		werr_free(store_campaign_writer_finish(sw.writer));
+	if (err == NULL) {
+		res.outcome = end_outcome(sum.end);
+		if (sum.end == LOADGEN_END_SERVER_CRASH)
+			res.detail = sw.eng->detail;
+		else if (sum.end == LOADGEN_END_DEADLINE)
+			res.detail = "the engine wall cap ended the sweep";
+		else if (sum.end == LOADGEN_END_HANG)
+			res.detail = "no response bytes and no engine log output "
+			    "for the hang limit";
+		res.completed = sum.completed;
+		res.failed = sum.failed + sum.not_started;
+		res.memory = &mem;
+		if ((err = loadgen_summary_to_json(&sum, &summary)) == NULL) {
+			json_object_set_new(summary, "peak_system_memory_bytes",
+			    json_integer((json_int_t)mem.peak_system));
+			json_object_set_new(summary, "peak_engine_memory_bytes",
+			    json_integer((json_int_t)mem.peak_engine));
+			res.summary = summary;
+			err = store_campaign_sweep_finish(r->o->store,
+			    sw.sweep_id, &res);
+		}
+		if (sum.end == LOADGEN_END_DEADLINE) {
+			free(w->skip_outcome);
+			free(w->skip_detail);
+			w->skip_outcome = xstrdup("engine_cap");
+			w->skip_detail = xasprintf("not run: the engine wall cap "
+			    "of %.0f s was reached", pol->caps.engine_wall_s);
+		}
+		sw.completed = res.completed;
+		emit(&sw, "done", NULL, res.outcome);
+	}
+	memsampler_free(&mem);
+	if (err == NULL && !pol->campaign.server_per_level &&
+	    sum.end == LOADGEN_END_COMPLETE) {
+		w->kept = sw.eng;
+		w->kept_point = pt;
+		sw.eng = NULL;
+	}
+out:
+	json_decref(summary);
+	engine_free(sw.eng);
+	bodies_free(&bodies);
+	return err;
+}
+
+struct werr *
+campaign_walk_point(struct run *r, struct walk *w, size_t i)
+{
+	const struct point *pt = &r->points[i];
+	struct werr *err;
+	char *detail;
+	int done;
+
+	if ((err = store_campaign_sweep_done(r->o->store, r->run_id, (int)i,
+	    &done)) != NULL || done)
+		return err;
+	if (w->engine == NULL || strcmp(w->engine, pt->engine) != 0)
+		walk_engine(w, r, pt);
+	if (w->skip_outcome != NULL)
+		return record_skip(r, w, i, w->skip_outcome, w->skip_detail);
+	if (w->profile == NULL || strcmp(w->profile->name, pt->model) != 0) {
+		profile_free(w->profile);
+		w->profile = NULL;
+		if ((err = profile_load_named(&w->profile, r->o->repo_root,
+		    pt->model)) != NULL) {
+			detail = xasprintf("model '%s': %s", pt->model, err->msg);
+			werr_free(err);
+			err = record_skip(r, w, i, "profile_error", detail);
+			free(detail);
+			return err;
+		}
+	}
+	if (w->skip_model != NULL && strcmp(w->skip_model, pt->model) == 0)
+		return record_skip(r, w, i, "wrong_model", w->skip_model_detail);
+	if (profile_engine(w->profile, pt->engine) == NULL) {
+		detail = xasprintf("profile '%s' names no model for engine '%s'",
+		    pt->model, pt->engine);
+		err = record_skip(r, w, i, "unsupported", detail);
+		free(detail);
+		return err;
+	}
+	if (mono_ns() >= w->deadline) {
+		walk_set_skip(w, "engine_cap", "the engine wall cap was reached");
+		return record_skip(r, w, i, w->skip_outcome, w->skip_detail);
+	}
+	return sweep_run(r, w, i);
+}
+
+void
+campaign_walk_free(struct walk *w)
+{
+	engine_free(w->kept);
+	adapter_free(w->adapter);
+	profile_free(w->profile);
+	free(w->skip_outcome);
+	free(w->skip_detail);
+	free(w->skip_model);
+	free(w->skip_model_detail);
+	werr_free(w->adapter_err);
+}
