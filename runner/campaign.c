@@ -244,10 +244,13 @@ run_create(struct run *r, const char *machine)
 	json_t *prov;
 
 	r->run_id = o->run_id ? xstrdup(o->run_id) : new_run_id(machine);
-	if ((err = grid_build(&r->grid, o)) != NULL)
+	if ((err = grid_build(&r->grid, o)) != NULL ||
+	    (err = grid_load(r)) != NULL) {
+		/* No run was recorded: nothing to resume. */
+		free(r->run_id);
+		r->run_id = NULL;
 		return err;
-	if ((err = grid_load(r)) != NULL)
-		return err;
+	}
 	prov = run_provenance(r, machine);
 	err = store_campaign_run_create(o->store, r->run_id, machine, r->grid,
 	    prov);

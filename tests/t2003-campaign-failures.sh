@@ -108,4 +108,13 @@ test_expect_success 'no engine process is left running' '
 	! ps -eo args | grep -F "$TEST_DIR" | grep -v -e grep -e "ps -eo"
 '
 
+test_expect_success 'an unknown roster is an input error and records no run' '
+	cd bench &&
+	before=$(sqlite3 .warden/warden.db "select count(*) from campaign_runs") &&
+	expect_exit 2 warden campaign --roster nope &&
+	expect_grep "no roster .nope. in policy" err &&
+	expect_no_grep "resume" err &&
+	test "$(sqlite3 .warden/warden.db "select count(*) from campaign_runs")" = "$before"
+'
+
 test_done
