@@ -98,6 +98,10 @@ int allowlist_report_has(const struct allowlist_report *r,
 /* 0 clean, 2 if the input was malformed, else 1 (as warden's exit codes). */
 int allowlist_report_exit(const struct allowlist_report *r);
 const char *allowlist_code_name(enum allowlist_code code);
+/* A delta's status as A, D, M, R, C or T; anything else is '?', which
+ * callers must refuse (deny by default; libgit2's git_diff_status_char
+ * maps unmodified and unknown states to other letters). */
+char allowlist_status_char(git_delta_t status);
 
 /*
  * Path rules, usable on their own.

@@ -108,27 +108,6 @@ out:
 	return err;
 }
 
-static char
-status_char(git_delta_t s)
-{
-	switch (s) {
-	case GIT_DELTA_ADDED:
-		return 'A';
-	case GIT_DELTA_DELETED:
-		return 'D';
-	case GIT_DELTA_MODIFIED:
-		return 'M';
-	case GIT_DELTA_RENAMED:
-		return 'R';
-	case GIT_DELTA_COPIED:
-		return 'C';
-	case GIT_DELTA_TYPECHANGE:
-		return 'T';
-	default:
-		return '?';
-	}
-}
-
 static void
 record_file(struct allowlist_report *r, const struct allowlist_change *c,
     uint32_t old_mode, git_patch *patch)
@@ -165,7 +144,7 @@ decide_parsed(struct allowlist_report *r, const struct allowlist_policy *p,
 		git_patch *patch = NULL;
 
 		memset(&c, 0, sizeof(c));
-		c.status = status_char(dl->status);
+		c.status = allowlist_status_char(dl->status);
 		if (c.status == '?') {
 			allowlist_report_add(r, AL_MALFORMED,
 			    dl->new_file.path ? dl->new_file.path : "",
@@ -225,7 +204,7 @@ decide_result(struct allowlist_report *r, const struct allowlist_policy *p,
 		struct allowlist_change c;
 
 		memset(&c, 0, sizeof(c));
-		c.status = status_char(dl->status);
+		c.status = allowlist_status_char(dl->status);
 		if (c.status != 'A')
 			c.old_path = dl->old_file.path;
 		if (c.status != 'D') {

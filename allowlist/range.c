@@ -93,23 +93,6 @@ walk_names(struct allowlist_report *r, git_repository *repo,
 	return err;
 }
 
-static char
-status_char(git_delta_t s)
-{
-	switch (s) {
-	case GIT_DELTA_ADDED:
-		return 'A';
-	case GIT_DELTA_DELETED:
-		return 'D';
-	case GIT_DELTA_MODIFIED:
-		return 'M';
-	case GIT_DELTA_TYPECHANGE:
-		return 'T';
-	default:
-		return '?';
-	}
-}
-
 /* Is PATH in tree b exactly as in tree t (both absent counts)? */
 static int
 same_entry(git_tree *b, git_tree *t, const char *path)
@@ -173,7 +156,7 @@ gate_trees(struct allowlist_report *r, git_repository *repo,
 		if (k < nothers)
 			continue;
 		memset(&c, 0, sizeof(c));
-		c.status = status_char(dl->status);
+		c.status = allowlist_status_char(dl->status);
 		if (c.status != 'A')
 			c.old_path = dl->old_file.path;
 		if (c.status != 'D') {

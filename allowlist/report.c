@@ -35,6 +35,27 @@ static const char *const code_names[AL_CODE_COUNT] = {
 	[AL_RESULT_MISMATCH] = "result-mismatch",
 };
 
+char
+allowlist_status_char(git_delta_t s)
+{
+	switch (s) {
+	case GIT_DELTA_ADDED:
+		return 'A';
+	case GIT_DELTA_DELETED:
+		return 'D';
+	case GIT_DELTA_MODIFIED:
+		return 'M';
+	case GIT_DELTA_RENAMED:
+		return 'R';
+	case GIT_DELTA_COPIED:
+		return 'C';
+	case GIT_DELTA_TYPECHANGE:
+		return 'T';
+	default:
+		return '?';
+	}
+}
+
 const char *
 allowlist_code_name(enum allowlist_code code)
 {

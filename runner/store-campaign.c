@@ -44,18 +44,6 @@ bind_ns(sqlite3_stmt *st, int i, uint64_t ns)
 		sqlite3_bind_int64(st, i, (sqlite3_int64)ns);
 }
 
-/* Step a statement that returns no row; finalize it. */
-static struct werr *
-step_done(struct store *store, sqlite3_stmt *st, const char *what)
-{
-	struct werr *err = NULL;
-
-	if (sqlite3_step(st) != SQLITE_DONE)
-		err = store_error(store, what);
-	sqlite3_finalize(st);
-	return err;
-}
-
 static struct werr *
 commit_or_rollback(struct store *store, struct werr *err)
 {
@@ -122,7 +110,7 @@ store_campaign_run_create(struct store *store, const char *run_id,
 	store_bind_text(st, 3, machine);
 	bind_json(st, 4, grid);
 	bind_json(st, 5, provenance);
-	err = step_done(store, st, "insert run");
+	err = store_step_done(store, st, "insert run");
 	if (err == NULL) {
 		body = json_pack("{s:s, s:s, s:O}", "run_id", run_id,
 		    "machine", machine, "grid", grid);
@@ -216,7 +204,7 @@ store_campaign_run_finish(struct store *store, const char *run_id)
 		return commit_or_rollback(store, err);
 	store_bind_text(st, 1, run_id);
 	store_bind_text(st, 2, now);
-	err = step_done(store, st, "finish run");
+	err = store_step_done(store, st, "finish run");
 	if (err == NULL) {
 		body = json_pack("{s:s}", "run_id", run_id);
 		err = journal_append(store, "campaign.run.finish", run_id, body,
@@ -263,7 +251,7 @@ store_campaign_discard_unfinished(struct store *store, const char *run_id,
 		    "WHERE id = ?1");
 		if (err == NULL) {
 			sqlite3_bind_int64(del, 1, sqlite3_column_int64(st, 0));
-			err = step_done(store, del, "discard sweep");
+			err = store_step_done(store, del, "discard sweep");
 		}
 		if (err == NULL) {
 			json_object_set_new(body, "requests_discarded",
@@ -370,7 +358,7 @@ store_campaign_sweep_begin(struct store *store,
 	sqlite3_bind_int64(st, 9, (sqlite3_int64)k->total);
 	store_bind_text(st, 10, k->log_path);
 	bind_json(st, 11, k->provenance);
-	if ((err = step_done(store, st, "insert sweep")) != NULL)
+	if ((err = store_step_done(store, st, "insert sweep")) != NULL)
 		return commit_or_rollback(store, err);
 	*sweep_id = sqlite3_last_insert_rowid(store_db(store));
 	subject = xasprintf("%s/%s/%s/c%u", k->engine, k->model, k->split,
@@ -569,7 +557,7 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	bind_bytes(st, 12, res->gpu_hint, res->gpu_hint != 0);
 	store_bind_text(st, 13, res->log_path);
 	store_bind_text(st, 14, res->engine_argv);
-	if ((err = step_done(store, st, "finish sweep")) != NULL)
+	if ((err = store_step_done(store, st, "finish sweep")) != NULL)
 		goto out;
 	err = journal_append(store, "campaign.sweep.finish", subject, body,
 	    NULL);

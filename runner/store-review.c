@@ -18,18 +18,6 @@
 #define REVIEW_COLUMNS "id, status, source, author, note, created, " \
 	"base_commit, commit_id, decided, decided_by, comment, merged_commit"
 
-/* Run one statement that returns no rows. */
-static struct werr *
-step_done(struct store *store, sqlite3_stmt *st, const char *what)
-{
-	struct werr *err = NULL;
-
-	if (sqlite3_step(st) != SQLITE_DONE)
-		err = store_error(store, what);
-	sqlite3_finalize(st);
-	return err;
-}
-
 static char *
 column_strdup(sqlite3_stmt *st, int i)
 {
@@ -90,7 +78,7 @@ store_review_insert(struct store *store, const struct store_review_new *r,
 	store_bind_text(st, 5, r->base_commit);
 	sqlite3_bind_text(st, 6, r->patch, (int)r->len, SQLITE_TRANSIENT);
 	store_bind_text(st, 7, r->gate);
-	if ((err = step_done(store, st, "queue the review")) != NULL)
+	if ((err = store_step_done(store, st, "queue the review")) != NULL)
 		return err;
 	*id_out = sqlite3_last_insert_rowid(store_db(store));
 	return NULL;
@@ -107,7 +95,7 @@ store_review_set_commit(struct store *store, int64_t id, const char *commit)
 		return err;
 	store_bind_text(st, 1, commit);
 	sqlite3_bind_int64(st, 2, id);
-	return step_done(store, st, "record the commit");
+	return store_step_done(store, st, "record the commit");
 }
 
 struct werr *
@@ -199,7 +187,7 @@ store_review_decide(struct store *store, int64_t id,
 	store_bind_text(st, 4, d->comment);
 	store_bind_text(st, 5, d->merged_commit);
 	sqlite3_bind_int64(st, 6, id);
-	return step_done(store, st, strcmp(d->status, "approved") == 0 ?
+	return store_step_done(store, st, strcmp(d->status, "approved") == 0 ?
 	    "approve the review" : "reject the review");
 }
 
@@ -219,7 +207,7 @@ store_review_add_evidence(struct store *store, int64_t id, const char *time,
 	store_bind_text(st, 2, kind);
 	store_bind_text(st, 3, body);
 	sqlite3_bind_int64(st, 4, id);
-	if ((err = step_done(store, st, "attach evidence")) != NULL)
+	if ((err = store_step_done(store, st, "attach evidence")) != NULL)
 		return err;
 	*found = sqlite3_changes(store_db(store)) != 0;
 	return NULL;

@@ -116,6 +116,17 @@ store_bind_text(sqlite3_stmt *st, int i, const char *s)
 }
 
 struct werr *
+store_step_done(struct store *store, sqlite3_stmt *st, const char *what)
+{
+	struct werr *err = NULL;
+
+	if (sqlite3_step(st) != SQLITE_DONE)
+		err = store_error(store, what);
+	sqlite3_finalize(st);
+	return err;
+}
+
+struct werr *
 store_exec(struct store *store, const char *sql)
 {
 	char *msg = NULL;

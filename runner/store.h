@@ -50,6 +50,10 @@ struct werr *store_prepare(struct store *store, sqlite3_stmt **st, const char *s
 /* Bind a string, or NULL as SQL NULL (the text is copied). */
 void store_bind_text(sqlite3_stmt *st, int i, const char *s);
 
+/* Step a statement that returns no row, then finalize it. */
+struct werr *store_step_done(struct store *store, sqlite3_stmt *st,
+    const char *what);
+
 /* Run SQL with no results (outside or inside a transaction). */
 struct werr *store_exec(struct store *store, const char *sql);
 
