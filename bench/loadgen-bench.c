@@ -9,8 +9,9 @@
  *	prints that request body, so curl can send the very same bytes.
  *   loadgen-bench latency URL CONCURRENCY REQUESTS MAX_TOKENS TRACE
  *	runs a sweep, then matches every request with its line in
- *	warden-simengine's --trace file and prints the p50/p99/max of
- *	(warden's receive time - the server's send time) over all tokens.
+ *	warden-simengine's --trace file (by X-Request-Id) and prints
+ *	the p50/p99/max of (warden's receive time - the server's send
+ *	time) over all tokens.
  *	Both are CLOCK_MONOTONIC on the same machine.
  *   loadgen-bench cpu CMD [ARG...]
  *	runs CMD and prints its user+system CPU and wall seconds on stderr
@@ -87,6 +88,7 @@ cmd_sweep(char **argv)
 	cfg.concurrency = (unsigned)c;
 	cfg.request_timeout_ns = 60ull * 1000000000ull;
 	cfg.hang_ns = 20ull * 1000000000ull;
+	cfg.raise_priority = 1;		/* as the campaign runs it */
 	cfg.on_record = on_record;
 	cfg.arg = &shown;
 	if ((err = loadgen_run(&cfg, &sum)) != NULL ||
@@ -109,6 +111,7 @@ cmd_sweep(char **argv)
 
 /* What the latency check keeps of each timed request. */
 struct kept {
+	size_t index;
 	uint64_t submit_ns, first_ns;
 	uint64_t *tok;
 	size_t ntok;
@@ -128,6 +131,7 @@ keep_record(void *arg, const struct loadgen_record *rec)
 	if (rec->warmup || rec->outcome != LOADGEN_OK)
 		return;
 	e = &k->v[k->n++];
+	e->index = rec->index;
 	e->submit_ns = rec->submit_ns;
 	e->first_ns = rec->first_token_ns;
 	e->ntok = rec->ntoken_ns;
@@ -135,42 +139,20 @@ keep_record(void *arg, const struct loadgen_record *rec)
 	memcpy(e->tok, rec->token_ns, e->ntok * sizeof(*e->tok));
 }
 
-/*
- * The trace line that is this request: received between submission and
- * first token, as many tokens, every token sent before it was received,
- * and the smallest total delay among those.
- */
+/* The trace line that is this request: the one carrying its X-Request-Id
+ * ("b-INDEX"), if it has as many tokens. */
 static json_t *
-match_trace(json_t *trace, const struct kept *e, int *used)
+match_trace(json_t *by_id, const struct kept *e)
 {
-	json_t *line, *best = NULL, *tok;
-	size_t i, j, bestj = 0;
-	double sum, bestsum = 0;
-	uint64_t recv, sent;
+	char id[32];
+	json_t *line;
 
-	json_array_foreach(trace, j, line) {
-		recv = (uint64_t)json_integer_value(json_object_get(line,
-		    "received_ns"));
-		tok = json_object_get(line, "token_ns");
-		if (used[j] || recv < e->submit_ns || recv > e->first_ns ||
-		    json_array_size(tok) != e->ntok)
-			continue;
-		sum = 0;
-		for (i = 0; i < e->ntok; i++) {
-			sent = (uint64_t)json_integer_value(json_array_get(tok, i));
-			if (sent > e->tok[i])
-				break;
-			sum += (double)(e->tok[i] - sent);
-		}
-		if (i == e->ntok && (best == NULL || sum < bestsum)) {
-			best = line;
-			bestj = j;
-			bestsum = sum;
-		}
-	}
-	if (best != NULL)
-		used[bestj] = 1;
-	return best;
+	snprintf(id, sizeof(id), "b-%zu", e->index);
+	line = json_object_get(by_id, id);
+	if (line == NULL || json_array_size(json_object_get(line,
+	    "token_ns")) != e->ntok)
+		return NULL;
+	return line;
 }
 
 static int
@@ -184,11 +166,11 @@ cmd_latency(char **argv)
 	struct keep k = { NULL, 0 };
 	struct buf text = BUF_INIT;
 	struct werr *err;
-	json_t *trace, *line, *tok;
+	json_t *by_id, *line, *tok;
+	const char *id;
 	char *body, *p, *nl;
 	long c = atol(argv[1]), n = atol(argv[2]), i;
 	size_t t, matched = 0;
-	int *used;
 
 	if (c < 1 || n < 1)
 		return 2;
@@ -204,6 +186,8 @@ cmd_latency(char **argv)
 	cfg.bodies = bodies;
 	cfg.nbodies = (size_t)n;
 	cfg.concurrency = (unsigned)c;
+	cfg.request_id_prefix = "b-";
+	cfg.raise_priority = 1;		/* as the campaign runs it */
 	cfg.on_record = keep_record;
 	cfg.arg = &k;
 	if ((err = loadgen_run(&cfg, &sum)) != NULL ||
@@ -212,16 +196,19 @@ cmd_latency(char **argv)
 		werr_free(err);
 		return 1;
 	}
-	trace = json_array();
+	by_id = json_object();
 	for (p = text.data; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : NULL) {
 		nl = strchr(p, '\n');
 		if ((line = json_loadb(p, nl != NULL ? (size_t)(nl - p) :
-		    strlen(p), 0, NULL)) != NULL)
-			json_array_append_new(trace, line);
+		    strlen(p), 0, NULL)) == NULL)
+			continue;
+		if ((id = json_string_value(json_object_get(line,
+		    "request_id"))) != NULL)
+			json_object_set(by_id, id, line);
+		json_decref(line);
 	}
-	used = xcalloc(json_array_size(trace) + 1, sizeof(*used));
 	for (t = 0; t < k.n; t++) {
-		if ((line = match_trace(trace, &k.v[t], used)) == NULL)
+		if ((line = match_trace(by_id, &k.v[t])) == NULL)
 			continue;
 		matched++;
 		tok = json_object_get(line, "token_ns");
@@ -238,8 +225,7 @@ cmd_latency(char **argv)
 	for (t = 0; t < k.n; t++)
 		free(k.v[t].tok);
 	free(k.v);
-	free(used);
-	json_decref(trace);
+	json_decref(by_id);
 	buf_free(&text);
 	stats_samples_free(&lat);
 	free(bodies);

@@ -301,9 +301,12 @@ sweep_measure(struct sweep *sw, struct walk *w, struct loadgen_summary *sum)
 	struct loadgen_config cfg;
 	struct werr *err;
 	char *url = xasprintf("%s/v1/chat/completions", sw->eng->base_url);
+	char *id_prefix = xasprintf("%s-s%lld-", sw->r->run_id,
+	    (long long)sw->sweep_id);
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.url = url;
+	cfg.request_id_prefix = id_prefix;
 	cfg.bodies = sw->bodies->timed;
 	cfg.nbodies = sw->bodies->ntimed;
 	cfg.warmups = sw->bodies->warm;
@@ -313,10 +316,12 @@ sweep_measure(struct sweep *sw, struct walk *w, struct loadgen_summary *sum)
 	cfg.deadline_ns = w->deadline;
 	cfg.hang_ns = 0;	/* sweep_tick also watches the engine's log */
 	cfg.tick_ms = 100;
+	cfg.raise_priority = pol->campaign.client_realtime;
 	cfg.on_tick = sweep_tick;
 	cfg.on_record = sweep_record;
 	cfg.arg = sw;
 	err = loadgen_run(&cfg, sum);
+	free(id_prefix);
 	free(url);
 	return err;
 }

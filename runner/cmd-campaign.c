@@ -287,6 +287,18 @@ print_report(const json_t *doc)
 	    "(tokens - 1); peak memory is system memory in use, MiB\n");
 }
 
+/* A run id names .warden/logs/<id> and goes into X-Request-Id. */
+static int
+run_id_ok(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > 64 || id[0] == '.' || id[0] == '-')
+		return 0;
+	return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._-") == n;
+}
+
 static struct werr *
 campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -347,6 +359,14 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			o.resume = 1;
 			break;
 		case 'i':
+			if (!run_id_ok(optarg)) {
+				err = cmd_usage_error(&cmd_campaign_entry,
+				    "'--run-id' takes 1 to 64 letters, digits, "
+				    "'.', '_' or '-', not starting with '.' or "
+				    "'-' (it names a log directory and goes "
+				    "into a request header)");
+				goto out;
+			}
 			o.run_id = optarg;
 			break;
 		case 'j':
@@ -422,7 +442,8 @@ const struct cmd_entry cmd_campaign_entry = {
 	"  --split S           only split S (repeatable)\n"
 	"  --concurrency L     levels, e.g. 1,8,16 (default: policy)\n"
 	"  --limit N           the first N timed prompts of each split\n"
-	"  --run-id ID         name the run (default: time, machine, random)\n"
+	"  --run-id ID         name the run (default: time, machine, random);\n"
+	"                      letters, digits, '.', '_', '-', at most 64\n"
 	"  --resume            continue the newest unfinished run of this machine\n"
 	"                      (or --run-id ID): finished sweeps are kept, the\n"
 	"                      interrupted one runs again\n"

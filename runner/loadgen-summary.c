@@ -283,6 +283,8 @@ loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
 	set_real(o, "loop_lag_p99_ms", s->loop_lag_p99_ms);
 	json_object_set_new(o, "client_limited",
 	    json_boolean(s->client_limited));
+	json_object_set_new(o, "client_scheduling", json_string(
+	    s->client_scheduling != NULL ? s->client_scheduling : "normal"));
 	set_int(o, "clock_anchor_mono_ns", s->anchor_mono_ns);
 	secs = (time_t)(s->anchor_realtime_ns / 1000000000ll);
 	utc_iso_from_time(iso, sizeof(iso), secs);

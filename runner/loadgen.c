@@ -23,6 +23,7 @@
 #include <curl/curl.h>
 
 #include "loadgen-private.h"
+#include "rtsched.h"
 #include "sse.h"
 #include "stats.h"
 #include "util.h"
@@ -57,6 +58,7 @@ struct lg_req {
 	struct buf errbody;
 	uint64_t *tok;
 	size_t ntok, captok;
+	struct curl_slist *id_header;	/* X-Request-Id, then lg->headers */
 	char curlerr[CURL_ERROR_SIZE];
 };
 
@@ -267,11 +269,39 @@ req_setup(struct lg *lg, struct lg_req *r)
 	return NULL;
 }
 
+/* Point the request at a header list of its own X-Request-Id followed
+ * by the shared headers (the node is ours; the rest is lg's). */
+static void
+req_set_id(struct lg *lg, struct lg_req *r)
+{
+	char *line;
+
+	if (r->id_header != NULL) {
+		r->id_header->next = NULL;
+		curl_slist_free_all(r->id_header);
+		r->id_header = NULL;
+	}
+	if (lg->cfg->request_id_prefix == NULL)
+		return;
+	line = xasprintf("X-Request-Id: %s%s%zu", lg->cfg->request_id_prefix,
+	    r->warmup ? "w" : "", r->index);
+	r->id_header = curl_slist_append(NULL, line);
+	free(line);
+	if (r->id_header == NULL)
+		return;		/* out of memory: the request goes without */
+	r->id_header->next = lg->headers;
+	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->id_header);
+}
+
 static void
 req_teardown(struct lg_req *r)
 {
 	if (r->easy != NULL)
 		curl_easy_cleanup(r->easy);
+	if (r->id_header != NULL) {
+		r->id_header->next = NULL;
+		curl_slist_free_all(r->id_header);
+	}
 	sse_parser_free(&r->parser);
 	free(r->finish_reason);
 	buf_free(&r->error);
@@ -304,6 +334,7 @@ lg_submit(struct lg *lg)
 		req_reset(r);
 		r->index = lg->next++;
 		r->warmup = lg->warming_up;
+		req_set_id(lg, r);
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)b->len);
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, b->data);
@@ -775,6 +806,7 @@ struct werr *
 loadgen_run(const struct loadgen_config *cfg, struct loadgen_summary *summary)
 {
 	struct lg lg;
+	struct rtsched_saved sched;
 	struct werr *err;
 	uint64_t m0, m1;
 
@@ -794,10 +826,14 @@ loadgen_run(const struct loadgen_config *cfg, struct loadgen_summary *summary)
 	if ((err = lg_setup(&lg, cfg)) != NULL)
 		goto out;
 	lg.next_tick_ns = mono_ns() + lg.tick_ns;
+	summary->client_scheduling = cfg->raise_priority ?
+	    rtsched_raise(&sched) : "normal";
 	if (cfg->nwarmups > 0)
 		lg_run_list(&lg, cfg->warmups, cfg->nwarmups, 1);
 	if (!lg.stopping)
 		lg_run_list(&lg, cfg->bodies, cfg->nbodies, 0);
+	if (cfg->raise_priority)
+		rtsched_restore(&sched);
 	summary->end = lg.end;
 	m0 = mono_ns();
 	lg_tally_finish(&lg.tally, cfg->nbodies, m0, realtime_ns());

@@ -138,6 +138,10 @@ struct loadgen_config {
 	const char *url;		/* e.g. http://127.0.0.1:PORT/v1/chat/completions */
 	const char *const *headers;	/* extra "Name: value" lines, NULL-
 					   terminated; may be NULL */
+	/* When set, every request carries "X-Request-Id: <prefix><index>"
+	 * (warmups "<prefix>w<index>"), so an engine's own log and trace
+	 * can be joined with the records. */
+	const char *request_id_prefix;
 	const struct loadgen_body *bodies;	/* the timed requests, in order */
 	size_t nbodies;
 	const struct loadgen_body *warmups;	/* may be NULL */
@@ -150,6 +154,9 @@ struct loadgen_config {
 	uint64_t hang_ns;		/* no byte from any request for this
 					   long: sweep ends as hang; 0: none */
 	unsigned tick_ms;		/* 0: 100 */
+	/* Run the loop with real-time scheduling where permitted (see
+	 * rtsched.h), so its timestamps do not wait for a busy core. */
+	int raise_priority;
 	/*
 	 * Called about every tick_ms. After a connect or transport failure
 	 * (refused, reset, nothing received) no new request is submitted and
@@ -216,6 +223,7 @@ struct loadgen_summary {
 	double loop_lag_p99_ms;		/* time the loop spent on work between
 					   two waits, p99 over iterations */
 	int client_limited;
+	const char *client_scheduling;	/* rtsched_raise()'s answer, static */
 	/* Clocks: one anchor per run; drift = |Δrealtime/Δmono - 1| over
 	 * the run, flagged above 0.1 % (only for runs of 1 s or more). */
 	uint64_t anchor_mono_ns;

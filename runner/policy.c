@@ -35,7 +35,8 @@ static const char default_policy[] =
 "    \"concurrency\": [1, 8, 16],\n"
 "    \"splits\": [\"chat\", \"agent\"],\n"
 "    \"server_per_level\": true,\n"
-"    \"memory_sample_hz\": 1\n"
+"    \"memory_sample_hz\": 1,\n"
+"    \"client_realtime\": true\n"
 "  },\n"
 "  \"models\": [\"qwen3-0.6b\", \"qwen3.5-0.8b\", \"gemma-4-e4b-it\"],\n"
 "  \"rosters\": {\n"
@@ -99,6 +100,7 @@ static const struct schema_field f_campaign[] = {
 	{ "splits", &s_strings1, 1 },
 	{ "server_per_level", &s_bool, 1 },
 	{ "memory_sample_hz", &s_seconds, 1 },
+	{ "client_realtime", &s_bool, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_campaign = { .type = SCHEMA_OBJECT, .fields = f_campaign };
@@ -265,6 +267,8 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	strlist_from_json(&p->campaign.splits, json_object_get(o, "splits"));
 	p->campaign.server_per_level = json_is_true(json_object_get(o, "server_per_level"));
 	p->campaign.memory_sample_hz = num(o, "memory_sample_hz");
+	v = json_object_get(o, "client_realtime");
+	p->campaign.client_realtime = v == NULL || json_is_true(v);
 	strlist_from_json(&p->models, json_object_get(doc, "models"));
 	o = json_object_get(doc, "rosters");
 	p->n_rosters = json_object_size(o);

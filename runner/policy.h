@@ -59,6 +59,7 @@ struct policy {
 		struct strlist splits;
 		int server_per_level;
 		double memory_sample_hz;
+		int client_realtime;	/* optional, default true */
 	} campaign;
 
 	struct roster *rosters;

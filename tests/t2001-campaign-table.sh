@@ -138,4 +138,16 @@ test_expect_success 'filters that match nothing are a usage error' '
 	expect_grep "no grid point matches" err
 '
 
+test_expect_success 'a run id that is not a plain name is refused before anything runs' '
+	cd bench &&
+	before=$(sqlite3 .warden/warden.db "select count(*) from campaign_runs") &&
+	for id in ../escape a/b .hidden -x "sp ace" "$(printf "cr\\rlf")" \
+	    0123456789012345678901234567890123456789012345678901234567890123456789; do
+		expect_exit 2 warden campaign --run-id "$id" --limit 1 &&
+		expect_grep "run-id" err || return 1
+	done &&
+	test ! -e .warden/logs/escape &&
+	test "$(sqlite3 .warden/warden.db "select count(*) from campaign_runs")" = "$before"
+'
+
 test_done

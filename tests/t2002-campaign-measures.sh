@@ -9,20 +9,18 @@
 CHECK="$TOP_SRCDIR/tests/fixtures/engines/check-trace.py"
 
 # The truth is the engine's own record of when it wrote each token; warden
-# may only see a token after that. Bounds: 90 % of requests within 2 ms,
-# every request within 10 ms. (On this shared two-core machine the
-# simulated engine's writes themselves trail its trace by a few ms now
-# and then, while warden's event loop lag stays under 0.5 ms p99, so
-# "every request within 2 ms" holds only on a quiet machine; the 10 ms
-# bound still catches a timestamp taken in the wrong place, which is off
-# by tens to hundreds of ms.) Built with sanitizers, everything runs
-# several times slower: there the bounds are 100 ms and 20 ms.
-TOLERANCE_MS=10
-P90_MS=2
-if grep -q "^SAN_CFLAGS = -fsanitize" "$TOP_BUILDDIR/Makefile" 2>/dev/null; then
-	TOLERANCE_MS=100
-	P90_MS=20
-fi
+# may only see a token after that. warden names each request in an
+# X-Request-Id header and the engine writes that name into its trace, so
+# every row is compared with exactly its own trace line. The bound is the
+# issue's: every request within 2 ms. What breaks it is scheduling, not
+# measuring: on this two-core machine, with the rest of the suite running
+# beside it, a thread woken by a socket can wait a scheduler slice for a
+# core. warden's event loop therefore runs with real-time scheduling
+# (client_realtime, see README); where the kernel refuses that, or a
+# moment is noisier still, a sweep that misses is measured again (below).
+# The same bound holds in the sanitizer build: a token costs the client
+# microseconds there too.
+TOLERANCE_MS=2
 
 test_expect_success 'a bench whose engines write a trace' '
 	bench_init bench &&
@@ -46,10 +44,14 @@ test_expect_success 'the campaign runs both splits at c=16' '
 
 # timing_ok RUN SEQ SPLIT [ENGINE]: the timed requests of that sweep
 # within the bounds of the engine's trace.
+# Its figures (or why it missed) go to the log as TAP comments.
 timing_ok() {
 	python3 "$CHECK" .warden/warden.db \
 	    ".warden/logs/$1/${4:-simtrace}/qwen3-0.6b/trace-$3-c16.jsonl" "$2" "$1" \
-	    "$TOLERANCE_MS" "$P90_MS"
+	    "$TOLERANCE_MS" >"$TEST_DIR/.timing" 2>&1
+	_rc=$?
+	echo "$1 $3: $(tail -n 1 "$TEST_DIR/.timing")" >>"$TEST_DIR/figures"
+	return $_rc
 }
 
 # again SPLIT ENGINE RUN: measure one sweep once more.
@@ -81,6 +83,32 @@ test_expect_success 'TTFT and e2e latency match the engine trace at c=16 (agent)
 	}
 '
 
+test_expect_success 'each request carries an X-Request-Id naming its row' '
+	cd bench &&
+	python3 -c "import json,sys; [print(json.loads(l)[\"request_id\"]) for l in open(sys.argv[1])]" \
+	    .warden/logs/m1/simtrace/qwen3-0.6b/trace-chat-c16.jsonl | sort >ids &&
+	sqlite3 .warden/warden.db "select '"'"'m1-s'"'"' || r.sweep_id || '"'"'-'"'"' || case r.warmup when 1 then '"'"'w'"'"' else '"'"''"'"' end || r.idx from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.run_id = '"'"'m1'"'"' and s.engine = '"'"'simtrace'"'"' and s.split = '"'"'chat'"'"'" | sort >rows &&
+	test $(wc -l <rows) -eq 51 &&
+	expect_equal rows ids
+'
+
+test_expect_success 'the sweep records how its event loop was scheduled' '
+	cd bench &&
+	sqlite3 .warden/warden.db "select distinct json_extract(summary, '"'"'$.client_scheduling'"'"') from campaign_sweeps where run_id = '"'"'m1'"'"'" >sched &&
+	cat sched &&
+	grep -q -x -E "fifo|nice|normal" sched &&
+	if [ "$(id -u)" = 0 ]; then grep -q -x fifo sched; fi
+'
+
+test_expect_success 'client_realtime false measures at normal priority' '
+	cd bench &&
+	bench_policy . "campaign.client_realtime=false" &&
+	"$WARDEN" campaign --limit 8 --run-id nort --engine simtrace --split chat \
+	    >/dev/null 2>&1 &&
+	test "$(sqlite3 .warden/warden.db "select json_extract(summary, '"'"'$.client_scheduling'"'"') from campaign_sweeps where run_id = '"'"'nort'"'"'")" = normal &&
+	bench_policy . "campaign.client_realtime=true"
+'
+
 test_expect_success 'token counts equal usage, with usage_source server' '
 	cd bench &&
 	test "$(sqlite3 .warden/warden.db "select distinct usage_source from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'simtrace'"'"'")" = server &&
@@ -106,4 +134,5 @@ test_expect_success 'a tool call with empty content is a success' '
 	test "$n" -gt 10 && test "$n" = "$ok"
 '
 
+sed 's/^/# /' "$TEST_DIR/figures" 2>/dev/null
 test_done

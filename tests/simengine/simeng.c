@@ -397,14 +397,28 @@ fail(struct buf *errbody, int *status, int code, const char *msg,
 
 static void write_trace(struct simeng *, struct sim_req *);
 
+/* A request id the trace can hold as it is: printable ASCII. */
+static int
+printable(const char *s)
+{
+	if (s == NULL || *s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			return 0;
+	return 1;
+}
+
 /* The trace line of a request answered with an error status. */
 static void
-trace_failure(struct simeng *e, uint64_t seq, uint64_t received, int status)
+trace_failure(struct simeng *e, uint64_t seq, const char *request_id,
+    uint64_t received, int status)
 {
 	struct sim_req r;
 
 	memset(&r, 0, sizeof(r));
 	snprintf(r.id, sizeof(r.id), "%llu", (unsigned long long)seq);
+	r.request_id = printable(request_id) ? (char *)request_id : NULL;
 	r.received_ns = received;
 	r.done_ns = mono_ns();
 	r.status = status;
@@ -414,7 +428,8 @@ trace_failure(struct simeng *e, uint64_t seq, uint64_t received, int status)
 
 void
 simeng_request_new(struct simeng *e, const json_t *body,
-    struct sim_req **out, int *status, struct buf *errbody)
+    const char *request_id, struct sim_req **out, int *status,
+    struct buf *errbody)
 {
 	const struct sim_config *c = e->cfg;
 	struct parsed p;
@@ -445,13 +460,15 @@ simeng_request_new(struct simeng *e, const json_t *body,
 	else {
 		*out = req_new(e, &p, seq);
 		(*out)->received_ns = received;
+		if (printable(request_id))
+			(*out)->request_id = xstrndup(request_id, 200);
 	}
 	if (*out == NULL) {
 		pthread_mutex_lock(&e->lock);
 		e->inflight--;
 		pthread_mutex_unlock(&e->lock);
 		if (e->trace != NULL)
-			trace_failure(e, seq, received, *status);
+			trace_failure(e, seq, request_id, received, *status);
 	}
 	buf_free(&p.prompt);
 	buf_free(&p.last_user);
@@ -524,8 +541,10 @@ write_trace(struct simeng *e, struct sim_req *r)
 
 	for (i = 0; i < n && r->token_ns != NULL; i++)
 		json_array_append_new(tok, json_integer((json_int_t)r->token_ns[i]));
-	o = json_pack("{s:s, s:I, s:o, s:o, s:I, s:i, s:i, s:i, s:o, s:b}",
-	    "id", r->id, "received_ns", (json_int_t)r->received_ns,
+	o = json_pack("{s:s, s:o, s:I, s:o, s:o, s:I, s:i, s:i, s:i, s:o, s:b}",
+	    "id", r->id, "request_id", r->request_id != NULL ?
+	    json_string(r->request_id) : json_null(),
+	    "received_ns", (json_int_t)r->received_ns,
 	    "first_token_ns", r->first_token_ns != 0 ?
 	    json_integer((json_int_t)r->first_token_ns) : json_null(),
 	    "token_ns", tok, "done_ns", (json_int_t)r->done_ns,
@@ -560,5 +579,6 @@ simeng_request_end(struct simeng *e, struct sim_req *r)
 	simstream_free(&r->st);
 	textgen_reply_free(&r->reply);
 	free(r->token_ns);
+	free(r->request_id);
 	free(r);
 }

@@ -47,6 +47,7 @@ struct simeng {
 struct sim_req {
 	uint64_t seq;
 	char id[24];
+	char *request_id;		/* the client's X-Request-Id, or NULL */
 	int stream;
 	int status;			/* HTTP status answered */
 	const char *fault;		/* injected fault, or NULL */
@@ -78,7 +79,8 @@ int simeng_ready(struct simeng *e);
  * an OpenAI error object. May abort the process (the abort faults).
  */
 void simeng_request_new(struct simeng *e, const json_t *body,
-    struct sim_req **out, int *status, struct buf *errbody);
+    const char *request_id, struct sim_req **out, int *status,
+    struct buf *errbody);
 void simeng_submit(struct simeng *e, struct sim_req *r);
 /* Block until more than `have` tokens exist, generation is done, or the
  * engine stops (returns -1). Sets *ready and *done. */

@@ -206,7 +206,9 @@ serve_completion(struct conn_state *cs)
 	if (body == NULL)
 		return reply_error(cs->conn, 400, "the request body is not JSON",
 		    "invalid_request_error");
-	simeng_request_new(s->engine, body, &cs->req, &status, &err);
+	simeng_request_new(s->engine, body,
+	    MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND,
+	    "X-Request-Id"), &cs->req, &status, &err);
 	json_decref(body);
 	if (cs->req == NULL) {
 		ret = reply_json(cs->conn, (unsigned int)status, buf_cstr(&err));
