@@ -289,6 +289,30 @@ utf8_seq(const unsigned char *s, const unsigned char *end)
 }
 
 /*
+ * Eight bytes at a time: nonzero when some byte of w is a control
+ * character, '"', '\\' or not ASCII, i.e. anything the byte loop of
+ * scan_string must look at. (Per byte: x - 1 borrows into the high bit
+ * only from 0; x - 0x20 only from below 0x20; w itself has it when >= 0x80.
+ * A borrow only runs upwards, so the lowest flagged byte is a real one;
+ * flags above it may be false, which only sends the byte loop to look.)
+ */
+#define SWAR_ONES	0x0101010101010101ull
+#define SWAR_HIGHS	0x8080808080808080ull
+
+static uint64_t
+swar_zero(uint64_t x)
+{
+	return (x - SWAR_ONES) & ~x & SWAR_HIGHS;
+}
+
+static uint64_t
+swar_special(uint64_t w)
+{
+	return (((w - SWAR_ONES * 0x20) & ~w) | swar_zero(w ^ (SWAR_ONES * '"')) |
+	    swar_zero(w ^ (SWAR_ONES * '\\')) | w) & SWAR_HIGHS;
+}
+
+/*
  * A string at sc->s. On success *raw and *rawlen hold the bytes between the
  * quotes and *decoded the UTF-8 length jansson would give it.
  */
@@ -305,6 +329,26 @@ scan_string(struct scan *sc, const char **raw, size_t *rawlen,
 	s = (const unsigned char *)sc->s;
 	*raw = sc->s;
 	while (s < end && *s != '"') {
+		/* the common case, plain ASCII, eight bytes a step */
+		while (end - s >= 8) {
+			uint64_t w, m;
+
+			memcpy(&w, s, 8);
+			if ((m = swar_special(w)) != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				/* the lowest flag is exact: go straight
+				 * to that byte */
+				n = (size_t)__builtin_ctzll(m) / 8;
+				s += n;
+				dec += n;
+#endif
+				break;
+			}
+			s += 8;
+			dec += 8;
+		}
+		if (s >= end || *s == '"')
+			break;
 		if (*s < 0x20)
 			return 0;
 		if (*s < 0x80 && *s != '\\') {

@@ -412,6 +412,56 @@ test_tricky_payloads(void **state)
 	}
 }
 
+/* The scanner reads plain ASCII eight bytes at a time: put each kind of
+ * byte it must stop for at every position of strings of every length
+ * around that step, and check it still agrees with jansson. */
+static void
+test_strings_at_every_offset(void **state)
+{
+	static const char *specials[] = {
+		"\\\"", "\\n", "\\u00e9", "\xc3\xa9", "\xe2\x82\xac",
+		"\x01", "\x1f", "\x7f", "\xff", "\\", " ", "~",
+	};
+	struct sse_chunk scan, json;
+	struct buf b = BUF_INIT;
+	size_t len, at, k, i;
+
+	for (k = 0; k < sizeof(specials) / sizeof(specials[0]); k++)
+		for (len = 0; len <= 40; len++)
+			for (at = 0; at <= len; at++) {
+				buf_reset(&b);
+				buf_puts(&b, "{\"id\":\"");
+				for (i = 0; i < len; i++)
+					buf_puts(&b, i == at ? specials[k] : "x");
+				buf_puts(&b, "\",\"choices\":[{\"delta\":"
+				    "{\"content\":\"");
+				for (i = 0; i < len; i++)
+					buf_puts(&b, i == at ? specials[k] : "y");
+				buf_puts(&b, "\"}}]}");
+				sse_chunk_scan(b.data, b.len, &scan);
+				sse_chunk_parse_json(b.data, b.len, &json);
+				if (scan.needs_json == 0 &&
+				    (scan.kind != json.kind ||
+				    scan.content_bytes != json.content_bytes))
+					fail_msg("special %zu, length %zu, at "
+					    "%zu: scanner %s %zu, jansson %s %zu",
+					    k, len, at,
+					    sse_chunk_kind_name(scan.kind),
+					    scan.content_bytes,
+					    sse_chunk_kind_name(json.kind),
+					    json.content_bytes);
+				/* and decides every valid one itself */
+				if (json.kind == SSE_CHUNK_TOKEN &&
+				    scan.needs_json != 0)
+					fail_msg("special %zu, length %zu, at "
+					    "%zu: the scanner gave up", k, len,
+					    at);
+				sse_chunk_clear(&scan);
+				sse_chunk_clear(&json);
+			}
+	buf_free(&b);
+}
+
 static void
 test_jansson_fields(void **state)
 {
@@ -538,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_every_split),
 		cmocka_unit_test(test_every_two_way_split),
 		cmocka_unit_test(test_scanner_and_jansson_agree),
+		cmocka_unit_test(test_strings_at_every_offset),
 		cmocka_unit_test(test_tricky_payloads),
 		cmocka_unit_test(test_jansson_fields),
 		cmocka_unit_test(test_parser_rules),
