@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -88,7 +89,8 @@ cmd_sweep(char **argv)
 	cfg.concurrency = (unsigned)c;
 	cfg.request_timeout_ns = 60ull * 1000000000ull;
 	cfg.hang_ns = 20ull * 1000000000ull;
-	cfg.raise_priority = 1;		/* as the campaign runs it */
+	/* as the campaign runs it, unless LOADGEN_BENCH_NORMAL is set */
+	cfg.raise_priority = getenv("LOADGEN_BENCH_NORMAL") == NULL;
 	cfg.on_record = on_record;
 	cfg.arg = &shown;
 	if ((err = loadgen_run(&cfg, &sum)) != NULL ||
@@ -155,6 +157,27 @@ match_trace(json_t *by_id, const struct kept *e)
 	return line;
 }
 
+/* The trace lines that carry a request id, by that id. */
+static json_t *
+trace_by_id(const struct buf *text)
+{
+	json_t *by_id = json_object(), *line;
+	const char *p, *nl, *id;
+
+	for (p = text->data; p != NULL && *p != '\0';
+	    p = nl != NULL ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if ((line = json_loadb(p, nl != NULL ? (size_t)(nl - p) :
+		    strlen(p), 0, NULL)) == NULL)
+			continue;
+		if ((id = json_string_value(json_object_get(line,
+		    "request_id"))) != NULL)
+			json_object_set(by_id, id, line);
+		json_decref(line);
+	}
+	return by_id;
+}
+
 static int
 cmd_latency(char **argv)
 {
@@ -166,11 +189,12 @@ cmd_latency(char **argv)
 	struct keep k = { NULL, 0 };
 	struct buf text = BUF_INIT;
 	struct werr *err;
+	struct timespec pause = { 0, 100000000 };
 	json_t *by_id, *line, *tok;
-	const char *id;
-	char *body, *p, *nl;
+	char *body;
 	long c = atol(argv[1]), n = atol(argv[2]), i;
 	size_t t, matched = 0;
+	int tries;
 
 	if (c < 1 || n < 1)
 		return 2;
@@ -190,27 +214,32 @@ cmd_latency(char **argv)
 	cfg.raise_priority = 1;		/* as the campaign runs it */
 	cfg.on_record = keep_record;
 	cfg.arg = &k;
-	if ((err = loadgen_run(&cfg, &sum)) != NULL ||
-	    (err = file_read(&text, argv[4])) != NULL) {
+	if ((err = loadgen_run(&cfg, &sum)) != NULL) {
 		fprintf(stderr, "loadgen-bench: %s\n", err->msg);
 		werr_free(err);
 		return 1;
 	}
-	by_id = json_object();
-	for (p = text.data; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : NULL) {
-		nl = strchr(p, '\n');
-		if ((line = json_loadb(p, nl != NULL ? (size_t)(nl - p) :
-		    strlen(p), 0, NULL)) == NULL)
-			continue;
-		if ((id = json_string_value(json_object_get(line,
-		    "request_id"))) != NULL)
-			json_object_set(by_id, id, line);
-		json_decref(line);
+	/* The server writes a request's trace line when it has finished
+	 * with the connection, which may be just after the client saw the
+	 * end: read the trace again until every request is there (2 s). */
+	for (tries = 0; ; tries++) {
+		buf_reset(&text);
+		if ((err = file_read(&text, argv[4])) != NULL) {
+			fprintf(stderr, "loadgen-bench: %s\n", err->msg);
+			werr_free(err);
+			return 1;
+		}
+		by_id = trace_by_id(&text);
+		for (t = 0, matched = 0; t < k.n; t++)
+			matched += match_trace(by_id, &k.v[t]) != NULL;
+		if (matched == k.n || tries == 20)
+			break;
+		json_decref(by_id);
+		nanosleep(&pause, NULL);
 	}
 	for (t = 0; t < k.n; t++) {
 		if ((line = match_trace(by_id, &k.v[t])) == NULL)
 			continue;
-		matched++;
 		tok = json_object_get(line, "token_ns");
 		for (i = 0; i < (long)k.v[t].ntok; i++)
 			stats_samples_add(&lat, (double)(k.v[t].tok[i] -
