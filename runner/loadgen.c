@@ -43,6 +43,7 @@ struct lg_req {
 	size_t index;
 	int warmup;
 	struct sse_parser parser;
+	struct sse_chunk_cache chunk_cache;	/* kept across requests */
 	uint64_t submit_ns, first_ns, last_ns, end_ns, now_ns;
 	uint64_t pass;			/* event-loop pass of the last read */
 	size_t pass_events;		/* token events in that pass */
@@ -180,7 +181,7 @@ req_event(void *arg, const struct sse_event *ev)
 	}
 	if (ev->type_len != 7 || memcmp(ev->type, "message", 7) != 0)
 		return 0;	/* other event types carry no tokens */
-	sse_chunk_classify(ev->data, ev->data_len, &c);
+	sse_chunk_classify_cached(&r->chunk_cache, ev->data, ev->data_len, &c);
 	req_chunk(r, &c, ev->data, ev->data_len);
 	sse_chunk_clear(&c);
 	return 0;
@@ -247,6 +248,7 @@ req_setup(struct lg *lg, struct lg_req *r)
 
 	r->lg = lg;
 	sse_parser_init(&r->parser);
+	sse_chunk_cache_init(&r->chunk_cache);
 	buf_init(&r->error);
 	buf_init(&r->errbody);
 	if ((r->easy = e = curl_easy_init()) == NULL)
@@ -258,7 +260,7 @@ req_setup(struct lg *lg, struct lg_req *r)
 	curl_easy_setopt(e, CURLOPT_PROXY, "");
 	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 65536L);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 16384L);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
 	    (long)(lg->timeout_ns / 1000000));
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, req_write);
@@ -303,6 +305,7 @@ req_teardown(struct lg_req *r)
 		curl_slist_free_all(r->id_header);
 	}
 	sse_parser_free(&r->parser);
+	sse_chunk_cache_free(&r->chunk_cache);
 	free(r->finish_reason);
 	buf_free(&r->error);
 	buf_free(&r->errbody);

@@ -555,6 +555,9 @@ struct scan_state {
 	int seen_choices;
 	int choices_empty;
 	unsigned delta_seen;	/* content/reasoning keys met in this delta */
+	const char *content_at;	/* the last content string's opening quote */
+	const char *content_end;	/* ... and one past its closing quote */
+	size_t content_strings;	/* content strings met */
 };
 
 /* A string or null; adds the decoded length of a string to *bytes. */
@@ -602,6 +605,14 @@ delta_member(struct scan *sc, const char *key, size_t klen, void *arg)
 	if (st->delta_seen & bit)
 		return 0;	/* a duplicate key: let jansson decide */
 	st->delta_seen |= bit;
+	if (bit == 1 && scan_peek(sc) == '"') {
+		st->content_at = sc->s;
+		if (!scan_text(sc, &st->out->content_bytes))
+			return 0;
+		st->content_end = sc->s;
+		st->content_strings++;
+		return 1;
+	}
 	return scan_text(sc, bit == 1 ? &st->out->content_bytes :
 	    &st->out->reasoning_bytes);
 }
@@ -669,21 +680,21 @@ top_member(struct scan *sc, const char *key, size_t klen, void *arg)
 	return scan_skip(sc);
 }
 
-void
-sse_chunk_scan(const char *data, size_t len, struct sse_chunk *out)
+static void
+scan_chunk(const char *data, size_t len, struct sse_chunk *out,
+    struct scan_state *st)
 {
 	struct scan sc = { data, data + len, 0 };
-	struct scan_state st;
 
 	sse_chunk_init(out);
+	memset(st, 0, sizeof(*st));
 	if (is_done(data, len)) {
 		out->kind = SSE_CHUNK_DONE;
 		return;
 	}
-	memset(&st, 0, sizeof(st));
-	st.out = out;
-	if (scan_peek(&sc) != '{' || !scan_object(&sc, top_member, &st) ||
-	    scan_peek(&sc) != -1 || !st.seen_choices) {
+	st->out = out;
+	if (scan_peek(&sc) != '{' || !scan_object(&sc, top_member, st) ||
+	    scan_peek(&sc) != -1 || !st->seen_choices) {
 		out->needs_json |= SSE_NEED_UNDECIDED;
 		out->content_bytes = out->reasoning_bytes = 0;
 		return;
@@ -694,6 +705,14 @@ sse_chunk_scan(const char *data, size_t len, struct sse_chunk *out)
 		out->kind = SSE_CHUNK_TOKEN;
 	else
 		out->kind = SSE_CHUNK_EMPTY;
+}
+
+void
+sse_chunk_scan(const char *data, size_t len, struct sse_chunk *out)
+{
+	struct scan_state st;
+
+	scan_chunk(data, len, out, &st);
 }
 
 /* ---- the jansson path ---- */
@@ -853,4 +872,87 @@ sse_chunk_classify(const char *data, size_t len, struct sse_chunk *out)
 	sse_chunk_scan(data, len, out);
 	if (out->needs_json != 0)
 		sse_chunk_parse_json(data, len, out);
+}
+
+/* ---- the skeleton cache ----
+ * A stream's token chunks differ, as a rule, only in the content string:
+ * {"id":"x","object":"chat.completion.chunk",...,"delta":{"content":"ONE"}
+ * ...}. After the scanner has decided a plain token chunk whose only text
+ * is one content string, the bytes before that string (its opening quote
+ * included) and after it (its closing quote included) are kept. A later
+ * chunk with the very same bytes there, and exactly one valid JSON string
+ * in between, is the same JSON text with one string token replaced by
+ * another: the same structure, so the same decision, with that string's
+ * decoded length as content_bytes. Two memcmp and one string scan instead
+ * of a walk over every key and value. Anything else is scanned in full. */
+
+void
+sse_chunk_cache_init(struct sse_chunk_cache *k)
+{
+	buf_init(&k->prefix);
+	buf_init(&k->suffix);
+	k->valid = 0;
+	k->hits = 0;
+}
+
+void
+sse_chunk_cache_free(struct sse_chunk_cache *k)
+{
+	buf_free(&k->prefix);
+	buf_free(&k->suffix);
+	k->valid = 0;
+}
+
+/* The decoded length of the one string between the kept bytes, or 0 when
+ * the chunk does not fit them. */
+static size_t
+cache_fit(const struct sse_chunk_cache *k, const char *data, size_t len)
+{
+	size_t np = k->prefix.len, ns = k->suffix.len, rawlen, dec;
+	struct scan sc;
+	const char *raw;
+
+	if (!k->valid || len < np + ns ||
+	    memcmp(data, k->prefix.data, np) != 0 ||
+	    memcmp(data + len - ns, k->suffix.data, ns) != 0)
+		return 0;
+	/* from the prefix's last byte (the opening quote) to the suffix's
+	 * first (the closing one): that, and nothing else, one string */
+	sc.s = data + np - 1;
+	sc.end = data + len - ns + 1;
+	sc.depth = 0;
+	if (!scan_string(&sc, &raw, &rawlen, &dec) || sc.s != sc.end)
+		return 0;
+	return dec;
+}
+
+void
+sse_chunk_classify_cached(struct sse_chunk_cache *k, const char *data,
+    size_t len, struct sse_chunk *out)
+{
+	struct scan_state st;
+	size_t dec;
+
+	if ((dec = cache_fit(k, data, len)) > 0) {
+		sse_chunk_init(out);
+		out->kind = SSE_CHUNK_TOKEN;
+		out->content_bytes = dec;
+		k->hits++;
+		return;
+	}
+	scan_chunk(data, len, out, &st);
+	if (out->needs_json != 0) {
+		sse_chunk_parse_json(data, len, out);
+		return;
+	}
+	if (out->kind != SSE_CHUNK_TOKEN || st.content_strings != 1 ||
+	    out->reasoning_bytes != 0 || out->content_bytes == 0 ||
+	    st.content_end - st.content_at < 2)
+		return;
+	buf_reset(&k->prefix);
+	buf_add(&k->prefix, data, (size_t)(st.content_at - data) + 1);
+	buf_reset(&k->suffix);
+	buf_add(&k->suffix, st.content_end - 1,
+	    (size_t)(data + len - st.content_end) + 1);
+	k->valid = 1;
 }

@@ -102,6 +102,25 @@ void sse_chunk_parse_json(const char *data, size_t len, struct sse_chunk *out);
 /* Scan, then parse with jansson only if the scanner asks for it. */
 void sse_chunk_classify(const char *data, size_t len, struct sse_chunk *out);
 
+/*
+ * The same decisions as sse_chunk_classify, faster on a stream whose
+ * token chunks differ only in their content string: the cache keeps the
+ * bytes around that string from the last plain token chunk (see sse.c).
+ * One cache per stream (or per connection; a mismatch only costs a full
+ * scan). Allocates when it keeps new bytes, not per event.
+ */
+struct sse_chunk_cache {
+	struct buf prefix;	/* up to the content string's opening quote */
+	struct buf suffix;	/* from its closing quote */
+	int valid;
+	size_t hits;		/* chunks decided by the cache */
+};
+
+void sse_chunk_cache_init(struct sse_chunk_cache *k);
+void sse_chunk_cache_free(struct sse_chunk_cache *k);
+void sse_chunk_classify_cached(struct sse_chunk_cache *k, const char *data,
+    size_t len, struct sse_chunk *out);
+
 const char *sse_chunk_kind_name(enum sse_chunk_kind kind);
 
 #endif

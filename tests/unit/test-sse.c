@@ -463,6 +463,91 @@ test_strings_at_every_offset(void **state)
 }
 
 static void
+assert_same_chunk(const char *what, size_t k, const struct sse_chunk *a,
+    const struct sse_chunk *b)
+{
+	if (a->kind != b->kind || a->content_bytes != b->content_bytes ||
+	    a->reasoning_bytes != b->reasoning_bytes ||
+	    a->tool_call_deltas != b->tool_call_deltas ||
+	    a->has_usage != b->has_usage ||
+	    (a->finish_reason == NULL) != (b->finish_reason == NULL))
+		fail_msg("%s %zu: cached %s %zu, plain %s %zu", what, k,
+		    sse_chunk_kind_name(a->kind), a->content_bytes,
+		    sse_chunk_kind_name(b->kind), b->content_bytes);
+}
+
+/* Every fixture stream, in order, through one cache: the same decisions
+ * as without it, and most plain token chunks decided by the cache. */
+static void
+test_cache_agrees_on_fixtures(void **state)
+{
+	struct fixtures *fs = *state;
+	struct sse_chunk_cache cache;
+	struct sse_chunk a, b;
+	const struct want_event *w;
+	size_t i, k, hits = 0;
+
+	for (i = 0; i < fs->n; i++) {
+		sse_chunk_cache_init(&cache);
+		for (k = 0; k < fs->v[i].nevents; k++) {
+			w = &fs->v[i].events[k];
+			if (w->kind == NULL)
+				continue;
+			sse_chunk_classify_cached(&cache, w->data, w->data_len,
+			    &a);
+			sse_chunk_classify(w->data, w->data_len, &b);
+			assert_same_chunk(fs->v[i].name, k, &a, &b);
+			sse_chunk_clear(&a);
+			sse_chunk_clear(&b);
+		}
+		hits += cache.hits;
+		sse_chunk_cache_free(&cache);
+	}
+	assert_true(hits >= 20);
+}
+
+/* A kept skeleton with every kind of middle that could fool it. */
+static void
+test_cache_is_not_fooled(void **state)
+{
+	static const char *pre = "{\"id\":\"c1\",\"choices\":[{\"index\":0,"
+	    "\"delta\":{\"content\":";
+	static const char *post = "},\"finish_reason\":null}]}";
+	static const char *middles[] = {
+		"\"plain\"", "\"caf\xc3\xa9\"", "\"\"", "\"a\",\"content\":\"b\"",
+		"\"a\",\"x\":\"b\"", "\"a\\\"", "\"a\\\"b\"", "\"\\u0000\"",
+		"\"\xff\"", "\"\x01\"", "\"a\" \"b\"", "\"a\"}},{\"delta\":{\"content\":\"b\"",
+		"\"a\"},\"usage\":{\"prompt_tokens\":1},\"x\":{\"y\":\"b\"",
+		"\"\\ud800\"", "\"\\n\\t\\u20ac\"", "\"x\"", "null", "\"",
+		"\"a\\\\\"", "\"long long long long long long long\"",
+	};
+	struct sse_chunk_cache cache;
+	struct sse_chunk a, b;
+	struct buf chunk = BUF_INIT;
+	size_t i;
+
+	sse_chunk_cache_init(&cache);
+	for (i = 0; i < sizeof(middles) / sizeof(middles[0]); i++) {
+		/* keep the skeleton from a plain chunk, then try this one */
+		buf_reset(&chunk);
+		buf_printf(&chunk, "%s\"warm\"%s", pre, post);
+		sse_chunk_classify_cached(&cache, chunk.data, chunk.len, &a);
+		sse_chunk_clear(&a);
+		assert_true(cache.valid);
+		buf_reset(&chunk);
+		buf_printf(&chunk, "%s%s%s", pre, middles[i], post);
+		sse_chunk_classify_cached(&cache, chunk.data, chunk.len, &a);
+		sse_chunk_classify(chunk.data, chunk.len, &b);
+		assert_same_chunk("middle", i, &a, &b);
+		sse_chunk_clear(&a);
+		sse_chunk_clear(&b);
+	}
+	assert_true(cache.hits >= 5);
+	sse_chunk_cache_free(&cache);
+	buf_free(&chunk);
+}
+
+static void
 test_jansson_fields(void **state)
 {
 	const char *usage = "{\"choices\":[],\"usage\":{\"prompt_tokens\":3,"
@@ -589,6 +674,8 @@ main(void)
 		cmocka_unit_test(test_every_two_way_split),
 		cmocka_unit_test(test_scanner_and_jansson_agree),
 		cmocka_unit_test(test_strings_at_every_offset),
+		cmocka_unit_test(test_cache_agrees_on_fixtures),
+		cmocka_unit_test(test_cache_is_not_fooled),
 		cmocka_unit_test(test_tricky_payloads),
 		cmocka_unit_test(test_jansson_fields),
 		cmocka_unit_test(test_parser_rules),
