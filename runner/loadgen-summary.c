@@ -285,6 +285,8 @@ loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
 	    json_boolean(s->client_limited));
 	json_object_set_new(o, "client_scheduling", json_string(
 	    s->client_scheduling != NULL ? s->client_scheduling : "normal"));
+	json_object_set_new(o, "event_wait", json_string(
+	    s->event_wait != NULL ? s->event_wait : "poll"));
 	set_int(o, "clock_anchor_mono_ns", s->anchor_mono_ns);
 	secs = (time_t)(s->anchor_realtime_ns / 1000000000ll);
 	utc_iso_from_time(iso, sizeof(iso), secs);

@@ -1,21 +1,22 @@
 /*
  * loadgen.c - the closed-loop load generator. See loadgen.h.
  *
- * The loop is libcurl's socket interface driven by poll(2): libcurl tells
- * us which sockets to watch and when its timer fires; we wait, hand it the
- * ready sockets, collect the transfers that ended, and submit the next
- * requests so exactly `concurrency` stay in flight. Each request owns one
+ * The loop is libcurl's socket interface driven by sockwait.h (epoll on
+ * Linux, poll(2) elsewhere): libcurl tells us which sockets to watch and
+ * when its timer fires; we wait, hand it the ready sockets, collect the
+ * transfers that ended, and submit the next requests so exactly
+ * `concurrency` stay in flight. Each request owns one
  * easy handle (reused) and one SSE parser; its write callback reads the
  * clock first, then parses. Each ended request is folded into the tally
  * as it is delivered; the summary maths and its JSON, after the loop, are
  * in loadgen-summary.c.
  *
- * Must never print, never block anywhere but in poll(2), and never let a
- * request's failure end the sweep: only hang, deadline and on_tick do.
+ * Must never print, never block anywhere but in sockwait_wait(), and never
+ * let a request's failure end the sweep: only hang, deadline and on_tick
+ * do.
  */
 #include "config.h"
 
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +25,7 @@
 
 #include "loadgen-private.h"
 #include "rtsched.h"
+#include "sockwait.h"
 #include "sse.h"
 #include "stats.h"
 #include "util.h"
@@ -67,8 +69,7 @@ struct lg {
 	const struct loadgen_config *cfg;
 	CURLM *multi;
 	struct curl_slist *headers;
-	struct pollfd *pfds, *ready;
-	size_t npfds, cappfds;
+	struct sockwait *wait;
 	uint64_t timer_at;		/* libcurl's timer, 0: none */
 	uint64_t pass;
 	struct lg_req *reqs;
@@ -528,34 +529,13 @@ lg_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp,
     void *socketp)
 {
 	struct lg *lg = userp;
-	size_t i = (size_t)(uintptr_t)socketp;
 
-	if (what == CURL_POLL_REMOVE) {
-		if (i == 0)
-			return 0;
-		i--;
-		lg->pfds[i] = lg->pfds[--lg->npfds];
-		if (i < lg->npfds)
-			curl_multi_assign(lg->multi, lg->pfds[i].fd,
-			    (void *)(uintptr_t)(i + 1));
-		return 0;
-	}
-	if (i == 0) {
-		if (lg->npfds == lg->cappfds) {
-			lg->cappfds = lg->cappfds != 0 ? lg->cappfds * 2 : 64;
-			lg->pfds = xrealloc(lg->pfds,
-			    lg->cappfds * sizeof(*lg->pfds));
-			lg->ready = xrealloc(lg->ready,
-			    lg->cappfds * sizeof(*lg->ready));
-		}
-		i = lg->npfds++;
-		lg->pfds[i].fd = s;
-		curl_multi_assign(lg->multi, s, (void *)(uintptr_t)(i + 1));
-	} else
-		i--;
-	lg->pfds[i].events = (short)(((what & CURL_POLL_IN) ? POLLIN : 0) |
-	    ((what & CURL_POLL_OUT) ? POLLOUT : 0));
-	lg->pfds[i].revents = 0;
+	if (what == CURL_POLL_REMOVE)
+		sockwait_del(lg->wait, s);
+	else
+		sockwait_set(lg->wait, s,
+		    ((what & CURL_POLL_IN) ? SOCKWAIT_IN : 0) |
+		    ((what & CURL_POLL_OUT) ? SOCKWAIT_OUT : 0));
 	return 0;
 }
 
@@ -670,30 +650,20 @@ lg_wait_ms(struct lg *lg, uint64_t now)
 static void
 lg_pass(struct lg *lg)
 {
-	struct pollfd *ready;
+	const struct sockwait_ready *ready;
 	uint64_t now, t0;
-	size_t i, n, nready = 0;
-	int running, rc;
+	int i, n, running;
 
 	now = mono_ns();
-	rc = poll(lg->pfds, (nfds_t)lg->npfds, lg_wait_ms(lg, now));
+	n = sockwait_wait(lg->wait, lg_wait_ms(lg, now), &ready);
 	t0 = mono_ns();
 	lg->pass++;
-	if (rc > 0) {
-		/* libcurl may change pfds while we call it: copy first */
-		n = lg->npfds;
-		ready = lg->ready;
-		for (i = 0; i < n; i++)
-			if (lg->pfds[i].revents != 0)
-				ready[nready++] = lg->pfds[i];
-		for (i = 0; i < nready; i++)
-			curl_multi_socket_action(lg->multi, ready[i].fd,
-			    ((ready[i].revents & (POLLIN | POLLHUP | POLLERR)) ?
-			    CURL_CSELECT_IN : 0) |
-			    ((ready[i].revents & POLLOUT) ? CURL_CSELECT_OUT : 0) |
-			    ((ready[i].revents & (POLLERR | POLLNVAL)) ?
-			    CURL_CSELECT_ERR : 0), &running);
-	}
+	for (i = 0; i < n; i++)
+		curl_multi_socket_action(lg->multi, ready[i].fd,
+		    ((ready[i].flags & SOCKWAIT_IN) ? CURL_CSELECT_IN : 0) |
+		    ((ready[i].flags & SOCKWAIT_OUT) ? CURL_CSELECT_OUT : 0) |
+		    ((ready[i].flags & SOCKWAIT_ERR) ? CURL_CSELECT_ERR : 0),
+		    &running);
 	if (lg->timer_at != 0 && mono_ns() >= lg->timer_at) {
 		lg->timer_at = 0;
 		curl_multi_socket_action(lg->multi, CURL_SOCKET_TIMEOUT, 0,
@@ -702,7 +672,7 @@ lg_pass(struct lg *lg)
 	lg_collect(lg);
 	lg_submit(lg);
 	now = mono_ns();
-	if (!lg->warming_up && rc > 0)
+	if (!lg->warming_up && n > 0)
 		stats_samples_add(&lg->tally.lag,
 		    (double)(now - t0) / LG_NS_PER_MS);
 	lg_checks(lg, now);
@@ -757,6 +727,9 @@ lg_setup(struct lg *lg, const struct loadgen_config *cfg)
 		lg->headers = curl_slist_append(lg->headers, *h);
 	if (lg->headers == NULL || (lg->multi = curl_multi_init()) == NULL)
 		return werr_new(WEXIT_ENV, "cannot set up libcurl");
+	if ((err = sockwait_new(&lg->wait, cfg->portable_wait)) != NULL)
+		return err;
+	lg->tally.sum->event_wait = sockwait_kind(lg->wait);
 	curl_multi_setopt(lg->multi, CURLMOPT_SOCKETFUNCTION, lg_socket_cb);
 	curl_multi_setopt(lg->multi, CURLMOPT_SOCKETDATA, lg);
 	curl_multi_setopt(lg->multi, CURLMOPT_TIMERFUNCTION, lg_timer_cb);
@@ -786,8 +759,7 @@ lg_teardown(struct lg *lg)
 	if (lg->multi != NULL)
 		curl_multi_cleanup(lg->multi);
 	curl_slist_free_all(lg->headers);
-	free(lg->pfds);
-	free(lg->ready);
+	sockwait_free(lg->wait);
 	lg_tally_free(&lg->tally);
 }
 

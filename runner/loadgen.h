@@ -157,6 +157,9 @@ struct loadgen_config {
 	/* Run the loop with real-time scheduling where permitted (see
 	 * rtsched.h), so its timestamps do not wait for a busy core. */
 	int raise_priority;
+	/* Wait with poll(2) even where epoll exists (the tests use it to
+	 * keep the portable path exercised). */
+	int portable_wait;
 	/*
 	 * Called about every tick_ms. After a connect or transport failure
 	 * (refused, reset, nothing received) no new request is submitted and
@@ -224,6 +227,7 @@ struct loadgen_summary {
 					   two waits, p99 over iterations */
 	int client_limited;
 	const char *client_scheduling;	/* rtsched_raise()'s answer, static */
+	const char *event_wait;		/* "epoll" or "poll", static */
 	/* Clocks: one anchor per run; drift = |Δrealtime/Δmono - 1| over
 	 * the run, flagged above 0.1 % (only for runs of 1 s or more). */
 	uint64_t anchor_mono_ns;

@@ -499,7 +499,7 @@ seen_by_index(const void *a, const void *b)
 }
 
 static void
-test_closed_loop_keeps_c_in_flight(void **state)
+closed_loop(int portable)
 {
 	struct bodies b = { 0 };
 	struct loadgen_config cfg = { 0 };
@@ -512,7 +512,13 @@ test_closed_loop_keeps_c_in_flight(void **state)
 	cfg.bodies = b.v;
 	cfg.nbodies = b.n;
 	cfg.concurrency = 4;
+	cfg.portable_wait = portable;
 	sweep(&cfg, &sum, &run, 1);
+#ifdef __linux__
+	assert_string_equal(sum.event_wait, portable ? "poll" : "epoll");
+#else
+	assert_string_equal(sum.event_wait, "poll");
+#endif
 	assert_int_equal(srv.max_active, 4);
 	assert_int_equal(sum.max_in_flight, 4);
 	/* keep-alive: 24 requests over the 4 connections */
@@ -557,6 +563,19 @@ test_closed_loop_keeps_c_in_flight(void **state)
 	assert_true(sum.ttft.p99 <= sum.e2el.p99);
 	run_free(run);
 	bodies_free(&b);
+}
+
+static void
+test_closed_loop_keeps_c_in_flight(void **state)
+{
+	closed_loop(0);
+}
+
+/* The same with poll(2), the wait of the platforms without epoll. */
+static void
+test_closed_loop_with_poll(void **state)
+{
+	closed_loop(1);
 }
 
 static void
@@ -1003,6 +1022,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closed_loop_keeps_c_in_flight),
+		cmocka_unit_test(test_closed_loop_with_poll),
 		cmocka_unit_test(test_concurrency_one_is_serial),
 		cmocka_unit_test(test_warmups_run_first_and_are_excluded),
 		cmocka_unit_test(test_request_timeout),
