@@ -91,6 +91,8 @@ struct sse_chunk {
 };
 
 void sse_chunk_init(struct sse_chunk *c);
+/* Is this payload the [DONE] sentinel? */
+int sse_chunk_is_done(const char *data, size_t len);
 /* Free the strings and reset to init state. */
 void sse_chunk_clear(struct sse_chunk *c);
 
