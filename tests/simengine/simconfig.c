@@ -118,6 +118,9 @@ static const struct opt opts[] = {
 	SECTION("Wire format"),
 	OPT("events-per-write", OPT_INT, events_per_write, "N",
 	    "SSE events per write when tokens are ready (1)"),
+	OPT("realtime", OPT_BOOL, realtime, NULL,
+	    "real-time scheduling for the threads that write replies, where\n"
+	    "permitted, so --trace times stay next to the send on a busy machine"),
 	OPT("random-splits", OPT_BOOL, random_splits, NULL,
 	    "split writes at random byte offsets, also inside UTF-8"),
 	OPT("crlf", OPT_BOOL, crlf, NULL, "end SSE lines with \\r\\n"),

@@ -62,6 +62,7 @@ struct sim_config {
 	/* wire format */
 	int events_per_write;
 	int random_splits;
+	int realtime;
 	int crlf;
 	int no_space;
 	int keepalive_every;

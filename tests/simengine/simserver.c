@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "rtsched.h"
 #include "simserver.h"
 #include "util.h"
 
@@ -108,16 +109,28 @@ reset_connection(struct MHD_Connection *conn)
 	close(spare);
 }
 
+/* With --realtime, each connection thread (libmicrohttpd starts one per
+ * connection) raises itself once, the first time it writes a stream: the
+ * trace stamps a write just before libmicrohttpd sends it, and a thread
+ * preempted in between would make the truth late. */
+static _Thread_local int thread_raised;
+
 static ssize_t
 stream_reader(void *cls, uint64_t pos, char *out, size_t max)
 {
 	struct conn_state *cs = cls;
 	struct sim_req *r = cs->req;
 	struct simeng *e = cs->srv->engine;
+	struct rtsched_saved saved;
 	enum simstream_action a;
 	const char *data = NULL;
 	size_t len = 0;
 	int ready, done, completed;
+
+	if (cs->srv->cfg->realtime && !thread_raised) {
+		rtsched_raise(&saved);
+		thread_raised = 1;
+	}
 
 	if (simeng_wait(e, r, -1, &ready, &done) == -1)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
