@@ -179,7 +179,7 @@ for MODE in idle awake; do
 		break
 	fi
 	for C in 1 64; do
-		start_sim 1 --itl 20 --itl-growth 0 --output-tokens 50 \
+		start_sim 1 --itl 20 --itl-growth 0 --output-tokens 50 --realtime \
 		    --trace "$WORK/trace.jsonl"
 		N=$((C * 4))
 		[ $N -lt 16 ] && N=16
