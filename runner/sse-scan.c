@@ -375,6 +375,7 @@ struct scan_state {
 	const char *content_at;	/* the last content string's opening quote */
 	const char *content_end;	/* ... and one past its closing quote */
 	size_t content_strings;	/* content strings met */
+	int choice_delta;	/* a delta key met in this choice */
 };
 
 /* A string or null; adds the decoded length of a string to *bytes. */
@@ -440,6 +441,9 @@ choice_member(struct scan *sc, const char *key, size_t klen, void *arg)
 	struct scan_state *st = arg;
 
 	if (key_is(key, klen, "delta")) {
+		/* jansson keeps the last of duplicate keys; let it decide */
+		if (st->choice_delta++)
+			return 0;
 		if (scan_peek(sc) == 'n')
 			return scan_literal(sc, "null");
 		st->delta_seen = 0;
@@ -459,6 +463,9 @@ choice_member(struct scan *sc, const char *key, size_t klen, void *arg)
 static int
 choice_element(struct scan *sc, void *arg)
 {
+	struct scan_state *st = arg;
+
+	st->choice_delta = 0;
 	if (scan_peek(sc) != '{')
 		return 0;
 	return scan_object(sc, choice_member, arg);
@@ -490,7 +497,9 @@ top_member(struct scan *sc, const char *key, size_t klen, void *arg)
 	if (key_is(key, klen, "object") && scan_peek(sc) == '"') {
 		if (!scan_string(sc, &raw, &rawlen, &dec))
 			return 0;
-		if (key_is(raw, rawlen, "error"))
+		/* jansson compares the decoded value: "\u0065rror" too */
+		if (key_is(raw, rawlen, "error") ||
+		    memchr(raw, '\\', rawlen) != NULL)
 			st->out->needs_json |= SSE_NEED_ERROR;
 		return 1;
 	}

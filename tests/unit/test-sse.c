@@ -392,6 +392,11 @@ test_tricky_payloads(void **state)
 		"{\"x\":.5,\"choices\":[]}",
 		"{\"x\":1.,\"choices\":[]}",
 		"{\"x\":1e,\"choices\":[]}",
+		/* found by fuzz-sse: jansson keeps the last duplicate key,
+		 * and compares the decoded object value */
+		"{\"choices\":[{\"delta\":{\"content\":\"!\"},\"delta\":null}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"},\"delta\":{\"content\":\"b\"}}]}",
+		"{\"object\":\"\\u0065rror\",\"choices\":[]}",
 	};
 	struct sse_chunk scan, json;
 	size_t i, len;
