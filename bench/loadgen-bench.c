@@ -114,7 +114,6 @@ cmd_sweep(char **argv)
 /* What the latency check keeps of each timed request. */
 struct kept {
 	size_t index;
-	uint64_t submit_ns, first_ns;
 	uint64_t *tok;
 	size_t ntok;
 };
@@ -134,8 +133,6 @@ keep_record(void *arg, const struct loadgen_record *rec)
 		return;
 	e = &k->v[k->n++];
 	e->index = rec->index;
-	e->submit_ns = rec->submit_ns;
-	e->first_ns = rec->first_token_ns;
 	e->ntok = rec->ntoken_ns;
 	e->tok = xcalloc(e->ntok, sizeof(*e->tok));
 	memcpy(e->tok, rec->token_ns, e->ntok * sizeof(*e->tok));

@@ -199,6 +199,18 @@ req_setup(struct lg *lg, struct lg_req *r)
 	return NULL;
 }
 
+/* Free the request's own X-Request-Id node, not the shared list after
+ * it. */
+static void
+id_header_free(struct lg_req *r)
+{
+	if (r->id_header == NULL)
+		return;
+	r->id_header->next = NULL;
+	curl_slist_free_all(r->id_header);
+	r->id_header = NULL;
+}
+
 /* Point the request at a header list of its own X-Request-Id followed
  * by the shared headers (the node is ours; the rest is lg's). */
 void
@@ -206,11 +218,7 @@ req_set_id(struct lg *lg, struct lg_req *r)
 {
 	char *line;
 
-	if (r->id_header != NULL) {
-		r->id_header->next = NULL;
-		curl_slist_free_all(r->id_header);
-		r->id_header = NULL;
-	}
+	id_header_free(r);
 	if (lg->cfg->request_id_prefix == NULL)
 		return;
 	line = xasprintf("X-Request-Id: %s%s%zu", lg->cfg->request_id_prefix,
@@ -228,10 +236,7 @@ req_teardown(struct lg_req *r)
 {
 	if (r->easy != NULL)
 		curl_easy_cleanup(r->easy);
-	if (r->id_header != NULL) {
-		r->id_header->next = NULL;
-		curl_slist_free_all(r->id_header);
-	}
+	id_header_free(r);
 	sse_parser_free(&r->parser);
 	sse_chunk_cache_free(&r->chunk_cache);
 	free(r->finish_reason);

@@ -5,11 +5,11 @@
  * Linux, poll(2) elsewhere): libcurl tells us which sockets to watch and
  * when its timer fires; we wait, hand it the ready sockets, collect the
  * transfers that ended, and submit the next requests so exactly
- * `concurrency` stay in flight. Each request owns one
- * easy handle (reused) and one SSE parser; its write callback reads the
- * clock first, then parses (loadgen-req.c). Each ended request is folded into the tally
- * as it is delivered; the summary maths and its JSON, after the loop, are
- * in loadgen-summary.c.
+ * `concurrency` stay in flight. Each request owns one easy handle (reused)
+ * and one SSE parser; its write callback reads the clock first, then
+ * parses (loadgen-req.c). Each ended request is folded into the tally as
+ * it is delivered; the summary maths and its JSON, after the loop, are in
+ * loadgen-summary.c.
  *
  * Must never print, never block anywhere but in sockwait_wait(), and never
  * let a request's failure end the sweep: only hang, deadline and on_tick

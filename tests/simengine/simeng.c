@@ -541,9 +541,8 @@ write_trace(struct simeng *e, struct sim_req *r)
 
 	for (i = 0; i < n && r->token_ns != NULL; i++)
 		json_array_append_new(tok, json_integer((json_int_t)r->token_ns[i]));
-	o = json_pack("{s:s, s:o, s:I, s:o, s:o, s:I, s:i, s:i, s:i, s:o, s:b}",
-	    "id", r->id, "request_id", r->request_id != NULL ?
-	    json_string(r->request_id) : json_null(),
+	o = json_pack("{s:s, s:s?, s:I, s:o, s:o, s:I, s:i, s:i, s:i, s:o, s:b}",
+	    "id", r->id, "request_id", r->request_id,
 	    "received_ns", (json_int_t)r->received_ns,
 	    "first_token_ns", r->first_token_ns != 0 ?
 	    json_integer((json_int_t)r->first_token_ns) : json_null(),
