@@ -20,9 +20,16 @@ CHECK="$TOP_SRCDIR/tests/fixtures/engines/check-trace.py"
 # (--realtime), whose trace stamps a write just before it is sent. Where
 # the kernel refuses that, or a moment is noisier still, a sweep that
 # misses is measured again (below).
-# The same bound holds in the sanitizer build: a token costs the client
-# microseconds there too.
+# Built with AddressSanitizer both programs run several times slower: a
+# fresh-clone ci/test saw five sweeps in a row miss 2 ms there (2.1-7.3
+# ms, one 27 ms) while the gcc build of the same run met it, and alone the
+# sanitizer build's worst requests were 2.5-8.3 ms. That build is there
+# for memory errors, so it holds every request to 20 ms; the issue's 2 ms
+# is the gcc build's.
 TOLERANCE_MS=2
+if grep -q "^SAN_CFLAGS = -fsanitize" "$TOP_BUILDDIR/Makefile" 2>/dev/null; then
+	TOLERANCE_MS=20
+fi
 
 test_expect_success 'a bench whose engines write a trace' '
 	bench_init bench &&
