@@ -6,7 +6,8 @@
  *     with a static exec function; it parses options, calls modules, prints.
  *  2. one line in the table in runner/cmd.c;
  *  3. the file in warden_SOURCES (Makefile.am or the area's fragment);
- *  4. a section in doc/warden.1 with the same synopsis as `usage`;
+ *  4. a section in doc/warden.1.md (the man page source) with the same
+ *     synopsis as `usage`;
  *  5. integration tests tests/tNNNN-*.sh;
  *  6. a line in README.md.
  * No work logic in command files, no printing in modules.
