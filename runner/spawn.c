@@ -15,7 +15,9 @@
 #include <sys/prctl.h>
 #endif
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -102,8 +104,8 @@ env_build(char *const *add)
 }
 
 static void
-child_exec(const struct spawn_opts *opts, char **env, int logfd, int errfd,
-    pid_t parent)
+child_exec(const struct spawn_opts *opts, char **env, int logfd, int nullfd,
+    int errfd, pid_t parent)
 {
 #if defined(__linux__) && defined(PR_SET_PDEATHSIG)
 	/* If warden dies (even by kill -9), the engine hears SIGTERM. */
@@ -113,6 +115,8 @@ child_exec(const struct spawn_opts *opts, char **env, int logfd, int errfd,
 		_exit(127);
 #endif
 	if (setsid() == -1)
+		child_fail(errfd);
+	if (nullfd != STDIN_FILENO && dup2(nullfd, STDIN_FILENO) == -1)
 		child_fail(errfd);
 	if (dup2(logfd, STDOUT_FILENO) == -1 ||
 	    dup2(logfd, STDERR_FILENO) == -1)
@@ -130,7 +134,7 @@ child_exec(const struct spawn_opts *opts, char **env, int logfd, int errfd,
 struct werr *
 spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 {
-	int errpipe[2], logfd, childerr = 0;
+	int errpipe[2], logfd, nullfd, childerr = 0;
 	char **env;
 	ssize_t n;
 	pid_t pid, self = getpid();
@@ -146,27 +150,35 @@ spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 	if (logfd == -1)
 		return werr_errno("open",
 		    opts->log_path ? opts->log_path : "/dev/null");
+	if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
+		close(logfd);
+		return werr_errno("open", "/dev/null");
+	}
 	if (cloexec_pipe(errpipe) == -1) {
 		close(logfd);
+		close(nullfd);
 		return werr_errno("pipe", NULL);
 	}
 	become_subreaper();
-	env = env_build(opts->env_add);
+	env = opts->env != NULL ? NULL : env_build(opts->env_add);
 	pid = fork();
 	if (pid == -1) {
 		free(env);
 		close(logfd);
+		close(nullfd);
 		close(errpipe[0]);
 		close(errpipe[1]);
 		return werr_errno("fork", NULL);
 	}
 	if (pid == 0) {
 		close(errpipe[0]);
-		child_exec(opts, env, logfd, errpipe[1], self);
+		child_exec(opts, env != NULL ? env : (char **)opts->env, logfd,
+		    nullfd, errpipe[1], self);
 	}
 	free(env);
 	/* The pipe closes at exec, after setsid: the group exists now. */
 	close(logfd);
+	close(nullfd);
 	close(errpipe[1]);
 	do
 		n = read(errpipe[0], &childerr, sizeof(childerr));
@@ -265,6 +277,132 @@ spawn_stop(struct spawn_proc *p, unsigned grace_ms)
 		return NULL;
 	return werr_new(WEXIT_ENV,
 	    "process group %ld survived SIGKILL", (long)p->pid);
+}
+
+#ifdef __linux__
+/* The parent pid of pid from /proc/PID/stat (the field after the
+ * parenthesised name, which may itself hold ')'), or -1; *zombie says
+ * whether it has died already. */
+static pid_t
+proc_parent(pid_t pid, int *zombie)
+{
+	char state = '?';
+	char path[64], data[512], *rp;
+	ssize_t n;
+	int fd;
+	long ppid;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, data, sizeof(data) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	data[n] = '\0';
+	if ((rp = strrchr(data, ')')) == NULL ||
+	    sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
+		return -1;
+	*zombie = state == 'Z';
+	return (pid_t)ppid;
+}
+
+/* Signal every descendant of self once; the count signalled. */
+static unsigned
+kill_descendants_once(pid_t self)
+{
+	pid_t *pids = NULL, *parents = NULL;
+	char *zombie = NULL;
+	size_t n = 0, cap = 0, i;
+	unsigned killed = 0;
+	struct dirent *de;
+	int changed;
+	char *mark;
+	DIR *d;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (*end != '\0' || v <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			pids = xrealloc(pids, cap * sizeof(*pids));
+			parents = xrealloc(parents, cap * sizeof(*parents));
+			zombie = xrealloc(zombie, cap);
+		}
+		pids[n] = (pid_t)v;
+		zombie[n] = 0;
+		{
+			int z = 0;
+
+			parents[n] = proc_parent((pid_t)v, &z);
+			zombie[n] = (char)z;
+		}
+		n++;
+	}
+	closedir(d);
+	/* Mark the descendants of self: children first, then theirs. */
+	mark = xcalloc(n + 1, 1);
+	do {
+		changed = 0;
+		for (i = 0; i < n; i++) {
+			size_t j;
+
+			if (mark[i] || pids[i] == self)
+				continue;
+			if (parents[i] == self) {
+				mark[i] = changed = 1;
+				continue;
+			}
+			for (j = 0; j < n; j++)
+				if (mark[j] && pids[j] == parents[i]) {
+					mark[i] = changed = 1;
+					break;
+				}
+		}
+	} while (changed);
+	for (i = 0; i < n; i++)
+		if (mark[i] && !zombie[i] && kill(pids[i], SIGKILL) == 0)
+			killed++;
+	free(zombie);
+	free(mark);
+	free(pids);
+	free(parents);
+	return killed;
+}
+#endif
+
+struct werr *
+spawn_reap_descendants(unsigned *killed)
+{
+	*killed = 0;
+#ifdef __linux__
+	{
+		uint64_t deadline = mono_ns() + 5000000000ULL;
+		pid_t self = getpid();
+		unsigned k;
+		int status;
+
+		for (;;) {
+			k = kill_descendants_once(self);
+			*killed += k;
+			/* Reap what died: orphans were re-parented to us. */
+			while (waitpid(-1, &status, WNOHANG) > 0)
+				;
+			if (k == 0)
+				break;
+			if (mono_ns() >= deadline)
+				return werr_new(WEXIT_ENV, "descendants of "
+				    "warden survived SIGKILL");
+			sleep_ms(5);
+		}
+	}
+#endif
+	return NULL;
 }
 
 static const char *

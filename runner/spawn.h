@@ -8,6 +8,9 @@
  * the group, grandchildren included: on Linux warden makes itself the
  * child subreaper so orphaned descendants come back to it to be reaped,
  * and the program gets SIGTERM should warden die without stopping it.
+ * A descendant that left the group (a daemon that called setsid) is
+ * found and killed by spawn_reap_descendants(). Standard input is always
+ * /dev/null: no spawned program reads warden's terminal.
  * This module never prints and never waits without a deadline.
  */
 #ifndef WARDEN_SPAWN_H
@@ -23,6 +26,8 @@
 struct spawn_opts {
 	char *const *argv;	/* argv[0] is looked up in PATH */
 	char *const *env_add;	/* "NAME=VALUE" set in the child; may be NULL */
+	char *const *env;	/* the child's whole environment instead of
+				   warden's plus env_add; NULL: not so */
 	const char *cwd;	/* NULL: warden's working directory */
 	const char *log_path;	/* stdout+stderr appended; NULL: /dev/null */
 };
@@ -51,6 +56,15 @@ struct werr *spawn_stop(struct spawn_proc *p, unsigned grace_ms);
 
 /* Is any process of group pgid still alive (zombies do not count)? */
 int spawn_group_alive(pid_t pgid);
+
+/*
+ * Kill (SIGKILL) and reap every remaining descendant of this process:
+ * what is left after spawn_stop() of programs that escaped their group.
+ * Call only when no program this process spawned should still run.
+ * *killed counts the processes signalled. Linux only (through /proc and
+ * the subreaper); elsewhere it finds nothing.
+ */
+struct werr *spawn_reap_descendants(unsigned *killed);
 
 /* "exit status 3" or "killed by signal 9 (SIGKILL)". */
 void spawn_status_describe(struct buf *out, int status);

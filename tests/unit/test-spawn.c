@@ -291,6 +291,62 @@ test_engine_dies_with_killed_parent(void **state)
 #endif
 }
 
+/* env replaces the whole environment; stdin is /dev/null. */
+static void
+test_whole_env_and_null_stdin(void **state)
+{
+	char *argv[] = { "/bin/sh", "-c",
+	    "echo \"v=$WARDEN_T h=${HOME-unset}\"; cat; echo end", NULL };
+	char *env[] = { "WARDEN_T=only", NULL };
+	struct spawn_opts o = { 0 };
+	struct spawn_proc p;
+	struct buf b = BUF_INIT;
+	char *log = path_join(tmpdir, "env.log");
+
+	unlink(log);
+	o.argv = argv;
+	o.env = env;
+	o.log_path = log;
+	assert_null(spawn_start(&p, &o));
+	wait_exit(&p);
+	assert_null(file_read(&b, log));
+	assert_string_equal(buf_cstr(&b), "v=only h=unset\nend\n");
+	buf_free(&b);
+	free(log);
+}
+
+/* A daemon that left the group survives spawn_stop(); the descendant
+ * reaper finds it (it came back to us as subreaper) and kills it. */
+static void
+test_reap_descendants_kills_a_daemon(void **state)
+{
+#ifdef __linux__
+	char *gpid = path_join(tmpdir, "daemon.pid");
+	char *script = xasprintf("setsid sh -c 'echo $$ >\"$0.tmp\"; "
+	    "mv \"$0.tmp\" \"$0\"; exec sleep 300' '%s' & sleep 300", gpid);
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct spawn_opts o = { 0 };
+	struct spawn_proc p;
+	unsigned killed = 0;
+	pid_t daemon;
+
+	unlink(gpid);
+	o.argv = argv;
+	assert_null(spawn_start(&p, &o));
+	daemon = read_pidfile(gpid);
+	assert_int_not_equal(getpgid(daemon), p.pid);
+	assert_null(spawn_stop(&p, 200));
+	assert_false(process_gone(daemon));
+	assert_null(spawn_reap_descendants(&killed));
+	assert_true(killed >= 1);
+	assert_true(process_gone(daemon));
+	free(gpid);
+	free(script);
+#else
+	skip();
+#endif
+}
+
 int
 main(void)
 {
@@ -302,6 +358,8 @@ main(void)
 		cmocka_unit_test(test_stop_after_leader_exit_kills_orphans),
 		cmocka_unit_test(test_term_is_enough_for_a_polite_engine),
 		cmocka_unit_test(test_engine_dies_with_killed_parent),
+		cmocka_unit_test(test_whole_env_and_null_stdin),
+		cmocka_unit_test(test_reap_descendants_kills_a_daemon),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
