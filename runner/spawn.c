@@ -104,7 +104,8 @@ env_build(char *const *add)
 }
 
 static void
-child_exec(const struct spawn_opts *opts, char **env, int logfd, int nullfd,
+child_exec(const struct spawn_opts *opts, char **env, int logfd, int outfd,
+    int nullfd,
     int errfd, pid_t parent)
 {
 #if defined(__linux__) && defined(PR_SET_PDEATHSIG)
@@ -118,11 +119,13 @@ child_exec(const struct spawn_opts *opts, char **env, int logfd, int nullfd,
 		child_fail(errfd);
 	if (nullfd != STDIN_FILENO && dup2(nullfd, STDIN_FILENO) == -1)
 		child_fail(errfd);
-	if (dup2(logfd, STDOUT_FILENO) == -1 ||
+	if (dup2(outfd != -1 ? outfd : logfd, STDOUT_FILENO) == -1 ||
 	    dup2(logfd, STDERR_FILENO) == -1)
 		child_fail(errfd);
 	if (logfd > STDERR_FILENO)
 		close(logfd);
+	if (outfd > STDERR_FILENO)
+		close(outfd);
 	if (opts->cwd != NULL && chdir(opts->cwd) == -1)
 		child_fail(errfd);
 	environ = env;
@@ -134,7 +137,7 @@ child_exec(const struct spawn_opts *opts, char **env, int logfd, int nullfd,
 struct werr *
 spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 {
-	int errpipe[2], logfd, nullfd, childerr = 0;
+	int errpipe[2], logfd, nullfd, outfd = -1, childerr = 0;
 	char **env;
 	ssize_t n;
 	pid_t pid, self = getpid();
@@ -150,13 +153,22 @@ spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 	if (logfd == -1)
 		return werr_errno("open",
 		    opts->log_path ? opts->log_path : "/dev/null");
+	if (opts->stdout_path != NULL && (outfd = open(opts->stdout_path,
+	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1) {
+		close(logfd);
+		return werr_errno("open", opts->stdout_path);
+	}
 	if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
 		close(logfd);
+		if (outfd != -1)
+			close(outfd);
 		return werr_errno("open", "/dev/null");
 	}
 	if (cloexec_pipe(errpipe) == -1) {
 		close(logfd);
 		close(nullfd);
+		if (outfd != -1)
+			close(outfd);
 		return werr_errno("pipe", NULL);
 	}
 	become_subreaper();
@@ -166,6 +178,8 @@ spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 		free(env);
 		close(logfd);
 		close(nullfd);
+		if (outfd != -1)
+			close(outfd);
 		close(errpipe[0]);
 		close(errpipe[1]);
 		return werr_errno("fork", NULL);
@@ -173,12 +187,14 @@ spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 	if (pid == 0) {
 		close(errpipe[0]);
 		child_exec(opts, env != NULL ? env : (char **)opts->env, logfd,
-		    nullfd, errpipe[1], self);
+		    outfd, nullfd, errpipe[1], self);
 	}
 	free(env);
 	/* The pipe closes at exec, after setsid: the group exists now. */
 	close(logfd);
 	close(nullfd);
+	if (outfd != -1)
+		close(outfd);
 	close(errpipe[1]);
 	do
 		n = read(errpipe[0], &childerr, sizeof(childerr));
@@ -403,6 +419,35 @@ spawn_reap_descendants(unsigned *killed)
 	}
 #endif
 	return NULL;
+}
+
+struct werr *
+spawn_run(const struct spawn_opts *opts, unsigned timeout_ms,
+    unsigned grace_ms, int *status, int *timed_out)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	struct spawn_proc p;
+	struct werr *err;
+	unsigned nap = 1;
+
+	*status = 0;
+	*timed_out = 0;
+	if ((err = spawn_start(&p, opts)) != NULL) {
+		*status = p.status;
+		return err;
+	}
+	while (!spawn_poll(&p)) {
+		if (mono_ns() >= deadline) {
+			*timed_out = 1;
+			break;
+		}
+		sleep_ms(nap);
+		if (nap < 50)
+			nap *= 2;
+	}
+	err = spawn_stop(&p, grace_ms);
+	*status = p.status;
+	return err;
 }
 
 static const char *

@@ -30,6 +30,8 @@ struct spawn_opts {
 				   warden's plus env_add; NULL: not so */
 	const char *cwd;	/* NULL: warden's working directory */
 	const char *log_path;	/* stdout+stderr appended; NULL: /dev/null */
+	const char *stdout_path; /* NULL: stdout goes to log_path too; else
+				    stdout alone is written (truncated) here */
 };
 
 struct spawn_proc {
@@ -53,6 +55,15 @@ int spawn_poll(struct spawn_proc *p);
  * survives). Safe to call on an exited or never-started proc.
  */
 struct werr *spawn_stop(struct spawn_proc *p, unsigned grace_ms);
+
+/*
+ * Run opts->argv to its end, for at most timeout_ms; past that its group
+ * is stopped as spawn_stop() does (*timed_out set). Whatever the program
+ * left running in its group is stopped too, so nothing outlives the
+ * call. *status is the program's wait status. Fails as spawn_start().
+ */
+struct werr *spawn_run(const struct spawn_opts *opts, unsigned timeout_ms,
+    unsigned grace_ms, int *status, int *timed_out);
 
 /* Is any process of group pgid still alive (zombies do not count)? */
 int spawn_group_alive(pid_t pgid);
