@@ -1,6 +1,7 @@
 /*
- * review.c - the review queue: gate, queue, approve, reject, pr-check.
- * See review.h.
+ * review.c - the review queue: gate, queue, list, show, evidence, reject.
+ * See review.h; approval is in review-approve.c, pr-check in
+ * review-prcheck.c.
  *
  * Every state change and its journal entry land in one store
  * transaction; refs move only inside that transaction's window and are
@@ -15,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapter.h"
 #include "buf.h"
 #include "journal.h"
 #include "policy.h"
 #include "review.h"
+#include "review-private.h"
 #include "schema.h"
 #include "store.h"
 #include "store-review.h"
@@ -140,8 +141,8 @@ review_check(struct allowlist_report *r, git_repository *repo,
 }
 
 /* "Name <email>" (or git's configured identity when who is NULL). */
-static struct werr *
-person(git_signature **out, git_repository *repo, const char *who)
+struct werr *
+review_person(git_signature **out, git_repository *repo, const char *who)
 {
 	const char *lt, *gt;
 	char *name, *email;
@@ -170,8 +171,8 @@ person(git_signature **out, git_repository *repo, const char *who)
 	return rc == 0 ? NULL : werr_git("invalid identity '%s'", who);
 }
 
-static char *
-person_string(const git_signature *sig)
+char *
+review_person_string(const git_signature *sig)
 {
 	return xasprintf("%s <%s>", sig->name, sig->email);
 }
@@ -190,9 +191,9 @@ submit_message(const struct review_submission *s, int64_t id)
 	return buf_detach(&b);
 }
 
-static struct werr *
-create_commit(git_oid *out, git_repository *repo, const git_oid *tree_id,
-    const git_oid *parent_id, const git_signature *author,
+struct werr *
+review_create_commit(git_oid *out, git_repository *repo,
+    const git_oid *tree_id, const git_oid *parent_id, const git_signature *author,
     const git_signature *committer, const char *msg)
 {
 	git_tree *tree = NULL;
@@ -247,8 +248,8 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 	int64_t id;
 
 	*id_out = 0;
-	if ((err = person(&author, repo, s->author)) != NULL ||
-	    (err = person(&committer, repo, NULL)) != NULL)
+	if ((err = review_person(&author, repo, s->author)) != NULL ||
+	    (err = review_person(&committer, repo, NULL)) != NULL)
 		goto out;
 	if ((err = allowlist_gate_patch(r, repo, &b->tree, s->patch, s->len,
 	    &b->gate, ALLOWLIST_WRITE)) != NULL)
@@ -261,7 +262,7 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 	utc_now_iso(now, sizeof(now));
 	git_oid_tostr(base_hex, sizeof(base_hex), &b->commit);
 	gate_text = json_dumps(gate, JSON_COMPACT);
-	who = person_string(author);
+	who = review_person_string(author);
 	if ((err = store_begin(store)) != NULL)
 		goto out;
 	in_tx = 1;
@@ -276,7 +277,7 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 	if ((err = store_review_insert(store, &row, &id)) != NULL)
 		goto out;
 	msg = submit_message(s, id);
-	if ((err = create_commit(&cid, repo, &r->result_tree, &b->commit,
+	if ((err = review_create_commit(&cid, repo, &r->result_tree, &b->commit,
 	    author, committer, msg)) != NULL)
 		goto out;
 	git_oid_tostr(hex, sizeof(hex), &cid);
@@ -392,8 +393,9 @@ out:
 }
 
 /* Status, patch and commit of a review; pending only. */
-static struct werr *
-load_pending(struct store *store, int64_t id, char **patch, char **commit)
+struct werr *
+review_load_pending(struct store *store, int64_t id, char **patch,
+    char **commit)
 {
 	struct store_review row;
 	struct werr *err;
@@ -435,7 +437,7 @@ review_reject(struct store *store, int64_t id, const char *reason,
 	d.decided = now;
 	d.by = by;
 	d.comment = reason;
-	if ((err = load_pending(store, id, &patch, &commit)) != NULL ||
+	if ((err = review_load_pending(store, id, &patch, &commit)) != NULL ||
 	    (err = store_review_decide(store, id, &d)) != NULL ||
 	    (err = journal_append(store, "review.rejected", subject, body,
 	    NULL)) != NULL)
@@ -454,263 +456,6 @@ out:
 
 /* The official branch must not be what the maintainer has checked out:
  * moving it would leave their working tree and index behind. */
-static struct werr *
-check_not_checked_out(git_repository *repo, const char *refname)
-{
-	git_reference *head = NULL;
-	struct werr *err = NULL;
-
-	if (git_repository_is_bare(repo))
-		return NULL;
-	if (git_reference_lookup(&head, repo, "HEAD") == 0 &&
-	    git_reference_type(head) == GIT_REFERENCE_SYMBOLIC &&
-	    strcmp(git_reference_symbolic_target(head), refname) == 0)
-		err = werr_new(WEXIT_ENV, "'%s' is checked out here; switch to "
-		    "another branch before approving", refname + 11);
-	git_reference_free(head);
-	return err;
-}
-
-static char *
-approve_message(git_commit *queued, const char *as)
-{
-	struct buf b = BUF_INIT;
-	const char *msg = git_commit_message(queued);
-
-	buf_puts(&b, msg);
-	if (b.len > 0 && b.data[b.len - 1] != '\n')
-		buf_addch(&b, '\n');
-	buf_printf(&b, "Reviewed-by: %s\n", as);
-	return buf_detach(&b);
-}
-
-static struct werr *
-journal_approve_failed(struct store *store, int64_t id,
-    const struct allowlist_report *r, const char *why)
-{
-	json_t *body = json_pack("{s:I, s:s, s:o}", "id", (json_int_t)id,
-	    "why", why, "gate", review_report_json(r));
-	char *subject = xasprintf("review/%lld", (long long)id);
-	struct werr *err;
-
-	if ((err = store_begin(store)) == NULL) {
-		if ((err = journal_append(store, "review.approve-failed",
-		    subject, body, NULL)) != NULL)
-			store_rollback(store);
-		else
-			err = store_commit(store);
-	}
-	json_decref(body);
-	free(subject);
-	return err;
-}
-
-struct werr *
-review_approve(char *commit_out, struct allowlist_report *r,
-    struct store *store, git_repository *repo, const char *official_branch,
-    int64_t id, const char *as, const char *comment)
-{
-	struct review_base b;
-	git_signature *approver = NULL;
-	git_commit *queued = NULL;
-	git_reference *ref = NULL;
-	struct store_review_decision d;
-	json_t *body = NULL;
-	char now[32], hex[GIT_OID_HEXSZ + 1], tip[GIT_OID_HEXSZ + 1];
-	char *patch = NULL, *commit = NULL, *msg = NULL, *who = NULL;
-	char *refname = xasprintf("refs/heads/%s", official_branch);
-	char *subject = xasprintf("review/%lld", (long long)id);
-	struct werr *err;
-	int in_tx = 0, moved = 0;
-	git_oid qid, nid;
-
-	memset(&b, 0, sizeof(b));
-	if ((err = person(&approver, repo, as)) != NULL ||
-	    (err = check_not_checked_out(repo, refname)) != NULL ||
-	    (err = load_pending(store, id, &patch, &commit)) != NULL ||
-	    (err = review_base_open(&b, repo, refname)) != NULL)
-		goto out;
-	if (git_oid_fromstr(&qid, commit) < 0 ||
-	    git_commit_lookup(&queued, repo, &qid) < 0) {
-		err = werr_git("cannot read the queued commit of review %lld",
-		    (long long)id);
-		goto out;
-	}
-	git_oid_tostr(tip, sizeof(tip), &b.commit);
-	if ((err = allowlist_gate_patch(r, repo, &b.tree, patch, strlen(patch),
-	    &b.gate, ALLOWLIST_WRITE)) != NULL)
-		goto out;
-	if (r->nv > 0 || !r->applied) {
-		err = journal_approve_failed(store, id, r, "gate");
-		werr_free(err);
-		err = werr_new(WEXIT_PROBLEM, "review %lld does not pass the "
-		    "gate against '%s' (%.12s) any more; it stays pending",
-		    (long long)id, official_branch, tip);
-		goto out;
-	}
-	who = person_string(approver);
-	msg = approve_message(queued, who);
-	if ((err = create_commit(&nid, repo, &r->result_tree, &b.commit,
-	    git_commit_author(queued), approver, msg)) != NULL)
-		goto out;
-	git_oid_tostr(hex, sizeof(hex), &nid);
-	utc_now_iso(now, sizeof(now));
-	if ((err = store_begin(store)) != NULL)
-		goto out;
-	in_tx = 1;
-	d.status = "approved";
-	d.decided = now;
-	d.by = who;
-	d.comment = comment;
-	d.merged_commit = hex;
-	if ((err = store_review_decide(store, id, &d)) != NULL)
-		goto out;
-	body = json_pack("{s:I, s:s, s:s?, s:s, s:s, s:s}", "id",
-	    (json_int_t)id, "by", who, "comment", comment, "commit", hex,
-	    "branch", official_branch, "previous_tip", tip);
-	if ((err = journal_append(store, "review.approved", subject, body,
-	    NULL)) != NULL)
-		goto out;
-	/* Moves only if the tip is still the one the gate ran against. */
-	if (git_reference_create_matching(&ref, repo, refname, &nid, 1,
-	    &b.commit, "warden: review approved") < 0) {
-		err = werr_git("cannot move '%s'", official_branch);
-		goto out;
-	}
-	moved = 1;
-	if ((err = store_commit(store)) != NULL)
-		goto out;
-	in_tx = 0;
-	memcpy(commit_out, hex, sizeof(hex));
-out:
-	if (in_tx) {
-		store_rollback(store);
-		if (moved) {
-			git_reference *back = NULL;
-
-			git_reference_create(&back, repo, refname, &b.commit, 1,
-			    "warden: approval rolled back");
-			git_reference_free(back);
-		}
-	}
-	review_base_free(&b);
-	git_reference_free(ref);
-	git_commit_free(queued);
-	git_signature_free(approver);
-	json_decref(body);
-	free(patch);
-	free(commit);
-	free(msg);
-	free(who);
-	free(refname);
-	free(subject);
-	return err;
-}
-
-static int
-lint_kind(const char *path)
-{
-	const char *slash;
-
-	if (str_startswith(path, "adapters/engines/"))
-		slash = path + 17;
-	else if (str_startswith(path, "adapters/profiles/"))
-		slash = path + 18;
-	else
-		return 0;
-	if (strchr(slash, '/') != NULL || !str_endswith(path, ".json"))
-		return 0;
-	return path[9] == 'e' ? 1 : 2;
-}
-
-/* Lint the HEAD version of every changed adapter and profile. */
-static struct werr *
-lint_changed(json_t *out, git_repository *repo, const git_oid *head,
-    const struct allowlist_report *r)
-{
-	struct problems probs = { NULL, 0, 0 };
-	git_commit *c = NULL;
-	git_tree *tree = NULL;
-	struct werr *err = NULL;
-	struct buf line = BUF_INIT;
-	size_t i;
-
-	if (git_commit_lookup(&c, repo, head) < 0 ||
-	    git_commit_tree(&tree, c) < 0) {
-		err = werr_git("cannot read the head commit");
-		goto out;
-	}
-	for (i = 0; i < r->nfiles; i++) {
-		const char *path = r->files[i].new_path;
-		git_tree_entry *te = NULL;
-		git_blob *blob = NULL;
-		struct adapter *a = NULL;
-		struct profile *p = NULL;
-		int kind;
-
-		if (path == NULL || (kind = lint_kind(path)) == 0)
-			continue;
-		if (git_tree_entry_bypath(&te, tree, path) < 0 ||
-		    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
-			git_tree_entry_free(te);
-			continue;	/* not a blob: the gate said why */
-		}
-		if (kind == 1)
-			werr_free(adapter_load_buffer(&a, git_blob_rawcontent(blob),
-			    (size_t)git_blob_rawsize(blob), path, &probs));
-		else
-			werr_free(profile_load_buffer(&p, git_blob_rawcontent(blob),
-			    (size_t)git_blob_rawsize(blob), path, &probs));
-		adapter_free(a);
-		profile_free(p);
-		git_blob_free(blob);
-		git_tree_entry_free(te);
-	}
-	for (i = 0; i < probs.n; i++) {
-		buf_reset(&line);
-		problem_format(&probs.v[i], &line);
-		json_array_append_new(out, json_pack("{s:s, s:i, s:i, s:s}",
-		    "file", probs.v[i].file, "line", probs.v[i].line,
-		    "column", probs.v[i].col, "message", buf_cstr(&line)));
-	}
-out:
-	buf_free(&line);
-	problems_free(&probs);
-	git_tree_free(tree);
-	git_commit_free(c);
-	return err;
-}
-
-struct werr *
-review_prcheck(struct allowlist_report *r, json_t **lint, git_repository *repo,
-    const char *base, const char *head)
-{
-	struct review_base b;
-	git_object *obj = NULL, *hc = NULL;
-	struct werr *err;
-	git_oid hid;
-
-	*lint = json_array();
-	if ((err = review_base_open(&b, repo, base)) != NULL)
-		return err;
-	if (git_revparse_single(&obj, repo, head) < 0 ||
-	    git_object_peel(&hc, obj, GIT_OBJECT_COMMIT) < 0) {
-		err = werr_new(WEXIT_ENV, "'%s' is not a commit in this "
-		    "repository", head);
-		goto out;
-	}
-	git_oid_cpy(&hid, git_object_id(hc));
-	if ((err = allowlist_gate_range(r, repo, &b.commit, &hid,
-	    &b.gate)) != NULL)
-		goto out;
-	err = lint_changed(*lint, repo, &hid, r);
-out:
-	git_object_free(hc);
-	git_object_free(obj);
-	review_base_free(&b);
-	return err;
-}
-
 struct werr *
 review_read_input(struct buf *out, const char *path)
 {
