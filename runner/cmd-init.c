@@ -31,6 +31,8 @@ init_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	argv += optind;
 	if (argc != 1)
 		return cmd_usage_error(&cmd_init_entry, "init takes one directory");
+	if ((err = text_check("DIR", argv[0])) != NULL)
+		return err;	/* it names the repo.init entry */
 	if ((err = initrepo_create(argv[0], commit, &branch)) != NULL)
 		return err;
 	if ((err = store_open(&store, argv[0], NULL, ctx->cmdline)) != NULL)

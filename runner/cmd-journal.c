@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <git2.h>
+
 #include "cmd.h"
 #include "journal.h"
 #include "output.h"
+#include "policy.h"
 #include "store.h"
 #include "util.h"
 
@@ -85,51 +88,95 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 	return err;
 }
 
+/* The repository and the official branch's name, for the commands that
+ * read or write the journal's anchors. */
+static struct werr *
+open_official(struct cmd_ctx *ctx, git_repository **repo, const char **branch)
+{
+	struct policy *policy;
+	const char *root;
+	struct werr *err;
+
+	*repo = NULL;
+	if ((err = cmd_ctx_repo(ctx, &root)) != NULL ||
+	    (err = cmd_ctx_policy(ctx, &policy)) != NULL)
+		return err;
+	*branch = policy->official_branch;
+	if (git_repository_open(repo, root) < 0)
+		return werr_git("cannot open '%s'", root);
+	return NULL;
+}
+
+static void
+print_verdict(struct cmd_ctx *ctx, const struct journal_verdict *v,
+    const struct journal_evidence *ev, const char *branch)
+{
+	if (ctx->json) {
+		json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:s?}",
+		    "intact", v->broken_seq == 0, "entries", (json_int_t)v->entries,
+		    "anchors", (json_int_t)v->anchors,
+		    "exported", (json_int_t)v->exported,
+		    "recorded_moves", (json_int_t)v->records,
+		    "first_broken_seq", (json_int_t)v->broken_seq,
+		    "reason", v->why);
+
+		json_object_set_new(o, "official_branch", ev->have_branch ?
+		    json_string(branch) : json_null());
+		output_json(o);
+		json_decref(o);
+	} else if (v->broken_seq != 0)
+		printf("journal broken at seq %lld: %s\n",
+		    (long long)v->broken_seq, v->why);
+	else if (ctx->verbosity >= 0) {
+		printf("journal intact: %lld entries, chain verified\n",
+		    (long long)v->entries);
+		if (ev->have_branch)
+			printf("'%s': %lld anchor%s matched, %lld exported "
+			    "line%s matched, %lld move%s recorded\n", branch,
+			    (long long)v->anchors, v->anchors == 1 ? "" : "s",
+			    (long long)v->exported, v->exported == 1 ? "" : "s",
+			    (long long)v->records, v->records == 1 ? "" : "s");
+		else
+			printf("no branch '%s': no anchors to check\n", branch);
+	}
+}
+
 static struct werr *
 journal_verify_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	struct journal_evidence ev;
+	struct journal_verdict v;
+	git_repository *repo = NULL;
 	struct store *store;
+	const char *branch;
 	struct werr *err;
-	const char *root;
-	int64_t broken = 0, count = 0, xbroken = 0;
-	char *why = NULL, *xwhy = NULL;
+	char *bad = NULL;
 
 	(void)argv;
+	memset(&ev, 0, sizeof(ev));
+	memset(&v, 0, sizeof(v));
 	if (argc != 1)
 		return cmd_usage_error(&cmd_journal_entry, "'journal verify' takes no arguments");
-	if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
-		return err;
-	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
-		return err;
-	if ((err = journal_verify(store, &broken, &why, &count)) != NULL)
-		return err;
-	if (broken == 0 && (err = journal_verify_export(store, root, &xbroken, &xwhy)) != NULL) {
-		free(why);
-		return err;
+	if ((err = open_official(ctx, &repo, &branch)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = journal_evidence_load(&ev, &bad, repo, branch)) != NULL ||
+	    (err = journal_check(&v, store, &ev)) != NULL)
+		goto out;
+	if (v.broken_seq == 0 && bad != NULL) {
+		/* A malformed anchor proves nothing: a break of its own. */
+		v.broken_seq = v.entries > 0 ? v.entries : 1;
+		v.why = bad;
+		bad = NULL;
 	}
-	if (broken == 0 && xbroken != 0) {
-		broken = xbroken;
-		why = xwhy;
-		xwhy = NULL;
-	}
-	if (ctx->json) {
-		json_t *o = json_pack("{s:b, s:I, s:I, s:s?}", "intact", broken == 0,
-		    "entries", (json_int_t)count, "first_broken_seq", (json_int_t)broken,
-		    "reason", why);
-
-		output_json(o);
-		json_decref(o);
-	} else if (broken == 0) {
-		if (ctx->verbosity >= 0)
-			printf("journal intact: %lld entries, chain verified\n",
-			    (long long)count);
-	} else
-		printf("journal broken at seq %lld: %s\n", (long long)broken, why);
-	if (broken != 0)
+	print_verdict(ctx, &v, &ev, branch);
+	if (v.broken_seq != 0)
 		err = werr_new(WEXIT_PROBLEM, "journal verification failed at seq %lld",
-		    (long long)broken);
-	free(why);
-	free(xwhy);
+		    (long long)v.broken_seq);
+out:
+	journal_evidence_free(&ev);
+	journal_verdict_free(&v);
+	git_repository_free(repo);
+	free(bad);
 	return err;
 }
 
@@ -140,9 +187,11 @@ journal_export_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "cycle", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cycle = NULL, *root;
+	const char *cycle = NULL, *branch;
+	git_repository *repo = NULL;
 	struct store *store;
 	struct werr *err;
+	char commit[GIT_OID_HEXSZ + 1];
 	int ch, n = 0;
 
 	optind = 0;
@@ -153,21 +202,27 @@ journal_export_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cmd_usage_error(&cmd_journal_entry, "'journal export' takes no arguments");
-	if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
-		return err;
-	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
-		return err;
-	if ((err = journal_export(store, root, cycle, &n)) != NULL)
-		return err;
+	if ((err = text_check("--cycle", cycle)) != NULL ||
+	    (err = open_official(ctx, &repo, &branch)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = journal_export(&n, commit, store, repo, branch, cycle)) != NULL)
+		goto out;
 	if (ctx->json) {
-		json_t *o = json_pack("{s:i, s:s}", "appended", n, "directory", "journals");
+		json_t *o = json_pack("{s:i, s:s, s:s, s:s?}", "appended", n,
+		    "branch", branch, "path", JOURNAL_EXPORT_PATH, "commit",
+		    commit[0] != '\0' ? commit : NULL);
 
 		output_json(o);
 		json_decref(o);
-	} else if (ctx->verbosity >= 0)
-		printf("exported journal to journals/ (%d new entr%s in journal.jsonl)\n",
-		    n, n == 1 ? "y" : "ies");
-	return NULL;
+	} else if (ctx->verbosity >= 0 && commit[0] != '\0')
+		printf("exported journal to '%s' (%d new entr%s in %s): %.12s\n",
+		    branch, n, n == 1 ? "y" : "ies", JOURNAL_EXPORT_PATH, commit);
+	else if (ctx->verbosity >= 0)
+		printf("journal already exported to '%s' (0 new entries)\n",
+		    branch);
+out:
+	git_repository_free(repo);
+	return err;
 }
 
 static struct werr *
@@ -192,6 +247,9 @@ journal_note(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_journal_entry, "'journal note' takes one TEXT");
+	if ((err = text_check("--subject", subject)) != NULL ||
+	    (err = text_check("TEXT", argv[optind])) != NULL)
+		return err;
 	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
 		return err;
 	body = json_pack("{s:s}", "text", argv[optind]);
@@ -239,11 +297,13 @@ const struct cmd_entry cmd_journal_entry = {
 	"show, verify, export or annotate the hash-chained maintenance journal",
 	"show     entries in order; --since compares UTC ISO times, --kind K matches\n"
 	"         exactly or, ending in '.', as a prefix (e.g. 'review.')\n"
-	"verify   recompute the hash chain; exit 1 naming the first broken seq\n"
-	"         when a row was edited, deleted, inserted or reordered, or when\n"
-	"         journals/journal.jsonl holds an entry the database lost\n"
-	"export   write journals/CYCLE.md and append new entries to\n"
-	"         journals/journal.jsonl (idempotent)\n"
+	"verify   recompute the hash chain and check it against every\n"
+	"         Warden-Journal anchor in the official branch's history and\n"
+	"         against the committed journals/journal.jsonl; exit 1 naming\n"
+	"         the first broken seq\n"
+	"export   commit journals/journal.jsonl (extended by the new entries)\n"
+	"         and journals/CYCLE.md to the official branch, with an anchor;\n"
+	"         refuses a journal that does not verify (idempotent)\n"
 	"note     append a maintainer's note\n",
 	journal_exec,
 };

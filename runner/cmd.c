@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "official.h"
 #include "policy.h"
 #include "repo.h"
 #include "store.h"
@@ -203,6 +204,10 @@ cmd_ctx_store(struct cmd_ctx *ctx, struct store **store)
 			store_set_busy_timeout(ctx->store, policy->busy_timeout_ms);
 		werr_free(err);
 	}
+	/* Settle a move of the official branch that a crash interrupted,
+	 * before the command reads or writes anything. */
+	if ((err = official_recover_at(ctx->store, root, NULL)) != NULL)
+		return err;
 	*store = ctx->store;
 	return NULL;
 }

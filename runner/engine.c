@@ -143,6 +143,7 @@ engine_log_tail(struct buf *out, const char *path, size_t max_bytes)
 	struct buf b = BUF_INIT;
 	struct werr *err;
 	const char *start, *nl;
+	size_t from;
 
 	if ((err = file_read(&b, path)) != NULL) {
 		werr_free(err);
@@ -158,7 +159,9 @@ engine_log_tail(struct buf *out, const char *path, size_t max_bytes)
 		    nl + 1 < b.data + b.len)
 			start = nl + 1;
 	}
+	from = out->len;
 	buf_add(out, start, (size_t)(b.data + b.len - start));
+	text_make_utf8(out, from);	/* it goes into JSON */
 out:
 	buf_free(&b);
 }

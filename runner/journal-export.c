@@ -1,26 +1,32 @@
 /*
- * journal-export.c - write the journal into the repository: a readable
- * journals/CYCLE.md per cycle (regenerated whole, so idempotent) and the
- * entries appended to journals/journal.jsonl (only those newer than the
- * file's last seq). The committed JSONL is an anchor outside the database:
- * journal_verify_export() checks the database still holds every exported
- * entry unchanged.
+ * journal-export.c - commit the journal to the official branch: a
+ * readable journals/CYCLE.md per cycle (regenerated whole) and
+ * journals/journal.jsonl, the committed export, extended by the entries
+ * not yet in it. The commit goes through official.c, so it carries its
+ * own anchor and survives a crash like any move of the branch.
+ *
+ * It exports only a journal that verifies against the branch's anchors
+ * and the export already committed: it must never paper over a rewrite by
+ * committing a rewritten journal, never rewrite a committed line, and
+ * never write the working tree or the index.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <git2.h>
+
 #include "journal.h"
+#include "official.h"
 #include "store.h"
 #include "util.h"
 
 struct export_state {
 	struct buf md;
 	struct buf jsonl;
-	const char *cycle;
-	int64_t last_exported;
 	int entries;
+	struct werr *err;
 };
 
 static struct werr *
@@ -58,190 +64,198 @@ static struct werr *
 jsonl_entry(void *arg, const struct journal_entry *e)
 {
 	struct export_state *x = arg;
-	json_t *o = journal_entry_json(e);
-	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII |
-	    JSON_REAL_PRECISION(17));
+	char *s = journal_entry_line(e);
 
+	if (s == NULL)
+		return werr_new(WEXIT_PROBLEM, "journal seq %lld cannot be "
+		    "exported: it holds text that is not UTF-8", (long long)e->seq);
 	buf_puts(&x->jsonl, s);
 	buf_addch(&x->jsonl, '\n');
 	free(s);
-	json_decref(o);
 	x->entries++;
 	return NULL;
 }
 
-/* The highest seq in journals/journal.jsonl (0 when absent). */
+/* A blob of text, and the update that puts it at path. */
 static struct werr *
-jsonl_last_seq(const char *path, int64_t *last)
+add_file(git_tree_update *u, git_oid *ids, size_t *n, git_repository *repo,
+    const char *path, const struct buf *text)
 {
-	struct buf text = BUF_INIT;
-	struct werr *err;
-	char *line, *save = NULL;
-	json_error_t jerr;
-	int lineno = 0;
-
-	*last = 0;
-	if (!path_exists(path))
-		return NULL;
-	if ((err = file_read(&text, path)) != NULL)
-		return err;
-	for (line = strtok_r(text.data, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		json_t *o = json_loads(line, 0, &jerr);
-		json_int_t seq;
-
-		lineno++;
-		if (o == NULL || json_unpack(o, "{s:I}", "seq", &seq) != 0) {
-			json_decref(o);
-			buf_free(&text);
-			return werr_at(path, lineno, o == NULL ? jerr.column : 0,
-			    "seq", "is not a journal entry line");
-		}
-		if (seq > *last)
-			*last = seq;
-		json_decref(o);
-	}
-	buf_free(&text);
+	if (git_blob_create_from_buffer(&ids[*n], repo, text->data != NULL ?
+	    text->data : "", text->len) < 0)
+		return werr_git("cannot write '%s'", path);
+	u[*n].action = GIT_TREE_UPDATE_UPSERT;
+	u[*n].id = ids[*n];
+	u[*n].filemode = GIT_FILEMODE_BLOB;
+	u[*n].path = path;
+	(*n)++;
 	return NULL;
 }
 
-static struct werr *
-export_cycle(struct store *store, const char *dir, const char *cycle)
+static void
+md_header(struct buf *md, const char *cycle)
 {
-	struct journal_filter f = { NULL, cycle, NULL, 0 };
-	struct export_state x;
-	struct werr *err;
-	char *name, *path;
-
-	memset(&x, 0, sizeof(x));
-	buf_printf(&x.md, "# Maintenance journal: cycle %s\n\n"
+	buf_printf(md, "# Maintenance journal: cycle %s\n\n"
 	    "Exported by `warden journal export` from the hash-chained journal;\n"
 	    "`warden journal verify` checks it. Do not edit.\n\n"
 	    "| seq | time (UTC) | kind | subject | body | hash |\n"
 	    "|---:|---|---|---|---|---|\n", cycle);
-	err = journal_each(store, &f, md_entry, &x);
-	if (err == NULL) {
-		name = xasprintf("%s.md", cycle);
-		path = path_join(dir, name);
-		err = file_write_atomic(path, x.md.data, x.md.len);
-		free(path);
-		free(name);
-	}
-	buf_free(&x.md);
-	return err;
 }
 
-static int
-cycle_name_ok(const char *c)
-{
-	if (c[0] == '\0' || c[0] == '.')
-		return 0;
-	for (; *c != '\0'; c++)
-		if (*c == '/' || *c == '\\')
-			return 0;
-	return 1;
-}
-
-struct werr *
-journal_export(struct store *store, const char *repo_root, const char *cycle,
-    int *entries_out)
+/*
+ * The tree of the export: the tip's tree with journal.jsonl (the
+ * committed lines, then the new ones) and the cycles' Markdown.
+ */
+static struct werr *
+build_tree(git_oid *out, int *entries, struct store *store,
+    git_repository *repo, git_tree *base, const struct journal_evidence *ev,
+    int64_t exported, const char *cycle)
 {
 	struct journal_filter f;
 	struct export_state x;
-	struct werr *err;
-	char *dir, *jsonl;
 	json_t *cycles = json_object();
+	git_tree_update *u = NULL;
+	git_oid *ids = NULL;
+	char **paths = NULL;
 	const char *key;
+	struct werr *err;
+	size_t n = 0, cap, i;
 	json_t *v;
 
-	*entries_out = 0;
 	memset(&x, 0, sizeof(x));
-	dir = path_join(repo_root, "journals");
-	jsonl = path_join(dir, "journal.jsonl");
-	if ((err = mkdir_p(dir)) != NULL)
-		goto out;
 	if (cycle != NULL)
 		json_object_set_new(cycles, cycle, json_true());
 	else if ((err = journal_each(store, NULL, collect_cycles, cycles)) != NULL)
 		goto out;
+	cap = json_object_size(cycles) + 1;
+	u = xcalloc(cap, sizeof(*u));
+	ids = xcalloc(cap, sizeof(*ids));
+	paths = xcalloc(cap, sizeof(*paths));
+	if (ev->export_text != NULL)
+		buf_add(&x.jsonl, ev->export_text, ev->export_len);
+	memset(&f, 0, sizeof(f));
+	f.after_seq = exported;
+	if ((err = journal_each(store, &f, jsonl_entry, &x)) != NULL ||
+	    (err = add_file(u, ids, &n, repo, JOURNAL_EXPORT_PATH,
+	    &x.jsonl)) != NULL)
+		goto out;
 	json_object_foreach(cycles, key, v) {
-		if (!cycle_name_ok(key)) {
-			err = werr_new(WEXIT_INPUT, "cycle id '%s' cannot name a file", key);
+		struct journal_filter cf = { NULL, key, NULL, 0 };
+
+		if (!journal_cycle_ok(key)) {
+			err = werr_new(WEXIT_INPUT, "cycle id '%s' cannot name a "
+			    "file", key);
 			goto out;
 		}
-		if ((err = export_cycle(store, dir, key)) != NULL)
+		buf_reset(&x.md);
+		md_header(&x.md, key);
+		paths[n] = xasprintf("journals/%s.md", key);
+		if ((err = journal_each(store, &cf, md_entry, &x)) != NULL ||
+		    (err = add_file(u, ids, &n, repo, paths[n], &x.md)) != NULL)
 			goto out;
 	}
-	if ((err = jsonl_last_seq(jsonl, &x.last_exported)) != NULL)
-		goto out;
-	memset(&f, 0, sizeof(f));
-	f.after_seq = x.last_exported;
-	if ((err = journal_each(store, &f, jsonl_entry, &x)) != NULL)
-		goto out;
-	if (x.jsonl.len > 0)
-		err = file_append(jsonl, x.jsonl.data, x.jsonl.len);
-	*entries_out = x.entries;
+	if (git_tree_create_updated(out, repo, base, n, u) < 0)
+		err = werr_git("cannot write the journals/ tree");
+	*entries = x.entries;
 out:
+	for (i = 0; paths != NULL && i < cap; i++)
+		free(paths[i]);
+	free(paths);
+	free(ids);
+	free(u);
+	buf_free(&x.md);
 	buf_free(&x.jsonl);
 	json_decref(cycles);
-	free(dir);
-	free(jsonl);
+	return err;
+}
+
+/* Refuse to export a journal that does not verify. */
+static struct werr *
+check_journal(int64_t *exported, struct store *store,
+    const struct journal_evidence *ev, const char *bad)
+{
+	struct journal_verdict v;
+	struct werr *err;
+
+	if (bad != NULL)
+		return werr_new(WEXIT_PROBLEM, "%s; not exporting (see 'warden "
+		    "journal verify')", bad);
+	if ((err = journal_check(&v, store, ev)) != NULL)
+		return err;
+	if (v.broken_seq != 0)
+		err = werr_new(WEXIT_PROBLEM, "the journal does not verify (seq "
+		    "%lld: %s); not exporting", (long long)v.broken_seq, v.why);
+	*exported = v.exported;
+	journal_verdict_free(&v);
+	return err;
+}
+
+static struct werr *
+export_held(int *entries_out, char *commit_out, struct store *store,
+    git_repository *repo, const char *branch, const char *cycle)
+{
+	struct journal_evidence ev;
+	struct official_change c;
+	git_reference *ref = NULL;
+	git_commit *tip = NULL;
+	git_tree *base = NULL;
+	char hash[65], *bad = NULL, *op = NULL, *msg = NULL;
+	int64_t exported = 0, head;
+	struct werr *err;
+	git_oid tree;
+
+	memset(&ev, 0, sizeof(ev));
+	if ((err = official_recover(store, repo, NULL)) != NULL ||
+	    (err = official_check_free(repo, branch)) != NULL ||
+	    (err = journal_evidence_load(&ev, &bad, repo, branch)) != NULL ||
+	    (err = check_journal(&exported, store, &ev, bad)) != NULL)
+		goto out;
+	if (git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL) < 0 ||
+	    git_commit_lookup(&tip, repo, git_reference_target(ref)) < 0 ||
+	    git_commit_tree(&base, tip) < 0) {
+		err = werr_git("cannot read the tip of '%s'", branch);
+		goto out;
+	}
+	if ((err = build_tree(&tree, entries_out, store, repo, base, &ev,
+	    exported, cycle)) != NULL ||
+	    (err = journal_head(store, &head, hash)) != NULL)
+		goto out;
+	if (git_oid_equal(&tree, git_tree_id(base)))
+		goto out;	/* nothing new: idempotent */
+	op = xasprintf("%lld", (long long)head);
+	msg = xasprintf("journal: export through seq %lld\n\n"
+	    "%d new entr%s of the maintenance journal, written by\n"
+	    "'warden journal export'.\n", (long long)head, *entries_out,
+	    *entries_out == 1 ? "y" : "ies");
+	memset(&c, 0, sizeof(c));
+	c.kind = "journal.export";
+	c.op = op;
+	c.tree = &tree;
+	c.expected_tip = git_commit_id(tip);
+	c.message = msg;
+	err = official_commit(commit_out, store, repo, branch, &c);
+out:
+	journal_evidence_free(&ev);
+	git_tree_free(base);
+	git_commit_free(tip);
+	git_reference_free(ref);
+	free(bad);
+	free(op);
+	free(msg);
 	return err;
 }
 
 struct werr *
-journal_verify_export(struct store *store, const char *repo_root,
-    int64_t *broken_seq, char **why)
+journal_export(int *entries_out, char *commit_out, struct store *store,
+    git_repository *repo, const char *branch, const char *cycle)
 {
-	struct buf text = BUF_INIT, mine = BUF_INIT;
-	struct journal_filter f;
-	struct export_state x;
-	struct werr *err = NULL;
-	char *path = path_join(repo_root, "journals/journal.jsonl");
-	char *line, *save = NULL;
+	struct werr *err;
 
-	*broken_seq = 0;
-	*why = NULL;
-	memset(&x, 0, sizeof(x));
-	if (!path_exists(path))
-		goto out;
-	if ((err = file_read(&text, path)) != NULL)
-		goto out;
-	for (line = strtok_r(text.data, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		json_t *o = json_loads(line, 0, NULL);
-		json_int_t seq = 0;
-
-		if (o == NULL || json_unpack(o, "{s:I}", "seq", &seq) != 0) {
-			json_decref(o);
-			continue;	/* export reports malformed lines */
-		}
-		json_decref(o);
-		memset(&f, 0, sizeof(f));
-		f.after_seq = seq - 1;
-		buf_reset(&x.jsonl);
-		x.entries = 0;
-		/* Render the database's entry seq the way export did. */
-		if ((err = journal_each(store, &f, jsonl_entry, &x)) != NULL)
-			goto out;
-		buf_reset(&mine);
-		if (x.jsonl.len > 0) {
-			char *nl = strchr(x.jsonl.data, '\n');
-
-			buf_add(&mine, x.jsonl.data, (size_t)(nl - x.jsonl.data));
-		}
-		if (strcmp(buf_cstr(&mine), line) != 0 ||
-		    !str_startswith(buf_cstr(&mine), "{")) {
-			*broken_seq = seq;
-			*why = xasprintf("seq %lld in journals/journal.jsonl differs "
-			    "from the database (edited or deleted there)", (long long)seq);
-			goto out;
-		}
-	}
-out:
-	buf_free(&text);
-	buf_free(&mine);
-	buf_free(&x.jsonl);
-	free(path);
+	*entries_out = 0;
+	commit_out[0] = '\0';
+	if ((err = store_hold(store)) != NULL)
+		return err;
+	err = export_held(entries_out, commit_out, store, repo, branch, cycle);
+	store_unhold(store);
 	return err;
 }

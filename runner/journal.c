@@ -1,7 +1,9 @@
 /*
  * journal.c - the hash-chained, append-only maintenance journal: append,
- * query, verify, export. See journal.h for the hash rule. The journal is
- * the record of who did what; nothing here may rewrite a stored entry.
+ * query, and the rows verify and export read (journal-verify.c and
+ * journal-export.c do the rest). See journal.h for the hash rule. The
+ * journal is the record of who did what; nothing here may rewrite a stored
+ * entry.
  */
 #include "config.h"
 
@@ -25,13 +27,57 @@ journal_canonical(const struct journal_entry *e)
 	    "seq", (json_int_t)e->seq, "time", e->time, "cycle", e->cycle,
 	    "kind", e->kind, "subject", e->subject, "body", e->body);
 	if (o == NULL)
-		fatal("journal entry does not pack");
+		return NULL;
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII |
 	    JSON_REAL_PRECISION(17));
 	json_decref(o);
-	if (s == NULL)
-		fatal("journal entry does not serialize");
 	return s;
+}
+
+struct werr *
+journal_check_entry(const char *kind, const char *subject, json_t *body)
+{
+	if (!text_is_utf8(kind))
+		return werr_new(WEXIT_INPUT, "journal entry kind is not valid "
+		    "UTF-8 text");
+	if (subject != NULL && !text_is_utf8(subject))
+		return werr_new(WEXIT_INPUT, "the subject of journal entry "
+		    "'%s' is not valid UTF-8 text", kind);
+	if (body == NULL)
+		return werr_new(WEXIT_INPUT, "journal entry '%s' cannot be "
+		    "built (text that is not valid UTF-8?)", kind);
+	return NULL;
+}
+
+int
+journal_cycle_ok(const char *c)
+{
+	if (c[0] == '\0' || c[0] == '.' || strlen(c) > 200)
+		return 0;
+	for (; *c != '\0'; c++)
+		if (*c == '/' || *c == '\\' || (unsigned char)*c < 0x20)
+			return 0;
+	return 1;
+}
+
+struct werr *
+journal_head(struct store *store, int64_t *seq, char *hash_out)
+{
+	sqlite3_stmt *st = NULL;
+	const char *h;
+
+	*seq = 0;
+	memcpy(hash_out, ZERO_HASH, sizeof(ZERO_HASH));
+	if (sqlite3_prepare_v2(store_db(store), "SELECT seq, hash FROM journal "
+	    "ORDER BY seq DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return store_error(store, "read journal head");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*seq = sqlite3_column_int64(st, 0);
+		h = (const char *)sqlite3_column_text(st, 1);
+		snprintf(hash_out, SHA256_HEX_LEN + 1, "%s", h != NULL ? h : "");
+	}
+	sqlite3_finalize(st);
+	return NULL;
 }
 
 void
@@ -65,8 +111,9 @@ journal_append(struct store *store, const char *kind, const char *subject,
 	char now[40];
 	char *canon = NULL, *body_text = NULL;
 	struct werr *err = NULL;
-	json_t *empty = NULL;
 
+	if ((err = journal_check_entry(kind, subject, body)) != NULL)
+		return err;
 	memset(&e, 0, sizeof(e));
 	e.seq = 1;
 	if (sqlite3_prepare_v2(db, "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1",
@@ -79,17 +126,20 @@ journal_append(struct store *store, const char *kind, const char *subject,
 	sqlite3_finalize(st);
 	st = NULL;
 	utc_now_iso(now, sizeof(now));
-	if (body == NULL)
-		body = empty = json_object();
 	e.time = now;
 	e.cycle = (char *)store_cycle(store);
 	e.kind = (char *)kind;
 	e.subject = (char *)(subject != NULL ? subject : "");
 	e.body = body;
 	canon = journal_canonical(&e);
-	journal_hash(prev, canon, hash);
 	body_text = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS |
 	    JSON_ENSURE_ASCII | JSON_REAL_PRECISION(17));
+	if (canon == NULL || body_text == NULL) {
+		err = werr_new(WEXIT_INPUT, "journal entry '%s' cannot be "
+		    "built (its cycle id is not valid UTF-8 text?)", kind);
+		goto out;
+	}
+	journal_hash(prev, canon, hash);
 	if (sqlite3_prepare_v2(db, "INSERT INTO journal (seq, time, cycle, kind, "
 	    "subject, body, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 	    -1, &st, NULL) != SQLITE_OK) {
@@ -130,7 +180,6 @@ out:
 	sqlite3_finalize(st);
 	free(canon);
 	free(body_text);
-	json_decref(empty);
 	return err;
 }
 
@@ -211,91 +260,37 @@ journal_each(struct store *store, const struct journal_filter *f,
 	return err;
 }
 
-struct verify_state {
-	int64_t expect_seq;
-	char prev[SHA256_HEX_LEN + 1];
-	int64_t broken;
-	char *why;
-	int64_t count;
-};
-
-static struct werr *
-verify_one(void *arg, const struct journal_entry *e)
+struct werr *
+journal_recorded_head(struct store *store, int64_t *seq, char *hash_out)
 {
-	struct verify_state *vs = arg;
-	char hash[SHA256_HEX_LEN + 1];
-	char *canon;
+	sqlite3_stmt *st = NULL;
+	const char *head, *h;
+	int rc;
 
-	vs->count++;
-	if (e->seq != vs->expect_seq) {
-		vs->broken = vs->expect_seq;
-		vs->why = xasprintf("seq %lld is missing (next entry is seq %lld)",
-		    (long long)vs->expect_seq, (long long)e->seq);
-		return werr_new(WEXIT_PROBLEM, "stop");
+	*seq = -1;
+	hash_out[0] = '\0';
+	if (sqlite3_prepare_v2(store_db(store), "SELECT value FROM meta WHERE "
+	    "key = 'journal_head'", -1, &st, NULL) != SQLITE_OK)
+		return store_error(store, "read the recorded journal head");
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		head = (const char *)sqlite3_column_text(st, 0);
+		*seq = head != NULL ? atoll(head) : 0;
+		h = head != NULL ? strchr(head, ' ') : NULL;
+		snprintf(hash_out, SHA256_HEX_LEN + 1, "%s", h != NULL ? h + 1 : "");
 	}
-	if (strcmp(e->prev_hash, vs->prev) != 0) {
-		vs->broken = e->seq;
-		vs->why = xasprintf("seq %lld does not follow seq %lld: its "
-		    "prev_hash is not that entry's hash", (long long)e->seq,
-		    (long long)e->seq - 1);
-		return werr_new(WEXIT_PROBLEM, "stop");
-	}
-	canon = journal_canonical(e);
-	journal_hash(e->prev_hash, canon, hash);
-	free(canon);
-	if (strcmp(hash, e->hash) != 0) {
-		vs->broken = e->seq;
-		vs->why = xasprintf("seq %lld was altered: its contents do not "
-		    "hash to its recorded hash", (long long)e->seq);
-		return werr_new(WEXIT_PROBLEM, "stop");
-	}
-	memcpy(vs->prev, e->hash, sizeof(vs->prev));
-	vs->expect_seq++;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_error(store, "read the recorded journal head");
 	return NULL;
 }
 
-struct werr *
-journal_verify(struct store *store, int64_t *broken_seq, char **why,
-    int64_t *count)
+char *
+journal_entry_line(const struct journal_entry *e)
 {
-	struct verify_state vs;
-	sqlite3_stmt *st = NULL;
-	struct werr *err;
+	json_t *o = journal_entry_json(e);
+	char *s = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS |
+	    JSON_ENSURE_ASCII | JSON_REAL_PRECISION(17)) : NULL;
 
-	memset(&vs, 0, sizeof(vs));
-	vs.expect_seq = 1;
-	memcpy(vs.prev, ZERO_HASH, sizeof(vs.prev));
-	*broken_seq = 0;
-	*why = NULL;
-	err = journal_each(store, NULL, verify_one, &vs);
-	if (err != NULL && vs.broken == 0) {
-		free(vs.why);
-		return err;
-	}
-	werr_free(err);
-	/* The head recorded at the last append catches truncation at the end. */
-	if (vs.broken == 0 && sqlite3_prepare_v2(store_db(store),
-	    "SELECT value FROM meta WHERE key = 'journal_head'", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			const char *head = (const char *)sqlite3_column_text(st, 0);
-			long long n = head != NULL ? atoll(head) : 0;
-			const char *h = head != NULL ? strchr(head, ' ') : NULL;
-
-			if (n != vs.expect_seq - 1) {
-				vs.broken = vs.expect_seq;
-				vs.why = xasprintf("the journal ends at seq %lld but "
-				    "its recorded head is seq %lld: entries were "
-				    "deleted from the end", (long long)vs.expect_seq - 1, n);
-			} else if (h != NULL && strcmp(h + 1, vs.prev) != 0) {
-				vs.broken = n;
-				vs.why = xasprintf("seq %lld does not match the "
-				    "recorded head hash", n);
-			}
-		}
-		sqlite3_finalize(st);
-	}
-	*broken_seq = vs.broken;
-	*why = vs.why;
-	*count = vs.count;
-	return NULL;
+	json_decref(o);
+	return s;
 }

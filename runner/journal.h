@@ -18,6 +18,7 @@
 #include "error.h"
 
 struct store;
+struct git_repository;
 
 struct journal_entry {
 	int64_t seq;
@@ -37,7 +38,9 @@ struct journal_filter {
 	int64_t after_seq;	/* entries with seq > after_seq */
 };
 
-/* Append an entry; body is borrowed. seq_out may be NULL. */
+/* Append an entry; body is borrowed. seq_out may be NULL. An entry that
+ * cannot be built (text that is not UTF-8, a NULL body: what json_pack
+ * gives for such text) is an input error, exit 2; nothing is written. */
 struct werr *journal_append(struct store *store, const char *kind,
     const char *subject, json_t *body, int64_t *seq_out);
 
@@ -45,26 +48,106 @@ struct werr *journal_append(struct store *store, const char *kind,
 struct werr *journal_each(struct store *store, const struct journal_filter *f,
     struct werr *(*fn)(void *arg, const struct journal_entry *e), void *arg);
 
-/* Verify the chain. *broken_seq is 0 when intact, else the first seq whose
- * row was edited, deleted, inserted or reordered; why says how. */
-struct werr *journal_verify(struct store *store, int64_t *broken_seq,
-    char **why, int64_t *count);
+/* NULL when an entry of these fields can be recorded, else the input
+ * error journal_append() would give. Check before changing any state. */
+struct werr *journal_check_entry(const char *kind, const char *subject,
+    json_t *body);
+/* Can cycle id c name the file journals/C.md? (Not empty, no leading
+ * dot, no slash, backslash or control character, at most 200 bytes.) */
+int journal_cycle_ok(const char *c);
+/* The last entry's seq and hash (0 and 64 zeros when empty). */
+struct werr *journal_head(struct store *store, int64_t *seq,
+    char *hash_out /* 65 */);
 
-/* The canonical JSON of an entry (without hashes); caller frees. */
+/* The canonical JSON of an entry (without hashes); caller frees. NULL when
+ * the entry holds text that is not UTF-8 (a row edited outside warden). */
 char *journal_canonical(const struct journal_entry *e);
 /* hash_out: 65 bytes. */
 void journal_hash(const char *prev_hash, const char *canonical, char *hash_out);
 /* The entry as a JSON object (with hashes); new reference. */
 json_t *journal_entry_json(const struct journal_entry *e);
+/* The entry as one line of journals/journal.jsonl, without the newline;
+ * caller frees; NULL as for journal_canonical(). */
+char *journal_entry_line(const struct journal_entry *e);
+/* The head the last append recorded beside the rows (meta journal_head):
+ * *seq is -1 when none was recorded. hash_out: 65 bytes. */
+struct werr *journal_recorded_head(struct store *store, int64_t *seq,
+    char *hash_out);
 
-/* Write journals/CYCLE.md for each cycle (or just cycle) and append new
- * entries to journals/journal.jsonl; idempotent. files_out counts files written. */
-struct werr *journal_export(struct store *store, const char *repo_root,
-    const char *cycle, int *entries_out);
+/*
+ * What lies outside the database that the journal must agree with: the
+ * anchors (Warden-Journal trailers) of the official branch's history, the
+ * official commits whose move the journal must record, and the committed
+ * export. journal-anchor.c reads them from the repository.
+ */
+struct journal_anchor {
+	int64_t seq;
+	char hash[65];
+	char commit[41];	/* the official commit carrying it */
+};
 
-/* Check that every entry in REPO/journals/journal.jsonl is still in the
- * database unchanged; *broken_seq 0 when so. */
-struct werr *journal_verify_export(struct store *store, const char *repo_root,
-    int64_t *broken_seq, char **why);
+struct journal_evidence {
+	int have_branch;		/* the official branch exists */
+	struct journal_anchor *anchors;	/* sorted by seq */
+	size_t nanchors;
+	json_t *records;		/* commit hex -> "KIND OP": moves the
+					 * journal must record (an entry whose
+					 * body's "commit" is that commit) */
+	json_t *record_seq;		/* commit hex -> the seq it anchors */
+	char *export_text;		/* the committed journal.jsonl, or NULL */
+	size_t export_len;
+	int64_t export_through;		/* the highest seq an export commit
+					 * anchored: the export must reach it */
+	char export_commit[41];		/* that commit */
+};
+
+/* Read the evidence from refs/heads/BRANCH of repo: every commit in its
+ * history and the tip's tree. A malformed Warden-Journal trailer is
+ * reported through *bad (caller frees), naming the commit. */
+struct werr *journal_evidence_load(struct journal_evidence *ev, char **bad,
+    struct git_repository *repo, const char *branch);
+void journal_evidence_free(struct journal_evidence *ev);
+
+/* Where the committed export lives, in the official branch's tree. */
+#define JOURNAL_EXPORT_PATH "journals/journal.jsonl"
+
+struct journal_verdict {
+	int64_t entries;	/* rows read */
+	int64_t anchors;	/* anchors checked */
+	int64_t exported;	/* lines of the committed export checked */
+	int64_t records;	/* official moves found recorded */
+	int64_t broken_seq;	/* 0 when intact, else the first bad seq */
+	char *why;		/* how, when broken */
+};
+
+/*
+ * Verify in one pass over the rows: the hash chain (seq, prev_hash, hash),
+ * the recorded head, and, when ev is not NULL, every anchor, every line of
+ * the committed export (a malformed or torn line is a break, never
+ * skipped) and every official move's entry. Linear in entries plus
+ * anchors. The first problem found is reported; an error is returned only
+ * when the database cannot be read.
+ */
+struct werr *journal_check(struct journal_verdict *v, struct store *store,
+    const struct journal_evidence *ev);
+/* The chain and recorded head only (journal_check without evidence):
+ * *broken_seq 0 when intact, else the first bad seq and *why (caller
+ * frees); *count entries read. */
+struct werr *journal_verify(struct store *store, int64_t *broken_seq,
+    char **why, int64_t *count);
+void journal_verdict_free(struct journal_verdict *v);
+
+/*
+ * Write the journal to the official branch: a commit (through
+ * official.c, with its own anchor) whose tree is the tip's tree plus
+ * journals/journal.jsonl extended by the entries not yet in it and
+ * journals/CYCLE.md for each cycle (or just cycle). Refuses (exit 1)
+ * when the journal does not verify. *entries_out counts new lines; 0 and
+ * no commit when there is nothing new (idempotent). commit_out (41) gets
+ * the commit, "" when none.
+ */
+struct werr *journal_export(int *entries_out, char *commit_out,
+    struct store *store, struct git_repository *repo, const char *branch,
+    const char *cycle);
 
 #endif

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,9 @@ main(int argc, char **argv)
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.progname = "warden";
+	/* A file-size limit makes write(2) fail with EFBIG, an error warden
+	 * reports, instead of killing it halfway through a write. */
+	signal(SIGXFSZ, SIG_IGN);
 	/* '+': stop at the command name; its options are its own. */
 	while ((ch = getopt_long(argc, argv, "+C:jqvVh", opts, NULL)) != -1) {
 		switch (ch) {

@@ -15,28 +15,12 @@
 
 #include "buf.h"
 #include "journal.h"
+#include "official.h"
 #include "review.h"
 #include "review-private.h"
 #include "store.h"
 #include "store-review.h"
 #include "util.h"
-
-static struct werr *
-check_not_checked_out(git_repository *repo, const char *refname)
-{
-	git_reference *head = NULL;
-	struct werr *err = NULL;
-
-	if (git_repository_is_bare(repo))
-		return NULL;
-	if (git_reference_lookup(&head, repo, "HEAD") == 0 &&
-	    git_reference_type(head) == GIT_REFERENCE_SYMBOLIC &&
-	    strcmp(git_reference_symbolic_target(head), refname) == 0)
-		err = werr_new(WEXIT_ENV, "'%s' is checked out here; switch to "
-		    "another branch before approving", refname + 11);
-	git_reference_free(head);
-	return err;
-}
 
 static char *
 approve_message(git_commit *queued, const char *as)
@@ -73,27 +57,46 @@ journal_approve_failed(struct store *store, int64_t id,
 }
 
 struct werr *
-review_approve(char *commit_out, struct allowlist_report *r,
-    struct store *store, git_repository *repo, const char *official_branch,
-    int64_t id, const char *as, const char *comment)
+review_approve_finish(struct store *store, const char *op, const char *commit,
+    json_t *data)
 {
-	struct review_base b;
-	git_signature *approver = NULL;
-	git_commit *queued = NULL;
-	git_reference *ref = NULL;
 	struct store_review_decision d;
-	json_t *body = NULL;
-	char now[32], hex[GIT_OID_HEXSZ + 1], tip[GIT_OID_HEXSZ + 1];
+	const char *decided = NULL, *by = NULL, *comment = NULL;
+
+	if (json_unpack(data, "{s:s, s:s, s?s}", "decided", &decided, "by", &by,
+	    "comment", &comment) != 0)
+		return werr_new(WEXIT_ENV, "the approval of review %s was "
+		    "recorded without its decision", op);
+	memset(&d, 0, sizeof(d));
+	d.status = "approved";
+	d.decided = decided;
+	d.by = by;
+	d.comment = comment;
+	d.merged_commit = commit;
+	return store_review_decide(store, atoll(op), &d);
+}
+
+/* The gate against the tip, then the move through official.c. Called
+ * with the store held, so the review cannot be decided meanwhile. */
+static struct werr *
+approve_held(char *commit_out, struct allowlist_report *r,
+    struct store *store, git_repository *repo, const char *official_branch,
+    int64_t id, const git_signature *approver, const char *comment)
+{
+	struct official_change c;
+	struct review_base b;
+	git_commit *queued = NULL;
+	json_t *body = NULL, *data = NULL;
+	char now[32], tip[GIT_OID_HEXSZ + 1];
 	char *patch = NULL, *commit = NULL, *msg = NULL, *who = NULL;
 	char *refname = xasprintf("refs/heads/%s", official_branch);
 	char *subject = xasprintf("review/%lld", (long long)id);
+	char *op = xasprintf("%lld", (long long)id);
 	struct werr *err;
-	int in_tx = 0, moved = 0;
-	git_oid qid, nid;
+	git_oid qid;
 
 	memset(&b, 0, sizeof(b));
-	if ((err = review_person(&approver, repo, as)) != NULL ||
-	    (err = check_not_checked_out(repo, refname)) != NULL ||
+	if ((err = official_check_free(repo, official_branch)) != NULL ||
 	    (err = review_load_pending(store, id, &patch, &commit)) != NULL ||
 	    (err = review_base_open(&b, repo, refname)) != NULL)
 		goto out;
@@ -108,8 +111,7 @@ review_approve(char *commit_out, struct allowlist_report *r,
 	    &b.gate, ALLOWLIST_WRITE)) != NULL)
 		goto out;
 	if (r->nv > 0 || !r->applied) {
-		err = journal_approve_failed(store, id, r, "gate");
-		werr_free(err);
+		werr_free(journal_approve_failed(store, id, r, "gate"));
 		err = werr_new(WEXIT_PROBLEM, "review %lld does not pass the "
 		    "gate against '%s' (%.12s) any more; it stays pending",
 		    (long long)id, official_branch, tip);
@@ -117,60 +119,61 @@ review_approve(char *commit_out, struct allowlist_report *r,
 	}
 	who = review_person_string(approver);
 	msg = approve_message(queued, who);
-	if ((err = review_create_commit(&nid, repo, &r->result_tree, &b.commit,
-	    git_commit_author(queued), approver, msg)) != NULL)
-		goto out;
-	git_oid_tostr(hex, sizeof(hex), &nid);
 	utc_now_iso(now, sizeof(now));
-	if ((err = store_begin(store)) != NULL)
-		goto out;
-	in_tx = 1;
-	d.status = "approved";
-	d.decided = now;
-	d.by = who;
-	d.comment = comment;
-	d.merged_commit = hex;
-	if ((err = store_review_decide(store, id, &d)) != NULL)
-		goto out;
-	body = json_pack("{s:I, s:s, s:s?, s:s, s:s, s:s}", "id",
-	    (json_int_t)id, "by", who, "comment", comment, "commit", hex,
-	    "branch", official_branch, "previous_tip", tip);
-	if ((err = journal_append(store, "review.approved", subject, body,
-	    NULL)) != NULL)
-		goto out;
-	/* Moves only if the tip is still the one the gate ran against. */
-	if (git_reference_create_matching(&ref, repo, refname, &nid, 1,
-	    &b.commit, "warden: review approved") < 0) {
-		err = werr_git("cannot move '%s'", official_branch);
-		goto out;
-	}
-	moved = 1;
-	if ((err = store_commit(store)) != NULL)
-		goto out;
-	in_tx = 0;
-	memcpy(commit_out, hex, sizeof(hex));
+	body = json_pack("{s:I, s:s, s:s?}", "id", (json_int_t)id, "by", who,
+	    "comment", comment);
+	data = json_pack("{s:s, s:s, s:s*}", "decided", now, "by", who,
+	    "comment", comment);
+	memset(&c, 0, sizeof(c));
+	c.kind = "review.approve";
+	c.op = op;
+	c.tree = &r->result_tree;
+	c.expected_tip = &b.commit;
+	c.message = msg;
+	c.author = git_commit_author(queued);
+	c.committer = approver;
+	c.journal_subject = subject;
+	c.journal_body = body;
+	c.data = data;
+	if (data == NULL)
+		err = werr_new(WEXIT_INPUT, "the approval of review %lld cannot "
+		    "be recorded (text that is not valid UTF-8?)", (long long)id);
+	else
+		err = official_commit(commit_out, store, repo, official_branch,
+		    &c);
 out:
-	if (in_tx) {
-		store_rollback(store);
-		if (moved) {
-			git_reference *back = NULL;
-
-			git_reference_create(&back, repo, refname, &b.commit, 1,
-			    "warden: approval rolled back");
-			git_reference_free(back);
-		}
-	}
 	review_base_free(&b);
-	git_reference_free(ref);
 	git_commit_free(queued);
-	git_signature_free(approver);
 	json_decref(body);
+	json_decref(data);
 	free(patch);
 	free(commit);
 	free(msg);
 	free(who);
 	free(refname);
 	free(subject);
+	free(op);
 	return err;
 }
 
+struct werr *
+review_approve(char *commit_out, struct allowlist_report *r,
+    struct store *store, git_repository *repo, const char *official_branch,
+    int64_t id, const char *as, const char *comment)
+{
+	git_signature *approver = NULL;
+	struct werr *err;
+
+	commit_out[0] = '\0';
+	if ((err = text_check("--as", as)) != NULL ||
+	    (err = text_check("--comment", comment)) != NULL ||
+	    (err = review_person(&approver, repo, as)) != NULL)
+		return err;
+	if ((err = store_hold(store)) == NULL) {
+		err = approve_held(commit_out, r, store, repo, official_branch,
+		    id, approver, comment);
+		store_unhold(store);
+	}
+	git_signature_free(approver);
+	return err;
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "fault.h"
 #include "journal.h"
 #include "policy.h"
 #include "review.h"
@@ -248,6 +249,12 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 	int64_t id;
 
 	*id_out = 0;
+	if ((err = text_check("--author", s->author)) != NULL ||
+	    (err = text_check("--note", s->note)) != NULL)
+		return err;
+	if (memchr(s->patch, '\0', s->len) != NULL || !text_is_utf8(s->patch))
+		return werr_new(WEXIT_INPUT, "the patch is not valid UTF-8 "
+		    "text; only text patches can be queued");
 	if ((err = review_person(&author, repo, s->author)) != NULL ||
 	    (err = review_person(&committer, repo, NULL)) != NULL)
 		goto out;
@@ -282,11 +289,17 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 		goto out;
 	git_oid_tostr(hex, sizeof(hex), &cid);
 	refname = xasprintf("refs/warden/review/%lld", (long long)id);
-	if (git_reference_create(&ref, repo, refname, &cid, 0,
+	/*
+	 * Forced: id is fresh under the writer lock, so a ref already there
+	 * was left by a submit killed before its transaction committed (a
+	 * row of that id was never recorded); it is replaced.
+	 */
+	if (git_reference_create(&ref, repo, refname, &cid, 1,
 	    "warden: review queued") < 0) {
 		err = werr_git("cannot create '%s'", refname);
 		goto out;
 	}
+	fault_point("review.ref");
 	if ((err = store_review_set_commit(store, id, hex)) != NULL)
 		goto out;
 	body = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I}", "id",
@@ -429,6 +442,9 @@ review_reject(struct store *store, int64_t id, const char *reason,
 	    "reason", reason, "by", by);
 	struct werr *err;
 
+	if ((err = text_check("--reason", reason)) != NULL ||
+	    (err = text_check("--as", by)) != NULL)
+		goto out;
 	utc_now_iso(now, sizeof(now));
 	if ((err = store_begin(store)) != NULL)
 		goto out;

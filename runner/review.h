@@ -74,12 +74,19 @@ struct werr *review_show(json_t **out, struct store *store, int64_t id);
  * Re-run the gate against the current official tip (with the tip's
  * policy) and, when clean, commit the change on top of the tip with a
  * Reviewed-by trailer and move the official branch there (a fast-forward
- * of the branch). A change that no longer applies stays pending.
+ * of the branch) through official.c, so a crash at any point leaves the
+ * branch and the review's status in agreement. A change that no longer
+ * applies stays pending. Text that is not UTF-8 in as or comment is an
+ * input error before anything changes.
  */
 struct werr *review_approve(char *commit_out /* 41 */,
     struct allowlist_report *r, struct store *store, git_repository *repo,
     const char *official_branch, int64_t id, const char *as,
     const char *comment);
+/* The store side of a landed approval (official_kinds[]'s finish for
+ * "review.approve"): review op becomes approved with commit. */
+struct werr *review_approve_finish(struct store *store, const char *op,
+    const char *commit, json_t *data);
 struct werr *review_reject(struct store *store, int64_t id,
     const char *reason, const char *by);
 /* Attach evidence (smoke results, agent logs) to a review. */

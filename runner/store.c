@@ -18,8 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
+#include "journal.h"
 #include "store.h"
 #include "store-campaign.h"
+#include "store-official.h"
 #include "util.h"
 
 #define STORE_DEFAULT_BUSY_MS 5000
@@ -33,6 +36,7 @@ struct store {
 	int lock_fd;
 	int busy_ms;
 	int in_tx;
+	int holds;		/* store_hold() depth: the lock outlives commits */
 	int version;
 };
 
@@ -87,6 +91,9 @@ static const char *const migrations[] = {
 
 	/* 3: campaign runs, sweeps, requests, memory traces. */
 	STORE_CAMPAIGN_SCHEMA,
+
+	/* 4: moves of the official branch: intent, then outcome. */
+	STORE_OFFICIAL_SCHEMA,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -246,7 +253,13 @@ store_open(struct store **out, const char *repo_root, const char *cycle_id,
 	s->cycle = cycle_id != NULL ? xstrdup(cycle_id) : default_cycle();
 	s->who = xstrdup(who != NULL ? who : "warden");
 	free(dir);
-	err = open_db(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+	err = text_check(cycle_id != NULL ? "cycle id" : "WARDEN_CYCLE", s->cycle);
+	if (err == NULL && !journal_cycle_ok(s->cycle))
+		err = werr_new(WEXIT_INPUT, "'%s' ('%s') cannot name a file "
+		    "under journals/", cycle_id != NULL ? "cycle id" :
+		    "WARDEN_CYCLE", s->cycle);
+	if (err == NULL)
+		err = open_db(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
 	if (err == NULL)
 		err = store_exec(s, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
 		    "PRAGMA synchronous = NORMAL;");
@@ -358,6 +371,8 @@ lock_take(struct store *store)
 	char stamp[40];
 	char *note;
 
+	if (store->holds > 0)
+		return NULL;	/* store_hold() has it */
 	if (store->lock_fd == -1) {
 		store->lock_fd = open(store->lock_path,
 		    O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -388,7 +403,7 @@ lock_take(struct store *store)
 static void
 lock_release(struct store *store)
 {
-	if (store->lock_fd == -1)
+	if (store->lock_fd == -1 || store->holds > 0)
 		return;
 	if (ftruncate(store->lock_fd, 0) == -1) {
 		/* A stale note is harmless: it is only read when locked. */
@@ -437,10 +452,12 @@ store_commit(struct store *store)
 
 	if (!store->in_tx)
 		fatal("store_commit: no transaction");
+	fault_point("store.commit");
 	if (sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		err = store_error(store, "commit");
 		sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
-	}
+	} else
+		fault_point("store.committed");
 	store->in_tx = 0;
 	lock_release(store);
 	return err;
@@ -454,4 +471,30 @@ store_rollback(struct store *store)
 	sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
 	store->in_tx = 0;
 	lock_release(store);
+}
+
+struct werr *
+store_hold(struct store *store)
+{
+	struct werr *err;
+
+	if (store->holds > 0) {
+		store->holds++;
+		return NULL;
+	}
+	if (store->in_tx)
+		fatal("store_hold: inside a transaction");
+	if ((err = lock_take(store)) != NULL)
+		return err;
+	store->holds = 1;
+	return NULL;
+}
+
+void
+store_unhold(struct store *store)
+{
+	if (store->holds == 0)
+		fatal("store_unhold: not held");
+	if (--store->holds == 0 && !store->in_tx)
+		lock_release(store);
 }

@@ -42,6 +42,16 @@ struct werr *store_begin(struct store *store);
 struct werr *store_commit(struct store *store);
 void store_rollback(struct store *store);
 
+/*
+ * Hold the writer lock across several transactions (and the git work
+ * between them), so that no other warden writes in between: an operation
+ * that records an intent, moves a ref, then records the outcome holds it
+ * from before it reads the state it depends on until the outcome is
+ * committed. Holds nest; store_begin/commit inside a hold keep the lock.
+ */
+struct werr *store_hold(struct store *store);
+void store_unhold(struct store *store);
+
 /* A werr from the database's last error: "WHAT: sqlite message". */
 struct werr *store_error(struct store *store, const char *what);
 

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "util.h"
 
 void
@@ -284,4 +286,89 @@ int
 strcmp_ptr(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int
+text_is_utf8(const char *s)
+{
+	json_t *t = json_string(s);
+
+	json_decref(t);
+	return t != NULL;
+}
+
+struct werr *
+text_check(const char *what, const char *s)
+{
+	if (s == NULL || text_is_utf8(s))
+		return NULL;
+	return werr_new(WEXIT_INPUT, "'%s' is not valid UTF-8 text", what);
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none:
+ * RFC 3629, no overlongs, no surrogates, nothing above U+10FFFF. */
+static size_t
+utf8_seq_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	unsigned min;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, min = 0x80;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, min = 0x800;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (len == 3) {
+		unsigned cp = ((s[0] & 0x0fu) << 12) | ((s[1] & 0x3fu) << 6) |
+		    (s[2] & 0x3fu);
+
+		if (cp < min || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+	} else if (len == 4) {
+		unsigned cp = ((s[0] & 0x07u) << 18) | ((s[1] & 0x3fu) << 12) |
+		    ((s[2] & 0x3fu) << 6) | (s[3] & 0x3fu);
+
+		if (cp < min || cp > 0x10ffff)
+			return 0;
+	}
+	return len;
+}
+
+void
+text_make_utf8(struct buf *b, size_t from)
+{
+	struct buf out = BUF_INIT;
+	const unsigned char *s;
+	size_t i, n;
+
+	if (b->data == NULL || from >= b->len)
+		return;
+	s = (const unsigned char *)b->data;
+	for (i = from; i < b->len; i += n)
+		if ((n = utf8_seq_len(s + i, b->len - i)) == 0 || s[i] == 0)
+			break;
+	if (i == b->len)
+		return;		/* already valid: the common case */
+	buf_add(&out, b->data, i);
+	while (i < b->len) {
+		n = utf8_seq_len(s + i, b->len - i);
+		if (n == 0 || s[i] == 0) {
+			buf_puts(&out, "\xef\xbf\xbd");
+			n = 1;
+		} else
+			buf_add(&out, s + i, n);
+		i += n;
+	}
+	buf_free(b);
+	*b = out;
 }

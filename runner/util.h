@@ -44,6 +44,17 @@ void utc_iso_from_time(char *out, size_t outlen, time_t t);
 int str_endswith(const char *s, const char *suffix);
 int str_startswith(const char *s, const char *prefix);
 
+/* Is s valid UTF-8, as every JSON string must be? (jansson decides.) */
+int text_is_utf8(const char *s);
+/* NULL when s is valid UTF-8, else an input error (exit 2) naming what:
+ * "'--as' is not valid UTF-8". s may be NULL (valid). */
+struct werr *text_check(const char *what, const char *s);
+
+/* Make b valid UTF-8 from byte offset from on, replacing each byte that
+ * does not start a valid sequence with U+FFFD: for text warden did not
+ * write (an engine's log) that goes into JSON. */
+void text_make_utf8(struct buf *b, size_t from);
+
 /* strcmp on (const char **) for qsort. */
 int strcmp_ptr(const void *a, const void *b);
 

@@ -81,23 +81,40 @@ test_expect_success 'an edit with a recomputed hash still breaks the next link' 
 	expect_grep "journal broken at seq 2" out
 '
 
-test_expect_success 'export writes a Markdown journal per cycle and the JSONL' '
-	cd bench && warden journal export >out &&
-	expect_grep "5 new entries" out &&
-	test -f journals/2026-11-30.md &&
-	ls journals/manual-*.md >/dev/null &&
-	expect_grep "pinned to b5000" journals/manual-*.md &&
-	test "$(wc -l <journals/journal.jsonl)" = 5
+test_expect_success 'export commits a Markdown journal per cycle and the JSONL to official' '
+	cd bench && git status --porcelain -- journals >../status0 &&
+	warden journal export >out &&
+	expect_grep "exported journal to .official. (5 new entries in journals/journal.jsonl)" out &&
+	git ls-tree --name-only official journals/ >files &&
+	expect_grep "^journals/2026-11-30.md$" files &&
+	expect_grep "^journals/manual-[0-9]*.md$" files &&
+	git show "official:$(grep manual- files)" >md &&
+	expect_grep "pinned to b5000" md &&
+	git show official:journals/journal.jsonl >jsonl &&
+	test "$(wc -l <jsonl)" = 5 &&
+	git status --porcelain -- journals >../status1 &&
+	expect_equal ../status0 ../status1
+'
+
+test_expect_success 'the export commit carries its operation and the journal head' '
+	cd bench && git log -1 --format=%B official >msg &&
+	expect_grep "^journal: export through seq 5$" msg &&
+	expect_grep "^Warden-Operation: journal.export 5$" msg &&
+	hash=$(sqlite3 .warden/warden.db "SELECT hash FROM journal WHERE seq = 5") &&
+	expect_grep "^Warden-Journal: 5 $hash$" msg &&
+	warden journal verify >out &&
+	expect_grep "1 anchor matched, 5 exported lines matched" out
 '
 
 test_expect_success 'export is idempotent' '
-	cd bench && cp journals/journal.jsonl before &&
+	cd bench && git rev-parse official >tip &&
 	warden journal export >out &&
 	expect_grep "0 new entries" out &&
-	expect_equal before journals/journal.jsonl &&
+	test "$(git rev-parse official)" = "$(cat tip)" &&
 	warden journal note "sixth" >/dev/null &&
 	warden journal export >/dev/null &&
-	test "$(wc -l <journals/journal.jsonl)" = 6
+	test "$(git show official:journals/journal.jsonl | wc -l)" = 6 &&
+	test "$(git rev-parse official^)" = "$(cat tip)"
 '
 
 test_expect_success 'truncating exported entries from the database is caught' '
@@ -105,14 +122,15 @@ test_expect_success 'truncating exported entries from the database is caught' '
 	sqlite3 .warden/warden.db "DROP TRIGGER journal_no_delete; DELETE FROM journal WHERE seq = 6;
 		UPDATE meta SET value = (SELECT seq || \" \" || hash FROM journal WHERE seq = 5) WHERE key = \"journal_head\"" &&
 	expect_exit 1 warden journal verify &&
-	expect_grep "journal broken at seq 6: seq 6 in journals/journal.jsonl differs" out
+	expect_grep "journal broken at seq 6: the journal ends at seq 5 but official commit [0-9a-f]* anchors seq 6" out
 '
 
-test_expect_success 'a bad --cycle name cannot write outside journals/' '
-	cd bench && WARDEN_CYCLE=../evil warden journal note x >/dev/null &&
-	expect_exit 2 warden journal export &&
-	expect_grep "cannot name a file" err &&
-	test ! -e ../evil.md
+test_expect_success 'a cycle id that cannot name a file is refused before anything is written' '
+	cd bench && warden journal show >before &&
+	expect_exit 2 env WARDEN_CYCLE=../evil "$WARDEN" journal note x &&
+	expect_grep "WARDEN_CYCLE.*cannot name a file" err &&
+	warden journal show >after && expect_equal before after &&
+	expect_exit 0 warden journal export
 '
 
 test_done

@@ -158,7 +158,7 @@ test_expect_success 'approve refuses to move a checked-out official branch' '
 	expect_grep "queued as review 3" out &&
 	git -C bench checkout -q official &&
 	expect_exit 3 warden --repo bench review approve 3 --as "M <m@example.org>" &&
-	expect_grep "checked out here" err &&
+	expect_grep "official. is checked out in the worktree .$PWD/bench.;" err &&
 	git -C bench checkout -q main
 '
 
