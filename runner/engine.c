@@ -1,5 +1,6 @@
 /*
- * engine.c - start, watch and stop one engine server. See engine.h.
+ * engine.c - start, watch and stop one engine server. See engine.h; the
+ * command line and environment of a start are built in engine-launch.c.
  *
  * The health and model checks are plain libcurl easy requests to
  * 127.0.0.1 with short timeouts; between them the process is polled, so a
@@ -25,6 +26,7 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "engine-private.h"
 #include "memsample.h"
 #include "util.h"
 
@@ -42,58 +44,6 @@ engine_state_name(enum engine_state state)
 	if ((size_t)state >= sizeof(state_names) / sizeof(state_names[0]))
 		return "unknown";
 	return state_names[state];
-}
-
-static const char *
-var_value(const struct engine_vars *v, const char *name, size_t len, int *known)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-	} table[] = {
-#define V(n) { #n, offsetof(struct engine_vars, n) }
-		V(port), V(host), V(model), V(model_path), V(ctx), V(home),
-		V(env_dir), V(log_dir), V(adapter_dir), V(repo),
-		V(concurrency), V(split),
-#undef V
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		if (strlen(table[i].name) == len &&
-		    memcmp(table[i].name, name, len) == 0) {
-			*known = 1;
-			return *(const char *const *)((const char *)v +
-			    table[i].off);
-		}
-	}
-	*known = 0;
-	return NULL;
-}
-
-struct werr *
-engine_expand(struct buf *out, const char *tmpl, const struct engine_vars *vars)
-{
-	const char *p = tmpl, *open, *close, *val;
-	int known;
-
-	while ((open = strchr(p, '{')) != NULL) {
-		buf_add(out, p, (size_t)(open - p));
-		if ((close = strchr(open, '}')) == NULL)
-			return werr_new(WEXIT_INPUT,
-			    "unterminated '{' in '%s'", tmpl);
-		val = var_value(vars, open + 1, (size_t)(close - open - 1),
-		    &known);
-		if (!known)
-			return werr_new(WEXIT_INPUT,
-			    "unknown placeholder '%.*s' in '%s'",
-			    (int)(close - open + 1), open, tmpl);
-		if (val != NULL)
-			buf_puts(out, val);
-		p = close + 1;
-	}
-	buf_puts(out, p);
-	return NULL;
 }
 
 struct werr *
@@ -330,152 +280,6 @@ check_port_owner(struct engine *e)
 		    "port %d is not held by the server's process tree", e->port);
 }
 
-static char *
-dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
-}
-
-struct launch {
-	struct buf vals[5];	/* port, ctx, concurrency, home, log_dir */
-	char *adapter_dir;
-	struct engine_vars vars;
-	char **argv;
-	char **env;
-	size_t nargv, nenv;
-};
-
-static void
-launch_free(struct launch *l)
-{
-	size_t i;
-
-	for (i = 0; i < 5; i++)
-		buf_free(&l->vals[i]);
-	free(l->adapter_dir);
-	for (i = 0; i < l->nargv; i++)
-		free(l->argv[i]);
-	for (i = 0; i < l->nenv; i++)
-		free(l->env[i]);
-	free(l->argv);
-	free(l->env);
-}
-
-static void
-add_env(struct launch *l, const char *name, const char *value)
-{
-	l->env = xrealloc(l->env, (l->nenv + 2) * sizeof(*l->env));
-	l->env[l->nenv++] = xasprintf("%s=%s", name, value);
-	l->env[l->nenv] = NULL;
-}
-
-static struct werr *
-add_arg(struct launch *l, const char *tmpl)
-{
-	struct buf b = BUF_INIT;
-	struct werr *err;
-
-	if ((err = engine_expand(&b, tmpl, &l->vars)) != NULL) {
-		buf_free(&b);
-		return err;
-	}
-	l->argv = xrealloc(l->argv, (l->nargv + 2) * sizeof(*l->argv));
-	l->argv[l->nargv++] = buf_detach(&b);
-	l->argv[l->nargv] = NULL;
-	return NULL;
-}
-
-static struct werr *
-launch_build(struct launch *l, const struct engine_params *p,
-    const struct engine *e)
-{
-	const struct adapter *a = p->adapter;
-	const struct adapter_split *sp = adapter_split(a, p->split);
-	const struct profile_engine *pe = profile_engine(p->profile, a->name);
-	const char *home_dirs[] = { "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
-	    "XDG_DATA_HOME", "HF_HOME" };
-	const char *home_subs[] = { "", "/.cache", "/.config", "/.local/share",
-	    "/.cache/huggingface" };
-	struct werr *err;
-	struct buf b = BUF_INIT;
-	size_t i;
-	long ctx;
-
-	memset(l, 0, sizeof(*l));
-	ctx = sp != NULL && sp->ctx > 0 ? sp->ctx : a->serve.ctx;
-	buf_printf(&l->vals[0], "%d", e->port);
-	if (ctx > 0)
-		buf_printf(&l->vals[1], "%ld", ctx);
-	buf_printf(&l->vals[2], "%u", p->concurrency);
-	buf_printf(&l->vals[3], "%s/home", p->env_dir);
-	l->adapter_dir = dir_of(a->path ? a->path : ".");
-	{
-		char *ld = dir_of(p->log_path);
-
-		buf_puts(&l->vals[4], ld);
-		free(ld);
-	}
-	l->vars.port = buf_cstr(&l->vals[0]);
-	l->vars.host = ENGINE_HOST;
-	l->vars.model = e->model;
-	l->vars.model_path = pe != NULL ? pe->file : NULL;
-	l->vars.ctx = buf_cstr(&l->vals[1]);
-	l->vars.home = buf_cstr(&l->vals[3]);
-	l->vars.env_dir = p->env_dir;
-	l->vars.log_dir = buf_cstr(&l->vals[4]);
-	l->vars.adapter_dir = l->adapter_dir;
-	l->vars.repo = p->repo_root;
-	l->vars.concurrency = buf_cstr(&l->vals[2]);
-	l->vars.split = p->split;
-	for (i = 0; i < a->serve.argv.n; i++)
-		if ((err = add_arg(l, a->serve.argv.v[i])) != NULL)
-			return err;
-	for (i = 0; sp != NULL && i < sp->argv_extra.n; i++)
-		if ((err = add_arg(l, sp->argv_extra.v[i])) != NULL)
-			return err;
-	if (l->nargv == 0)
-		return werr_new(WEXIT_INPUT, "%s: 'serve.argv' is empty",
-		    a->name);
-	if (a->serve.own_home) {
-		for (i = 0; i < sizeof(home_dirs) / sizeof(home_dirs[0]); i++) {
-			buf_reset(&b);
-			buf_printf(&b, "%s%s", l->vars.home, home_subs[i]);
-			if ((err = mkdir_p(buf_cstr(&b))) != NULL) {
-				buf_free(&b);
-				return err;
-			}
-			add_env(l, home_dirs[i], buf_cstr(&b));
-		}
-	}
-	for (i = 0; i < a->serve.n_env; i++) {
-		buf_reset(&b);
-		if ((err = engine_expand(&b, a->serve.env[i].value,
-		    &l->vars)) != NULL) {
-			buf_free(&b);
-			return err;
-		}
-		add_env(l, a->serve.env[i].key, buf_cstr(&b));
-	}
-	buf_free(&b);
-	return NULL;
-}
-
-static char *
-join_argv(char **argv)
-{
-	struct buf b = BUF_INIT;
-	size_t i;
-
-	for (i = 0; argv[i] != NULL; i++) {
-		if (i > 0)
-			buf_addch(&b, ' ');
-		buf_puts(&b, argv[i]);
-	}
-	return buf_detach(&b);
-}
-
 static struct werr *
 engine_launch(struct engine *e, const struct engine_params *p)
 {
@@ -483,7 +287,7 @@ engine_launch(struct engine *e, const struct engine_params *p)
 	struct launch l;
 	struct buf cwd = BUF_INIT;
 	struct werr *err;
-	char *logdir = dir_of(p->log_path);
+	char *logdir = engine_dir_of(p->log_path);
 
 	err = mkdir_p(logdir);
 	free(logdir);
@@ -491,12 +295,12 @@ engine_launch(struct engine *e, const struct engine_params *p)
 		err = mkdir_p(p->env_dir);
 	if (err != NULL)
 		return err;
-	if ((err = launch_build(&l, p, e)) != NULL)
+	if ((err = engine_launch_build(&l, p, e)) != NULL)
 		goto out;
 	if (p->adapter->serve.cwd != NULL &&
 	    (err = engine_expand(&cwd, p->adapter->serve.cwd, &l.vars)) != NULL)
 		goto out;
-	e->argv_text = join_argv(l.argv);
+	e->argv_text = engine_join_argv(l.argv);
 	so.argv = l.argv;
 	so.env_add = l.env;
 	so.cwd = p->adapter->serve.cwd != NULL ? buf_cstr(&cwd) : p->repo_root;
@@ -512,7 +316,7 @@ engine_launch(struct engine *e, const struct engine_params *p)
 	}
 out:
 	buf_free(&cwd);
-	launch_free(&l);
+	engine_launch_free(&l);
 	return err;
 }
 
