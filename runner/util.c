@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,29 @@ mkdir_p(const char *path)
 		return err;
 	}
 	free(p);
+	return NULL;
+}
+
+static int
+remove_entry(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) == -1 ? -1 : 0;
+	return unlink(path) == -1 ? -1 : 0;
+}
+
+struct werr *
+path_remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == -1)
+		return errno == ENOENT ? NULL : werr_errno("lstat", path);
+	if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == -1)
+		return werr_errno("remove", path);
 	return NULL;
 }
 

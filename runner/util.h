@@ -29,6 +29,9 @@ struct werr *file_write_atomic(const char *path, const void *data, size_t len);
 struct werr *file_append(const char *path, const void *data, size_t len);
 /* mkdir -p, mode 0755. */
 struct werr *mkdir_p(const char *path);
+/* rm -rf, never following a symbolic link (a link is removed, not what
+ * it points at). A path that does not exist is not an error. */
+struct werr *path_remove_tree(const char *path);
 int path_exists(const char *path);
 int path_is_dir(const char *path);
 /* "a" + "/" + "b", caller frees. */

@@ -347,6 +347,46 @@ test_reap_descendants_kills_a_daemon(void **state)
 #endif
 }
 
+/* spawn_run waits for the end, reports the status, and at its timeout
+ * stops the program and whatever it left running in its group. */
+static void
+test_run_to_the_end_or_the_timeout(void **state)
+{
+	char *pidfile = xasprintf("%s/run-bg.pid", tmpdir);
+	char *script = xasprintf("sleep 30 & echo $! >%s; wait", pidfile);
+	char *argv_exit[] = { "sh", "-c", "exit 4", NULL };
+	char *argv_orphan[] = { "sh", "-c", "sleep 30 & exit 0", NULL };
+	char *argv_slow[] = { "sh", "-c", script, NULL };
+	struct spawn_opts o = { 0 };
+	int status, timed_out;
+	uint64_t t0;
+	pid_t bg;
+
+	o.argv = argv_exit;
+	assert_null(spawn_run(&o, 5000, 100, &status, &timed_out));
+	assert_false(timed_out);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 4);
+
+	/* exits at once; the sleep it left behind is stopped with it */
+	o.argv = argv_orphan;
+	t0 = mono_ns();
+	assert_null(spawn_run(&o, 20000, 100, &status, &timed_out));
+	assert_false(timed_out);
+	assert_int_equal(status, 0);
+	assert_true(mono_ns() - t0 < 10000000000ULL);
+
+	o.argv = argv_slow;
+	t0 = mono_ns();
+	assert_null(spawn_run(&o, 300, 100, &status, &timed_out));
+	assert_true(timed_out);
+	assert_true(mono_ns() - t0 < 10000000000ULL);
+	bg = read_pidfile(pidfile);
+	assert_int_equal(kill(bg, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	free(script);
+	free(pidfile);
+}
+
 int
 main(void)
 {
@@ -360,6 +400,7 @@ main(void)
 		cmocka_unit_test(test_engine_dies_with_killed_parent),
 		cmocka_unit_test(test_whole_env_and_null_stdin),
 		cmocka_unit_test(test_reap_descendants_kills_a_daemon),
+		cmocka_unit_test(test_run_to_the_end_or_the_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
