@@ -14,8 +14,9 @@
 #include "util.h"
 
 static const char *const placeholders[] = {
-	"port", "host", "model", "model_path", "ctx", "home", "env_dir",
-	"log_dir", "adapter_dir", "repo", "concurrency", "split", NULL,
+	"port", "host", "model", "model_path", "model_dir", "model_repo",
+	"models_dir", "ctx", "home", "env_dir", "scratch", "log_dir",
+	"adapter_dir", "repo", "concurrency", "split", NULL,
 };
 
 int
@@ -115,6 +116,35 @@ check_source(const json_t *v, struct buf *why)
 	return 0;
 }
 
+/* An engine entry of a profile names the model it serves, or says why
+ * the engine does not serve it; never both. */
+static int
+check_profile_engine(const json_t *v, struct buf *why)
+{
+	int has_model = json_object_get(v, "model") != NULL;
+	int has_reason = json_object_get(v, "unsupported") != NULL;
+
+	if (has_model && has_reason) {
+		buf_puts(why, "names a 'model' and says it is 'unsupported'; "
+		    "give one of them");
+		return -1;
+	}
+	if (!has_model && !has_reason) {
+		buf_puts(why, "needs 'model' (the id the engine serves) or "
+		    "'unsupported' (why the engine does not serve this model)");
+		return -1;
+	}
+	if (has_reason && (json_object_get(v, "file") != NULL ||
+	    json_object_get(v, "dir") != NULL ||
+	    json_object_get(v, "repo") != NULL ||
+	    json_object_get(v, "sha256") != NULL)) {
+		buf_puts(why, "is 'unsupported' and so names no weights "
+		    "('repo', 'file', 'dir', 'sha256')");
+		return -1;
+	}
+	return 0;
+}
+
 static const char *const source_kinds[] = { "git", "pip", "brew", "none", NULL };
 static const char *const git_tracks[] = { "tag", "branch", NULL };
 static const char *const apis[] = { "openai-chat", NULL };
@@ -156,6 +186,17 @@ static const struct schema_field f_source[] = {
 static const struct schema s_source = { .type = SCHEMA_OBJECT, .fields = f_source,
     .check = check_source };
 
+static const struct schema s_step_seconds = { .type = SCHEMA_NUMBER, .has_min = 1,
+    .min = 0.001, .has_max = 1, .max = 3600 };
+static const struct schema_field f_step[] = {
+	{ "argv", &s_templates1, 1 },
+	{ "may_fail", &s_bool, 0 },
+	{ "timeout_s", &s_step_seconds, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_step = { .type = SCHEMA_OBJECT, .fields = f_step };
+static const struct schema s_steps = { .type = SCHEMA_ARRAY, .items = &s_step };
+
 static const struct schema_field f_split[] = {
 	{ "ctx", &s_ctx, 0 },
 	{ "argv_extra", &s_templates, 0 },
@@ -174,6 +215,8 @@ static const struct schema_field f_serve[] = {
 	{ "ctx", &s_ctx, 0 },
 	{ "own_home", &s_bool, 0 },
 	{ "splits", &s_splits, 0 },
+	{ "pre_start", &s_steps, 0 },
+	{ "stop", &s_steps, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_serve = { .type = SCHEMA_OBJECT, .fields = f_serve };
@@ -190,14 +233,17 @@ static const struct schema_field f_adapter[] = {
 static const struct schema s_adapter = { .type = SCHEMA_OBJECT, .fields = f_adapter };
 
 static const struct schema_field f_profile_engine[] = {
-	{ "model", &s_string, 1 },
+	{ "model", &s_string, 0 },
+	{ "repo", &s_string, 0 },
 	{ "file", &s_string, 0 },
+	{ "dir", &s_string, 0 },
 	{ "sha256", &s_sha, 0 },
+	{ "unsupported", &s_string, 0 },
 	{ "notes", &s_string, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_profile_engine = { .type = SCHEMA_OBJECT,
-    .fields = f_profile_engine };
+    .fields = f_profile_engine, .check = check_profile_engine };
 static const struct schema s_profile_engines = { .type = SCHEMA_MAP,
     .items = &s_profile_engine };
 static const struct schema_field f_thinking[] = {
@@ -288,6 +334,33 @@ check_file_name(const char *display, const json_t *doc, const char *text,
 		    "is '%s' but the file is named '%s'", name, base);
 }
 
+static void
+steps_from_json(struct adapter_step **out, size_t *n, const json_t *arr)
+{
+	const json_t *v, *t;
+	size_t i;
+
+	*n = json_array_size(arr);
+	*out = xcalloc(*n + 1, sizeof(**out));
+	json_array_foreach(arr, i, v) {
+		strlist_from_json(&(*out)[i].argv, json_object_get(v, "argv"));
+		(*out)[i].may_fail = json_is_true(json_object_get(v, "may_fail"));
+		t = json_object_get(v, "timeout_s");
+		(*out)[i].timeout_s = t != NULL ? json_number_value(t) :
+		    ADAPTER_STEP_TIMEOUT_S;
+	}
+}
+
+static void
+steps_free(struct adapter_step *steps, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		strlist_free(&steps[i].argv);
+	free(steps);
+}
+
 struct werr *
 adapter_load_buffer(struct adapter **out, const char *text, size_t len,
     const char *display, struct problems *probs)
@@ -356,6 +429,10 @@ adapter_load_buffer(struct adapter **out, const char *text, size_t len,
 		    json_object_get(v, "argv_extra"));
 		i++;
 	}
+	steps_from_json(&a->serve.pre_start, &a->serve.n_pre_start,
+	    json_object_get(serve, "pre_start"));
+	steps_from_json(&a->serve.stop, &a->serve.n_stop,
+	    json_object_get(serve, "stop"));
 	problems_free(&local);
 	*out = a;
 	return NULL;
@@ -419,6 +496,8 @@ adapter_free(struct adapter *a)
 		strlist_free(&a->serve.splits[i].argv_extra);
 	}
 	free(a->serve.splits);
+	steps_free(a->serve.pre_start, a->serve.n_pre_start);
+	steps_free(a->serve.stop, a->serve.n_stop);
 	free(a);
 }
 
@@ -458,8 +537,11 @@ profile_load_buffer(struct profile **out, const char *text, size_t len,
 	json_object_foreach(o, key, v) {
 		p->engines[i].engine = xstrdup(key);
 		p->engines[i].model = opt_strdup(v, "model");
+		p->engines[i].repo = opt_strdup(v, "repo");
 		p->engines[i].file = opt_strdup(v, "file");
+		p->engines[i].dir = opt_strdup(v, "dir");
 		p->engines[i].sha256 = opt_strdup(v, "sha256");
+		p->engines[i].unsupported = opt_strdup(v, "unsupported");
 		i++;
 	}
 	problems_free(&local);
@@ -509,8 +591,11 @@ profile_free(struct profile *p)
 	for (i = 0; i < p->n_engines; i++) {
 		free(p->engines[i].engine);
 		free(p->engines[i].model);
+		free(p->engines[i].repo);
 		free(p->engines[i].file);
+		free(p->engines[i].dir);
 		free(p->engines[i].sha256);
+		free(p->engines[i].unsupported);
 	}
 	free(p->engines);
 	free(p);

@@ -5,8 +5,10 @@
  * and by community pull requests, so loading validates everything and
  * executes nothing.
  *
- * Placeholders allowed in serve.argv, serve.env values and serve.cwd:
- *   {port} {host} {model} {model_path} {ctx} {home} {env_dir} {log_dir}
+ * Placeholders allowed in serve.argv, serve.env values, serve.cwd and the
+ * argv of serve.pre_start and serve.stop steps:
+ *   {port} {host} {model} {model_path} {model_dir} {model_repo}
+ *   {models_dir} {ctx} {home} {env_dir} {scratch} {log_dir}
  *   {adapter_dir} {repo} {concurrency} {split}
  */
 #ifndef WARDEN_ADAPTER_H
@@ -31,6 +33,15 @@ struct adapter_kv {
 	char *key;
 	char *value;
 };
+
+/* A short program run before the server starts or after it stopped. */
+struct adapter_step {
+	struct strlist argv;
+	int may_fail;		/* a failure is logged, not an outcome */
+	double timeout_s;	/* 0: ADAPTER_STEP_TIMEOUT_S */
+};
+
+#define ADAPTER_STEP_TIMEOUT_S 60
 
 struct adapter_split {
 	char *split;
@@ -65,14 +76,23 @@ struct adapter {
 		size_t n_splits;
 		int own_home;		/* HOME/caches under .warden (default 1) */
 		char *models_path;	/* "/v1/models" */
+		struct adapter_step *pre_start;	/* before each start */
+		size_t n_pre_start;
+		struct adapter_step *stop;	/* after each stop */
+		size_t n_stop;
 	} serve;
 };
 
 struct profile_engine {
 	char *engine;
-	char *model;			/* id served / requested */
+	char *model;			/* id served / requested; NULL when
+					   unsupported */
+	char *repo;			/* where the weights come from, optional */
 	char *file;			/* weight file, optional */
+	char *dir;			/* weight directory, optional */
 	char *sha256;			/* expected digest, optional */
+	char *unsupported;		/* why the engine does not serve this
+					   model (NULL: it does) */
 };
 
 struct profile {

@@ -85,7 +85,7 @@ out:
 /* The request body of one workload line (caller frees). */
 static char *
 request_body(const json_t *item, const char *model, const struct profile *p,
-    const char *split)
+    int send_tools)
 {
 	json_t *o = json_object(), *v;
 	char *s;
@@ -102,8 +102,7 @@ request_body(const json_t *item, const char *model, const struct profile *p,
 	if (p->thinking_switch != NULL)
 		json_object_set_new(o, "chat_template_kwargs",
 		    json_pack("{s:b}", p->thinking_switch, 0));
-	if (strcmp(split, "agent") == 0 &&
-	    (v = json_object_get(item, "tools")) != NULL)
+	if (send_tools && (v = json_object_get(item, "tools")) != NULL)
 		json_object_set(o, "tools", v);
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
@@ -128,7 +127,8 @@ bodies_free(struct bodies *b)
 
 void
 bodies_build(struct bodies *b, const struct workload *w, size_t limit,
-    size_t warmups, const char *model, const struct profile *p)
+    size_t warmups, const char *model, const struct profile *p,
+    int send_tools)
 {
 	size_t i;
 
@@ -140,13 +140,15 @@ bodies_build(struct bodies *b, const struct workload *w, size_t limit,
 	b->timed_ids = xcalloc(b->ntimed + 1, sizeof(*b->timed_ids));
 	b->warm_ids = xcalloc(b->nwarm + 1, sizeof(*b->warm_ids));
 	for (i = 0; i < b->ntimed; i++) {
-		b->timed[i].data = request_body(w->timed[i], model, p, w->split);
+		b->timed[i].data = request_body(w->timed[i], model, p,
+		    send_tools);
 		b->timed[i].len = strlen(b->timed[i].data);
 		b->timed_ids[i] = json_string_value(json_object_get(w->timed[i],
 		    "id"));
 	}
 	for (i = 0; i < b->nwarm; i++) {
-		b->warm[i].data = request_body(w->warm[i], model, p, w->split);
+		b->warm[i].data = request_body(w->warm[i], model, p,
+		    send_tools);
 		b->warm[i].len = strlen(b->warm[i].data);
 		b->warm_ids[i] = json_string_value(json_object_get(w->warm[i],
 		    "id"));

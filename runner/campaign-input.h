@@ -42,10 +42,13 @@ struct bodies {
  * The first limit (0: all) timed prompts and the first warmups warmup
  * prompts as request bodies for model: messages, max_tokens, stream with
  * usage, temperature 0, thinking off where the profile names a switch,
- * tools on the agent split.
+ * and, when send_tools, a line's tools as the request's tools (policy
+ * campaign.send_tools; SiliconBench sends none: the agent split's tool
+ * calls are in its messages).
  */
 void bodies_build(struct bodies *b, const struct workload *w, size_t limit,
-    size_t warmups, const char *model, const struct profile *p);
+    size_t warmups, const char *model, const struct profile *p,
+    int send_tools);
 void bodies_free(struct bodies *b);
 
 /* sha256 of a file as a JSON string, or JSON null if it cannot be read. */

@@ -353,7 +353,8 @@ sweep_run(struct run *r, struct walk *w, size_t i)
 	sw.hang_ns = (uint64_t)(pol->caps.hang_s * 1e9);
 	pe = profile_engine(w->profile, pt->engine);
 	bodies_build(&bodies, wl, r->limit, (size_t)pol->caps.warmups,
-	    pe->model ? pe->model : w->profile->name, w->profile);
+	    pe->model ? pe->model : w->profile->name, w->profile,
+	    pol->campaign.send_tools);
 	sw.bodies = &bodies;
 	emit(&sw, "starting", NULL, NULL);
 	k.run_id = r->run_id;
@@ -456,6 +457,7 @@ struct werr *
 campaign_walk_point(struct run *r, struct walk *w, size_t i)
 {
 	const struct point *pt = &r->points[i];
+	const struct profile_engine *pe;
 	struct werr *err;
 	char *detail;
 	int done;
@@ -481,10 +483,19 @@ campaign_walk_point(struct run *r, struct walk *w, size_t i)
 	}
 	if (w->skip_model != NULL && strcmp(w->skip_model, pt->model) == 0)
 		return record_skip(r, w, i, "wrong_model", w->skip_model_detail);
-	if (profile_engine(w->profile, pt->engine) == NULL) {
+	if ((pe = profile_engine(w->profile, pt->engine)) == NULL) {
 		detail = xasprintf("profile '%s' names no model for engine '%s'",
 		    pt->model, pt->engine);
 		err = record_skip(r, w, i, "unsupported", detail);
+		free(detail);
+		return err;
+	}
+	/* The profile says this engine does not serve the model: no speed
+	 * result, the reason recorded. */
+	if (pe->unsupported != NULL) {
+		detail = xasprintf("profile '%s': engine '%s' does not serve "
+		    "this model: %s", pt->model, pt->engine, pe->unsupported);
+		err = record_skip(r, w, i, "skipped", detail);
 		free(detail);
 		return err;
 	}

@@ -7,8 +7,10 @@
  * its grid (the points, in order, and the prompt limit) is stored with it,
  * so --resume runs exactly the points not yet done, re-running the one a
  * kill interrupted. Engine failures are outcomes recorded per sweep
- * (server_crash, hang, wrong_model, not_ready, port_conflict, engine_cap,
- * unsupported), never errors: the campaign moves on. An error means warden
+ * (server_crash, hang, wrong_model, not_ready, port_conflict, setup_failed,
+ * engine_cap, unsupported, skipped), never errors: the campaign moves on.
+ * A profile that says an engine does not serve a model gives `skipped`
+ * with its reason, never a speed result. An error means warden
  * itself could not go on (store, workload file, policy).
  *
  * Never prints: progress goes to the caller's callback.

@@ -1,8 +1,10 @@
 /*
  * engine-launch.c - the command line and environment of one engine server
- * start: placeholders of the adapter's templates expanded from the
- * adapter, the profile, the split and the concurrency; HOME and caches
- * under the engine's own directory. See engine.h and engine-private.h.
+ * start: placeholders of the adapter's templates (serve.argv, the split's
+ * argv_extra, serve.env, serve.cwd, the pre_start and stop steps) expanded
+ * from the adapter, the profile, the split and the concurrency; HOME and
+ * caches under the engine's own directory; weights found under
+ * {models_dir}. See engine.h and engine-private.h.
  *
  * Builds strings only: never starts, waits for or prints anything.
  */
@@ -25,8 +27,9 @@ var_value(const struct engine_vars *v, const char *name, size_t len, int *known)
 		size_t off;
 	} table[] = {
 #define V(n) { #n, offsetof(struct engine_vars, n) }
-		V(port), V(host), V(model), V(model_path), V(ctx), V(home),
-		V(env_dir), V(log_dir), V(adapter_dir), V(repo),
+		V(port), V(host), V(model), V(model_path), V(model_dir),
+		V(model_repo), V(models_dir), V(ctx), V(home), V(env_dir),
+		V(scratch), V(log_dir), V(adapter_dir), V(repo),
 		V(concurrency), V(split),
 #undef V
 	};
@@ -78,20 +81,66 @@ engine_dir_of(const char *path)
 }
 
 
+static void
+argv_free(char **argv)
+{
+	size_t i;
+
+	for (i = 0; argv != NULL && argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/* A NULL-terminated argv of templates expanded with vars (caller frees). */
+static struct werr *
+argv_expand(char ***out, const struct strlist *tmpl,
+    const struct engine_vars *vars)
+{
+	struct buf b = BUF_INIT;
+	struct werr *err;
+	char **argv = xcalloc(tmpl->n + 1, sizeof(*argv));
+	size_t i;
+
+	for (i = 0; i < tmpl->n; i++) {
+		buf_reset(&b);
+		if ((err = engine_expand(&b, tmpl->v[i], vars)) != NULL) {
+			buf_free(&b);
+			argv_free(argv);
+			return err;
+		}
+		argv[i] = xstrdup(buf_cstr(&b));
+	}
+	buf_free(&b);
+	*out = argv;
+	return NULL;
+}
+
 void
 engine_launch_free(struct launch *l)
 {
 	size_t i;
 
-	for (i = 0; i < 5; i++)
+	if (l == NULL)
+		return;
+	for (i = 0; i < sizeof(l->vals) / sizeof(l->vals[0]); i++)
 		buf_free(&l->vals[i]);
 	free(l->adapter_dir);
-	for (i = 0; i < l->nargv; i++)
-		free(l->argv[i]);
+	free(l->models_dir);
+	free(l->model_path);
+	free(l->model_dir);
+	free(l->scratch);
+	free(l->cwd);
+	argv_free(l->argv);
 	for (i = 0; i < l->nenv; i++)
 		free(l->env[i]);
-	free(l->argv);
 	free(l->env);
+	for (i = 0; i < l->n_pre_start; i++)
+		argv_free(l->pre_start[i].argv);
+	free(l->pre_start);
+	for (i = 0; i < l->n_stop; i++)
+		argv_free(l->stop[i].argv);
+	free(l->stop);
+	memset(l, 0, sizeof(*l));
 }
 
 static void
@@ -102,40 +151,47 @@ add_env(struct launch *l, const char *name, const char *value)
 	l->env[l->nenv] = NULL;
 }
 
-static struct werr *
-add_arg(struct launch *l, const char *tmpl)
+/* A profile's weight location: absolute as given, else under models_dir. */
+static char *
+weights_path(const char *models_dir, const char *rel)
 {
-	struct buf b = BUF_INIT;
-	struct werr *err;
+	if (rel == NULL)
+		return NULL;
+	if (rel[0] == '/')
+		return xstrdup(rel);
+	return path_join(models_dir, rel);
+}
 
-	if ((err = engine_expand(&b, tmpl, &l->vars)) != NULL) {
-		buf_free(&b);
-		return err;
+static struct werr *
+steps_expand(struct launch_step **out, size_t *n,
+    const struct adapter_step *steps, size_t nsteps,
+    const struct engine_vars *vars)
+{
+	struct werr *err;
+	size_t i;
+
+	*out = xcalloc(nsteps + 1, sizeof(**out));
+	*n = nsteps;
+	for (i = 0; i < nsteps; i++) {
+		(*out)[i].may_fail = steps[i].may_fail;
+		(*out)[i].timeout_s = steps[i].timeout_s > 0 ?
+		    steps[i].timeout_s : ADAPTER_STEP_TIMEOUT_S;
+		if ((err = argv_expand(&(*out)[i].argv, &steps[i].argv,
+		    vars)) != NULL)
+			return err;
 	}
-	l->argv = xrealloc(l->argv, (l->nargv + 2) * sizeof(*l->argv));
-	l->argv[l->nargv++] = buf_detach(&b);
-	l->argv[l->nargv] = NULL;
 	return NULL;
 }
 
-struct werr *
-engine_launch_build(struct launch *l, const struct engine_params *p,
+static void
+vars_set(struct launch *l, const struct engine_params *p,
     const struct engine *e)
 {
 	const struct adapter *a = p->adapter;
 	const struct adapter_split *sp = adapter_split(a, p->split);
 	const struct profile_engine *pe = profile_engine(p->profile, a->name);
-	const char *home_dirs[] = { "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
-	    "XDG_DATA_HOME", "HF_HOME" };
-	const char *home_subs[] = { "", "/.cache", "/.config", "/.local/share",
-	    "/.cache/huggingface" };
-	struct werr *err;
-	struct buf b = BUF_INIT;
-	size_t i;
-	long ctx;
+	long ctx = sp != NULL && sp->ctx > 0 ? sp->ctx : a->serve.ctx;
 
-	memset(l, 0, sizeof(*l));
-	ctx = sp != NULL && sp->ctx > 0 ? sp->ctx : a->serve.ctx;
 	buf_printf(&l->vals[0], "%d", e->port);
 	if (ctx > 0)
 		buf_printf(&l->vals[1], "%ld", ctx);
@@ -148,27 +204,73 @@ engine_launch_build(struct launch *l, const struct engine_params *p,
 		buf_puts(&l->vals[4], ld);
 		free(ld);
 	}
+	l->models_dir = path_join(p->repo_root, ENGINE_MODELS_DIR);
+	l->model_path = weights_path(l->models_dir, pe ? pe->file : NULL);
+	l->model_dir = weights_path(l->models_dir, pe ? pe->dir : NULL);
+	l->scratch = path_join(p->env_dir, "scratch");
 	l->vars.port = buf_cstr(&l->vals[0]);
 	l->vars.host = ENGINE_HOST;
 	l->vars.model = e->model;
-	l->vars.model_path = pe != NULL ? pe->file : NULL;
+	l->vars.model_path = l->model_path;
+	l->vars.model_dir = l->model_dir;
+	l->vars.model_repo = pe != NULL ? pe->repo : NULL;
+	l->vars.models_dir = l->models_dir;
 	l->vars.ctx = buf_cstr(&l->vals[1]);
 	l->vars.home = buf_cstr(&l->vals[3]);
 	l->vars.env_dir = p->env_dir;
+	l->vars.scratch = l->scratch;
 	l->vars.log_dir = buf_cstr(&l->vals[4]);
 	l->vars.adapter_dir = l->adapter_dir;
 	l->vars.repo = p->repo_root;
 	l->vars.concurrency = buf_cstr(&l->vals[2]);
 	l->vars.split = p->split;
+}
+
+struct werr *
+engine_launch_build(struct launch *l, const struct engine_params *p,
+    const struct engine *e)
+{
+	const struct adapter *a = p->adapter;
+	const struct adapter_split *sp = adapter_split(a, p->split);
+	const char *home_dirs[] = { "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
+	    "XDG_DATA_HOME", "HF_HOME" };
+	const char *home_subs[] = { "", "/.cache", "/.config", "/.local/share",
+	    "/.cache/huggingface" };
+	struct strlist all = { NULL, 0 };
+	struct werr *err;
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	vars_set(l, p, e);
+	/* The server's argv: serve.argv, then the split's argv_extra. */
+	all.v = xcalloc(a->serve.argv.n + (sp ? sp->argv_extra.n : 0) + 1,
+	    sizeof(*all.v));
 	for (i = 0; i < a->serve.argv.n; i++)
-		if ((err = add_arg(l, a->serve.argv.v[i])) != NULL)
-			return err;
+		all.v[all.n++] = a->serve.argv.v[i];
 	for (i = 0; sp != NULL && i < sp->argv_extra.n; i++)
-		if ((err = add_arg(l, sp->argv_extra.v[i])) != NULL)
-			return err;
-	if (l->nargv == 0)
+		all.v[all.n++] = sp->argv_extra.v[i];
+	err = argv_expand(&l->argv, &all, &l->vars);
+	free(all.v);
+	if (err != NULL)
+		return err;
+	if (l->argv[0] == NULL)
 		return werr_new(WEXIT_INPUT, "%s: 'serve.argv' is empty",
 		    a->name);
+	if ((err = steps_expand(&l->pre_start, &l->n_pre_start,
+	    a->serve.pre_start, a->serve.n_pre_start, &l->vars)) != NULL ||
+	    (err = steps_expand(&l->stop, &l->n_stop, a->serve.stop,
+	    a->serve.n_stop, &l->vars)) != NULL)
+		return err;
+	if (a->serve.cwd != NULL) {
+		if ((err = engine_expand(&b, a->serve.cwd, &l->vars)) != NULL) {
+			buf_free(&b);
+			return err;
+		}
+		l->cwd = buf_detach(&b);
+	} else {
+		l->cwd = xstrdup(p->repo_root);
+	}
 	if (a->serve.own_home) {
 		for (i = 0; i < sizeof(home_dirs) / sizeof(home_dirs[0]); i++) {
 			buf_reset(&b);

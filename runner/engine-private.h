@@ -9,13 +9,23 @@
 
 #include "engine.h"
 
+/* A pre_start or stop step, expanded. */
+struct launch_step {
+	char **argv;
+	int may_fail;
+	double timeout_s;
+};
+
 struct launch {
 	struct buf vals[5];	/* port, ctx, concurrency, home, log_dir */
-	char *adapter_dir;
+	char *adapter_dir, *models_dir, *model_path, *model_dir, *scratch;
+	char *cwd;		/* serve.cwd expanded, else the repository */
 	struct engine_vars vars;
-	char **argv;
-	char **env;
-	size_t nargv, nenv;
+	char **argv;		/* the server's */
+	char **env;		/* "NAME=VALUE" added to warden's */
+	size_t nenv;
+	struct launch_step *pre_start, *stop;
+	size_t n_pre_start, n_stop;
 };
 
 /* Expand the adapter's argv (and the split's argv_extra) and environment
@@ -23,6 +33,19 @@ struct launch {
 struct werr *engine_launch_build(struct launch *l, const struct engine_params *p,
     const struct engine *e);
 void engine_launch_free(struct launch *l);
+/*
+ * Run the pre_start steps of e's adapter in order, each through spawn.h
+ * with its timeout, cwd and environment those of the server, output
+ * appended to the server's log. 0 when every step succeeded or may fail;
+ * -1 with what failed in why.
+ */
+int engine_steps_pre_start(const struct engine *e, const struct launch *l,
+    struct buf *why);
+/* Run the stop steps; a failure is only logged. */
+void engine_steps_stop(const struct engine *e, const struct launch *l);
+/* Make {scratch} a new empty directory / remove it. */
+struct werr *engine_scratch_reset(const struct launch *l);
+void engine_scratch_remove(const struct launch *l);
 /* argv joined by spaces, for records (caller frees). */
 char *engine_join_argv(char **argv);
 /* The directory part of path ("." when none; caller frees). */

@@ -35,7 +35,7 @@
 
 static const char *const state_names[] = {
 	"starting", "ready", "server_crash", "not_ready", "wrong_model",
-	"port_conflict", "stopped",
+	"port_conflict", "setup_failed", "stopped",
 };
 
 const char *
@@ -130,7 +130,8 @@ set_state(struct engine *e, enum engine_state state, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	if (state == ENGINE_CRASHED || state == ENGINE_NOT_READY) {
+	if (state == ENGINE_CRASHED || state == ENGINE_NOT_READY ||
+	    state == ENGINE_SETUP_FAILED) {
 		buf_puts(&b, "; log tail:\n");
 		engine_log_tail(&b, e->log_path, LOG_TAIL_BYTES);
 	}
@@ -284,8 +285,8 @@ static struct werr *
 engine_launch(struct engine *e, const struct engine_params *p)
 {
 	struct spawn_opts so = { 0 };
-	struct launch l;
-	struct buf cwd = BUF_INIT;
+	struct launch *l;
+	struct buf why = BUF_INIT;
 	struct werr *err;
 	char *logdir = engine_dir_of(p->log_path);
 
@@ -295,15 +296,24 @@ engine_launch(struct engine *e, const struct engine_params *p)
 		err = mkdir_p(p->env_dir);
 	if (err != NULL)
 		return err;
-	if ((err = engine_launch_build(&l, p, e)) != NULL)
-		goto out;
-	if (p->adapter->serve.cwd != NULL &&
-	    (err = engine_expand(&cwd, p->adapter->serve.cwd, &l.vars)) != NULL)
-		goto out;
-	e->argv_text = engine_join_argv(l.argv);
-	so.argv = l.argv;
-	so.env_add = l.env;
-	so.cwd = p->adapter->serve.cwd != NULL ? buf_cstr(&cwd) : p->repo_root;
+	l = e->launch = xcalloc(1, sizeof(*e->launch));
+	if ((err = engine_launch_build(l, p, e)) != NULL ||
+	    (err = engine_scratch_reset(l)) != NULL) {
+		e->stopped = 1;	/* no step ran: none to undo */
+		return err;
+	}
+	e->argv_text = engine_join_argv(l->argv);
+	e->started_ns = mono_ns();
+	e->log_changed_ns = e->started_ns;
+	if (engine_steps_pre_start(e, l, &why) != 0) {
+		set_state(e, ENGINE_SETUP_FAILED, "%s", buf_cstr(&why));
+		buf_free(&why);
+		return NULL;
+	}
+	buf_free(&why);
+	so.argv = l->argv;
+	so.env_add = l->env;
+	so.cwd = l->cwd;
 	so.log_path = e->log_path;
 	e->started_ns = mono_ns();
 	e->log_changed_ns = e->started_ns;
@@ -314,9 +324,6 @@ engine_launch(struct engine *e, const struct engine_params *p)
 		werr_free(err);
 		err = NULL;
 	}
-out:
-	buf_free(&cwd);
-	engine_launch_free(&l);
 	return err;
 }
 
@@ -369,13 +376,21 @@ fail:
 struct werr *
 engine_stop(struct engine *e)
 {
-	struct werr *err;
+	struct werr *err = NULL;
 
-	if (e == NULL || e->proc.pid == 0)
+	if (e == NULL)
 		return NULL;
-	err = spawn_stop(&e->proc, e->stop_grace_ms);
-	if (e->state == ENGINE_READY || e->state == ENGINE_STARTING)
-		e->state = ENGINE_STOPPED;
+	if (e->proc.pid != 0) {
+		err = spawn_stop(&e->proc, e->stop_grace_ms);
+		if (e->state == ENGINE_READY || e->state == ENGINE_STARTING)
+			e->state = ENGINE_STOPPED;
+	}
+	/* Once per start, whether the server ran or a step failed. */
+	if (e->launch != NULL && !e->stopped) {
+		e->stopped = 1;
+		engine_steps_stop(e, e->launch);
+		engine_scratch_remove(e->launch);
+	}
 	return err;
 }
 
@@ -391,5 +406,7 @@ engine_free(struct engine *e)
 	free(e->served_model);
 	free(e->detail);
 	free(e->argv_text);
+	engine_launch_free(e->launch);
+	free(e->launch);
 	free(e);
 }

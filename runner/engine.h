@@ -7,8 +7,15 @@
  * An engine that fails is an outcome, not an error: engine_start() returns
  * an error only when warden itself cannot proceed (no directory, no
  * memory); otherwise e->state says what happened (ready, server_crash with
- * exit status and log tail, not_ready, wrong_model, port_conflict). The
- * process is always stopped and reaped by engine_stop()/engine_free().
+ * exit status and log tail, not_ready, wrong_model, port_conflict,
+ * setup_failed). The process is always stopped and reaped by
+ * engine_stop()/engine_free().
+ *
+ * Around the server run the adapter's steps: serve.pre_start before each
+ * start (a failing step is setup_failed, unless the step may fail) and
+ * serve.stop after each stop, each through spawn.h with a timeout, their
+ * output in the server's log. {scratch} is an empty directory made for
+ * each start and removed after the stop.
  * Never prints.
  */
 #ifndef WARDEN_ENGINE_H
@@ -30,6 +37,7 @@ enum engine_state {
 	ENGINE_NOT_READY,	/* "not_ready": no healthy answer in time */
 	ENGINE_WRONG_MODEL,	/* "wrong_model": serves another model */
 	ENGINE_PORT_CONFLICT,	/* "port_conflict": port not its own */
+	ENGINE_SETUP_FAILED,	/* "setup_failed": a pre_start step failed */
 	ENGINE_STOPPED,		/* "stopped" */
 };
 
@@ -46,6 +54,8 @@ struct engine_params {
 	int port;		/* 0: pick a free ephemeral port */
 };
 
+struct launch;
+
 struct engine {
 	struct spawn_proc proc;
 	enum engine_state state;
@@ -61,13 +71,20 @@ struct engine {
 	/* hang detection: the log file's growth */
 	off_t log_size;
 	uint64_t log_changed_ns;
+	struct launch *launch;	/* what the stop steps need; NULL: none */
+	int stopped;		/* stop steps ran and {scratch} is gone */
 };
 
 /* The variables of an argv template (see adapter.h for the names). */
 struct engine_vars {
-	const char *port, *host, *model, *model_path, *ctx, *home, *env_dir,
-	    *log_dir, *adapter_dir, *repo, *concurrency, *split;
+	const char *port, *host, *model, *model_path, *model_dir, *model_repo,
+	    *models_dir, *ctx, *home, *env_dir, *scratch, *log_dir,
+	    *adapter_dir, *repo, *concurrency, *split;
 };
+
+/* Where model weights live: {models_dir}, REPO/.warden/models. A
+ * profile's relative 'file' and 'dir' are found there. */
+#define ENGINE_MODELS_DIR ".warden/models"
 
 /*
  * Expand {name} placeholders of tmpl into out. An unknown name or an
@@ -89,7 +106,8 @@ int engine_alive(struct engine *e);
 /* Nanoseconds since the log file last grew (checked now). */
 uint64_t engine_log_quiet_ns(struct engine *e, uint64_t now_ns);
 
-/* Stop the server's whole process group and reap it. */
+/* Stop the server's whole process group and reap it; then run the
+ * adapter's stop steps once and remove {scratch}. */
 struct werr *engine_stop(struct engine *e);
 void engine_free(struct engine *e);
 

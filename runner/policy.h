@@ -60,6 +60,9 @@ struct policy {
 		int server_per_level;
 		double memory_sample_hz;
 		int client_realtime;	/* optional, default true */
+		int send_tools;		/* optional, default false: send each
+					   workload line's tools (SiliconBench
+					   sends none) */
 	} campaign;
 
 	struct roster *rosters;

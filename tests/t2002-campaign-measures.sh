@@ -3,7 +3,8 @@
 # every request matched with its own --trace line at c=16, no token seen
 # before the engine sent it (timing figures are bench/campaign-trace.sh's,
 # not this test's), token counts equal to usage, the streamed fallback when usage is
-# omitted, and a tool call with empty content counted as a success.
+# omitted, and a tool call with empty content counted as a success (the
+# workload's tools sent, policy campaign.send_tools, so the engine calls one).
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 
@@ -37,7 +38,8 @@ test_expect_success 'a bench whose engines write a trace' '
 	    --prefill-rate 50000 \
 	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
 	bench_policy bench "campaign.concurrency=[16]" \
-	    "campaign.splits=[\"chat\", \"agent\"]"
+	    "campaign.splits=[\"chat\", \"agent\"]" \
+	    "campaign.send_tools=true"
 '
 
 test_expect_success 'the campaign runs both splits at c=16' '

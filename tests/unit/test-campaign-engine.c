@@ -58,17 +58,23 @@ struct fixture {
 	char *env_dir, *log_path;
 };
 
-/* An adapter running the fake engine with extra argv (a JSON list tail). */
+/*
+ * An adapter running the fake engine with extra argv (a JSON list tail),
+ * extra serve fields (a JSON member list tail) and extra fields of the
+ * profile's entry for it.
+ */
 static void
-fixture_init(struct fixture *f, const char *extra, const char *name)
+fixture_init_full(struct fixture *f, const char *extra, const char *serve,
+    const char *entry, const char *name)
 {
-	char *text;
-	const char *profile =
+	char *text, *profile;
+
+	profile = xasprintf(
 	    "{\"schema\": 1, \"name\": \"tiny\", \"hf_id\": \"Org/Tiny-1B\","
 	    " \"context_length\": 4096, \"chat_template\": \"chatml\","
 	    " \"thinking\": {\"supported\": false},"
-	    " \"engines\": {\"fake\": {\"model\": \"org/tiny-1b\"}}}";
-
+	    " \"engines\": {\"fake\": {\"model\": \"org/tiny-1b\"%s}}}",
+	    entry ? entry : "");
 	memset(f, 0, sizeof(*f));
 	text = xasprintf(
 	    "{\"schema\": 1, \"name\": \"fake\", \"api\": \"openai-chat\","
@@ -80,14 +86,15 @@ fixture_init(struct fixture *f, const char *extra, const char *name)
 	    " \"env\": {\"FAKE_ENV\": \"ctx={ctx} c={concurrency} s={split}\"},"
 	    " \"health\": \"/health\", \"models_path\": \"/v1/models\","
 	    " \"ready_timeout_s\": 20, \"ctx\": 4096,"
-	    " \"splits\": {\"agent\": {\"ctx\": 16384}}}}",
-	    extra ? extra : "");
+	    " \"splits\": {\"agent\": {\"ctx\": 16384}}%s}}",
+	    extra ? extra : "", serve ? serve : "");
 	if (adapter_load_buffer(&f->adapter, text, strlen(text), "fake",
 	    NULL) != NULL)
 		fail_msg("adapter did not load: %s", text);
 	free(text);
 	assert_null(profile_load_buffer(&f->profile, profile, strlen(profile),
 	    "tiny", NULL));
+	free(profile);
 	f->env_dir = xasprintf("%s/envs/fake", tmpdir);
 	f->log_path = xasprintf("%s/logs/run1/fake/%s.log", tmpdir, name);
 	f->params.adapter = f->adapter;
@@ -98,6 +105,12 @@ fixture_init(struct fixture *f, const char *extra, const char *name)
 	f->params.env_dir = f->env_dir;
 	f->params.log_path = f->log_path;
 	f->params.stop_grace_ms = 2000;
+}
+
+static void
+fixture_init(struct fixture *f, const char *extra, const char *name)
+{
+	fixture_init_full(f, extra, NULL, NULL, name);
 }
 
 static void
@@ -130,6 +143,33 @@ test_expand_templates(void **state)
 	assert_non_null(err);
 	assert_int_equal(err->exit, WEXIT_INPUT);
 	werr_free(err);
+	buf_free(&b);
+}
+
+/* Every placeholder the adapter schema allows has a value to expand to:
+ * the schema's list and the engine's variables agree. */
+static void
+test_every_known_placeholder_expands(void **state)
+{
+	static const char *const names[] = {
+		"port", "host", "model", "model_path", "model_dir",
+		"model_repo", "models_dir", "ctx", "home", "env_dir",
+		"scratch", "log_dir", "adapter_dir", "repo", "concurrency",
+		"split",
+	};
+	struct engine_vars v = { 0 };
+	struct buf b = BUF_INIT;
+	char *t;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		t = xasprintf("{%s}", names[i]);
+		assert_true(adapter_placeholder_known(names[i], strlen(names[i])));
+		assert_null(engine_expand(&b, t, &v));
+		free(t);
+	}
+	assert_false(adapter_placeholder_known("models", 6));
 	buf_free(&b);
 }
 
@@ -317,6 +357,158 @@ test_stop_leaves_no_grandchild(void **state)
 	free(extra);
 }
 
+/* pre_start runs before the server in its environment and directory,
+ * {scratch} is there while it runs, stop runs once after the stop and
+ * {scratch} is gone; the steps' output is in the server's log. */
+static void
+test_steps_around_the_server(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	struct buf log = BUF_INIT;
+	char *scratch, *marks = xasprintf("%s/marks", tmpdir), *serve;
+	char *real, *want;
+	const char *order;
+
+	serve = xasprintf(", \"pre_start\": ["
+	    "{\"argv\": [\"sh\", \"-c\", \"echo pre1 $FAKE_ENV >>%s; pwd -P >>%s\"]},"
+	    "{\"argv\": [\"sh\", \"-c\", \"test -d {scratch} && "
+	    "touch {scratch}/made && echo pre2 >>%s && echo step-out\"]}],"
+	    " \"stop\": [{\"argv\": [\"sh\", \"-c\", \"echo stop {split} >>%s\"]}]",
+	    marks, marks, marks, marks);
+	fixture_init_full(&f, NULL, serve, NULL, "steps");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "ready");
+	scratch = xasprintf("%s/scratch", f.env_dir);
+	assert_true(path_exists(scratch));
+	assert_null(engine_stop(e));
+	assert_false(path_exists(scratch));
+	engine_free(e);		/* stops again: the stop steps ran once */
+	assert_null(file_read(&log, marks));
+	order = log.data;
+	assert_non_null(strstr(order, "pre1 ctx=16384 c=8 s=agent\n"));
+	assert_non_null(strstr(order, "pre2\nstop agent\n"));
+	assert_null(strstr(strstr(order, "stop agent\n") + 1, "stop agent"));
+	/* cwd: the repository (no serve.cwd) */
+	real = realpath(srcdir, NULL);
+	want = xasprintf("\n%s\npre2\n", real);
+	assert_non_null(strstr(order, want));
+	free(want);
+	free(real);
+	buf_reset(&log);
+	assert_null(file_read(&log, f.log_path));
+	assert_non_null(strstr(log.data, "== warden: pre_start step 2 of 2\n"));
+	assert_non_null(strstr(log.data, "step-out\n"));
+	assert_non_null(strstr(log.data, "== warden: stop step 1: ok\n"));
+	/* the server started after the steps */
+	assert_true(strstr(log.data, "pre_start step 2: ok") <
+	    strstr(log.data, "argv: "));
+	buf_free(&log);
+	free(scratch);
+	free(serve);
+	free(marks);
+	fixture_free(&f);
+}
+
+/* A failing step is setup_failed, naming the step and its status; the
+ * server never starts and the stop steps still run. */
+static void
+test_failing_step_is_setup_failed(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	struct buf b = BUF_INIT;
+	char *marks = xasprintf("%s/marks-fail", tmpdir), *serve;
+
+	serve = xasprintf(", \"pre_start\": ["
+	    "{\"argv\": [\"sh\", \"-c\", \"echo cannot stop the service; exit 3\"]}],"
+	    " \"stop\": [{\"argv\": [\"sh\", \"-c\", \"echo stopped >>%s\"]}]",
+	    marks);
+	fixture_init_full(&f, NULL, serve, NULL, "stepfail");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "setup_failed");
+	assert_int_equal(e->proc.pid, 0);
+	assert_non_null(strstr(e->detail, "pre_start step 1 'sh -c echo "
+	    "cannot stop the service; exit 3': exit status 3"));
+	assert_non_null(strstr(e->detail, "cannot stop the service\n"));
+	engine_free(e);
+	assert_null(file_read(&b, marks));
+	assert_string_equal(b.data, "stopped\n");
+	buf_free(&b);
+	free(serve);
+	free(marks);
+	fixture_free(&f);
+}
+
+/* A step that may fail (a program this system lacks) does not keep the
+ * server from starting; one that outlives its timeout is stopped, with
+ * whatever it started. */
+static void
+test_step_may_fail_and_times_out(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	struct buf b = BUF_INIT;
+	char *pidfile = xasprintf("%s/step.pid", tmpdir), *serve;
+	uint64_t t0;
+	pid_t bg;
+
+	fixture_init_full(&f, NULL, ", \"pre_start\": ["
+	    "{\"argv\": [\"no-such-program-warden\", \"stop\"], \"may_fail\": true},"
+	    "{\"argv\": [\"sh\", \"-c\", \"exit 1\"], \"may_fail\": true}]",
+	    NULL, "mayfail");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "ready");
+	assert_null(file_read(&b, f.log_path));
+	assert_non_null(strstr(b.data, "pre_start step 1 failed (it may): "
+	    "'no-such-program-warden stop': exec"));
+	engine_free(e);
+	fixture_free(&f);
+
+	serve = xasprintf(", \"pre_start\": [{\"argv\": [\"sh\", \"-c\","
+	    " \"sleep 30 & echo $! >%s; wait\"], \"timeout_s\": 0.5}]", pidfile);
+	fixture_init_full(&f, NULL, serve, NULL, "steptimeout");
+	f.params.stop_grace_ms = 200;
+	t0 = mono_ns();
+	assert_null(engine_start(&e, &f.params));
+	assert_true(mono_ns() - t0 < 10000000000ULL);
+	assert_string_equal(engine_state_name(e->state), "setup_failed");
+	assert_non_null(strstr(e->detail, "did not end within 0.5 s"));
+	buf_reset(&b);
+	assert_null(file_read(&b, pidfile));
+	bg = (pid_t)atol(b.data);
+	assert_true(bg > 0);
+	assert_int_equal(kill(bg, 0), -1);
+	engine_free(e);
+	fixture_free(&f);
+	buf_free(&b);
+	free(serve);
+	free(pidfile);
+}
+
+/* A profile's relative weights are found under REPO/.warden/models, an
+ * absolute path is kept; {model_repo} is the profile's repo. */
+static void
+test_weights_under_models_dir(void **state)
+{
+	struct fixture f;
+	struct engine *e;
+	char *want;
+
+	fixture_init_full(&f, ", \"--weights\", \"{model_path}\", \"--dir\","
+	    " \"{model_dir}\", \"--from\", \"{model_repo}\"", NULL,
+	    ", \"repo\": \"org/tiny-GGUF\", \"file\": \"tiny-BF16.gguf\","
+	    " \"dir\": \"/abs/tiny\"", "weights");
+	assert_null(engine_start(&e, &f.params));
+	assert_string_equal(engine_state_name(e->state), "ready");
+	want = xasprintf("--weights %s/.warden/models/tiny-BF16.gguf --dir "
+	    "/abs/tiny --from org/tiny-GGUF", srcdir);
+	assert_non_null(strstr(e->argv_text, want));
+	free(want);
+	engine_free(e);
+	fixture_free(&f);
+}
+
 static void
 test_log_quiet_time_grows_until_output(void **state)
 {
@@ -341,6 +533,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expand_templates),
+		cmocka_unit_test(test_every_known_placeholder_expands),
 		cmocka_unit_test(test_ready_engine_serves_profile_model),
 		cmocka_unit_test(test_exit_before_ready_is_server_crash),
 		cmocka_unit_test(test_missing_program_is_server_crash),
@@ -350,6 +543,10 @@ main(void)
 		cmocka_unit_test(test_taken_port_is_port_conflict),
 		cmocka_unit_test(test_stop_leaves_no_grandchild),
 		cmocka_unit_test(test_log_quiet_time_grows_until_output),
+		cmocka_unit_test(test_steps_around_the_server),
+		cmocka_unit_test(test_failing_step_is_setup_failed),
+		cmocka_unit_test(test_step_may_fail_and_times_out),
+		cmocka_unit_test(test_weights_under_models_dir),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,6 +12,7 @@
 #include "jsonloc.h"
 #include "policy.h"
 #include "schema.h"
+#include "util.h"
 
 static void
 test_jsonloc_finds_nested_values(void **state)
@@ -151,6 +152,158 @@ test_adapter_name_must_match_file(void **state)
 	problems_free(&probs);
 }
 
+static const char step_adapter[] =
+"{\"schema\": 1, \"name\": \"svc\", \"api\": \"openai-chat\",\n"
+" \"source\": {\"kind\": \"none\"},\n"
+" \"serve\": {\"argv\": [\"svc\", \"--port\", \"{port}\"], \"health\": \"/health\",\n"
+"  \"pre_start\": [{\"argv\": [\"launchctl\", \"stop\", \"svc\"], \"may_fail\": true,\n"
+"                  \"timeout_s\": 10},\n"
+"                 {\"argv\": [\"ln\", \"-s\", \"{model_dir}\", \"{scratch}/{model}\"]}],\n"
+"  \"stop\": [{\"argv\": [\"rm\", \"-f\", \"{models_dir}/lock\"]}]}}\n";
+
+static void
+test_adapter_steps_load(void **state)
+{
+	struct adapter *a = NULL;
+
+	(void)state;
+	assert_null(adapter_load_buffer(&a, step_adapter, strlen(step_adapter),
+	    "adapters/engines/svc.json", NULL));
+	assert_int_equal(a->serve.n_pre_start, 2);
+	assert_true(a->serve.pre_start[0].may_fail);
+	assert_int_equal(a->serve.pre_start[0].timeout_s, 10);
+	assert_string_equal(a->serve.pre_start[1].argv.v[3], "{scratch}/{model}");
+	assert_false(a->serve.pre_start[1].may_fail);
+	assert_int_equal(a->serve.pre_start[1].timeout_s, ADAPTER_STEP_TIMEOUT_S);
+	assert_int_equal(a->serve.n_stop, 1);
+	assert_string_equal(a->serve.stop[0].argv.v[0], "rm");
+	adapter_free(a);
+}
+
+/* A step needs an argv of known placeholders, a timeout above zero, and
+ * nothing else; every problem is reported with its field. */
+static void
+test_adapter_bad_steps_reported(void **state)
+{
+	const char *t =
+	    "{\"schema\": 1, \"name\": \"svc\", \"api\": \"openai-chat\",\n"
+	    " \"source\": {\"kind\": \"none\"},\n"
+	    " \"serve\": {\"argv\": [\"svc\"], \"health\": \"/health\",\n"
+	    "  \"pre_start\": [{\"may_fail\": true}, {\"argv\": [\"x\"], \"timeout_s\": 0},\n"
+	    "                {\"argv\": [\"{nope}\"], \"shell\": true}],\n"
+	    "  \"stop\": {\"argv\": [\"x\"]}}}\n";
+	struct problems probs = { NULL, 0, 0 };
+	struct adapter *a = NULL;
+	struct werr *err;
+	size_t i;
+	int seen = 0;
+
+	(void)state;
+	err = adapter_load_buffer(&a, t, strlen(t), "adapters/engines/svc.json",
+	    &probs);
+	assert_non_null(err);
+	assert_null(a);
+	for (i = 0; i < probs.n; i++) {
+		const char *f = probs.v[i].field, *m = probs.v[i].msg;
+
+		if (strcmp(f, "serve.pre_start[0].argv") == 0 &&
+		    strcmp(m, "is required") == 0)
+			seen |= 1;
+		if (strcmp(f, "serve.pre_start[1].timeout_s") == 0 &&
+		    strstr(m, "at least") != NULL)
+			seen |= 2;
+		if (strcmp(f, "serve.pre_start[2].argv[0]") == 0 &&
+		    strstr(m, "unknown placeholder '{nope}'") != NULL)
+			seen |= 4;
+		if (strcmp(f, "serve.pre_start[2].shell") == 0)
+			seen |= 8;
+		if (strcmp(f, "serve.stop") == 0 &&
+		    strcmp(m, "must be an array") == 0 && probs.v[i].line == 6)
+			seen |= 16;
+	}
+	assert_int_equal(seen, 31);
+	werr_free(err);
+	problems_free(&probs);
+}
+
+static struct werr *
+load_entry(struct profile **p, const char *entry, struct problems *probs)
+{
+	char *t = xasprintf("{\"schema\": 1, \"name\": \"m\", \"hf_id\": \"O/M\",\n"
+	    " \"context_length\": 4096,\n"
+	    " \"thinking\": {\"supported\": true, \"switch\": \"enable_thinking\"},\n"
+	    " \"engines\": {\"e\": %s}}\n", entry);
+	struct werr *err = profile_load_buffer(p, t, strlen(t),
+	    "adapters/profiles/m.json", probs);
+
+	free(t);
+	return err;
+}
+
+/* An engine entry names a model, or says why the engine does not serve
+ * it, never both; an unsupported entry names no weights. */
+static void
+test_profile_engine_model_or_unsupported(void **state)
+{
+	struct problems probs = { NULL, 0, 0 };
+	struct profile *p = NULL;
+	const struct profile_engine *pe;
+	struct werr *err;
+
+	(void)state;
+	assert_null(load_entry(&p, "{\"unsupported\": \"no registry tag\"}", NULL));
+	pe = profile_engine(p, "e");
+	assert_null(pe->model);
+	assert_string_equal(pe->unsupported, "no registry tag");
+	profile_free(p);
+	assert_null(load_entry(&p, "{\"model\": \"m-gguf\", \"repo\": \"o/M-GGUF\","
+	    " \"file\": \"M-BF16.gguf\", \"dir\": \"M\"}", NULL));
+	pe = profile_engine(p, "e");
+	assert_string_equal(pe->repo, "o/M-GGUF");
+	assert_string_equal(pe->file, "M-BF16.gguf");
+	assert_string_equal(pe->dir, "M");
+	assert_null(pe->unsupported);
+	profile_free(p);
+
+	err = load_entry(&p, "{\"notes\": \"x\"}", &probs);
+	assert_non_null(err);
+	assert_int_equal(probs.n, 1);
+	assert_string_equal(probs.v[0].field, "engines.e");
+	assert_int_equal(probs.v[0].line, 4);
+	assert_non_null(strstr(probs.v[0].msg, "needs 'model'"));
+	werr_free(err);
+	problems_free(&probs);
+	err = load_entry(&p, "{\"model\": \"x\", \"unsupported\": \"y\"}", &probs);
+	assert_non_null(err);
+	assert_non_null(strstr(probs.v[0].msg, "give one of them"));
+	werr_free(err);
+	problems_free(&probs);
+	err = load_entry(&p, "{\"unsupported\": \"y\", \"file\": \"w.gguf\"}", &probs);
+	assert_non_null(err);
+	assert_non_null(strstr(probs.v[0].msg, "names no weights"));
+	werr_free(err);
+	problems_free(&probs);
+}
+
+static void
+test_policy_send_tools_defaults_off(void **state)
+{
+	struct policy *p = NULL;
+	const char *t = policy_default_text();
+	char *on;
+
+	(void)state;
+	assert_null(policy_load_buffer(&p, t, strlen(t), "policy/warden.json", NULL));
+	assert_false(p->campaign.send_tools);
+	policy_free(p);
+	on = xstrdup(t);
+	memcpy(strstr(on, "\"send_tools\": false"), "\"send_tools\": true ", 19);
+	assert_null(policy_load_buffer(&p, on, strlen(on), "policy/warden.json", NULL));
+	assert_true(p->campaign.send_tools);
+	policy_free(p);
+	free(on);
+}
+
 int
 main(void)
 {
@@ -162,6 +315,10 @@ main(void)
 		cmocka_unit_test(test_adapter_placeholders_checked),
 		cmocka_unit_test(test_example_adapter_and_profile_load),
 		cmocka_unit_test(test_adapter_name_must_match_file),
+		cmocka_unit_test(test_adapter_steps_load),
+		cmocka_unit_test(test_adapter_bad_steps_reported),
+		cmocka_unit_test(test_profile_engine_model_or_unsupported),
+		cmocka_unit_test(test_policy_send_tools_defaults_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
