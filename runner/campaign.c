@@ -83,7 +83,8 @@ grid_build(json_t **out, const struct campaign_opts *o)
 	    pol->campaign.concurrency;
 	size_t nlevels = o->concurrency ? o->n_concurrency :
 	    pol->campaign.n_concurrency;
-	json_t *points = json_array();
+	json_t *points = json_array(), *shard = NULL;
+	struct werr *err;
 	size_t e, m, s, c;
 
 	if (ro == NULL) {
@@ -114,8 +115,15 @@ grid_build(json_t **out, const struct campaign_opts *o)
 		json_decref(points);
 		return werr_usage("no grid point matches the given filters");
 	}
+	if (o->shard_count > 0 && (err = campaign_shard_points(&shard, points,
+	    o->shard_index, o->shard_count)) != NULL) {
+		json_decref(points);
+		return err;
+	}
 	*out = json_pack("{s:o, s:I, s:s}", "points", points, "limit",
 	    (json_int_t)o->limit, "roster", name);
+	if (shard != NULL)
+		json_object_set_new(*out, "shard", shard);
 	return NULL;
 }
 

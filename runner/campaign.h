@@ -55,9 +55,22 @@ struct campaign_opts {
 	int resume;
 	const char *run_id;		/* NULL: a new id (or, with resume,
 					   the newest unfinished run here) */
+	unsigned shard_index;		/* --shard K/N: K (1-based) ... */
+	unsigned shard_count;		/* ... and N; 0: the whole grid */
 	void (*on_progress)(void *arg, const struct campaign_progress *p);
 	void *arg;
 };
+
+/*
+ * Keep in points (a grid's "points" array, in grid order) the cells of
+ * shard index of count: whole engines, the i-th engine of the grid (from
+ * 0) in shard i mod count + 1. *info_out (new reference) records the
+ * shard for the run's grid: index, count, unit "engine", its engines,
+ * the grid's engines, grid_points and grid_sha256 of the whole grid. A
+ * shard with no cell is a usage error.
+ */
+struct werr *campaign_shard_points(json_t **info_out, json_t *points,
+    unsigned index, unsigned count);
 
 /* Run (or resume) a campaign. *run_id_out (caller frees) names it. */
 struct werr *campaign_run(const struct campaign_opts *opts, char **run_id_out);

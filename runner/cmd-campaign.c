@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -55,6 +56,27 @@ parse_levels(const char *s, int **out, size_t *n)
 		p = *end == ',' ? end + 1 : end;
 	}
 	return *n == 0 ? -1 : 0;
+}
+
+/* "K/N" with 1 <= K <= N <= 1000; 0 on success. */
+static int
+parse_shard(const char *s, unsigned *index, unsigned *count)
+{
+	char *end;
+	long k, n;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	k = strtol(s, &end, 10);
+	if (*end != '/' || !isdigit((unsigned char)end[1]))
+		return -1;
+	s = end + 1;
+	n = strtol(s, &end, 10);
+	if (*end != '\0' || k < 1 || n < 1 || k > n || n > 1000)
+		return -1;
+	*index = (unsigned)k;
+	*count = (unsigned)n;
+	return 0;
 }
 
 static void
@@ -311,6 +333,7 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "limit", required_argument, NULL, 'n' },
 		{ "resume", no_argument, NULL, 'R' },
 		{ "run-id", required_argument, NULL, 'i' },
+		{ "shard", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -369,6 +392,15 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			}
 			o.run_id = optarg;
 			break;
+		case 'S':
+			if (parse_shard(optarg, &o.shard_index,
+			    &o.shard_count) != 0) {
+				err = cmd_usage_error(&cmd_campaign_entry,
+				    "'--shard' takes K/N, this machine's part K "
+				    "of N (1 <= K <= N <= 1000), like 2/3");
+				goto out;
+			}
+			break;
 		case 'j':
 			ctx->json = 1;
 			break;
@@ -383,7 +415,7 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (o.resume && (engines.n || models.n || splits.n || levels ||
-	    o.limit || o.roster)) {
+	    o.limit || o.roster || o.shard_count)) {
 		err = cmd_usage_error(&cmd_campaign_entry, "'--resume' runs the "
 		    "stored grid of the run; it takes no filters");
 		goto out;
@@ -429,7 +461,8 @@ out:
 const struct cmd_entry cmd_campaign_entry = {
 	"campaign",
 	"[--roster R] [--engine E]... [--model M]... [--split S]... "
-	"[--concurrency 1,8,16] [--limit N] [--run-id ID] [--resume] [--json]",
+	"[--concurrency 1,8,16] [--limit N] [--shard K/N] [--run-id ID] [--resume] "
+	"[--json]",
 	"run the benchmark grid and print its results",
 	"Runs engine x model x split x concurrency from policy and the roster,\n"
 	"a fresh engine server per concurrency level (policy server_per_level),\n"
@@ -442,6 +475,10 @@ const struct cmd_entry cmd_campaign_entry = {
 	"  --split S           only split S (repeatable)\n"
 	"  --concurrency L     levels, e.g. 1,8,16 (default: policy)\n"
 	"  --limit N           the first N timed prompts of each split\n"
+	"  --shard K/N         run part K of N of the grid (after the filters):\n"
+	"                      whole engines, dealt in grid order (engine i,\n"
+	"                      from 0, to part i mod N + 1): N machines cover\n"
+	"                      the grid once\n"
 	"  --run-id ID         name the run (default: time, machine, random);\n"
 	"                      letters, digits, '.', '_', '-', at most 64\n"
 	"  --resume            continue the newest unfinished run of this machine\n"
