@@ -1,8 +1,9 @@
 /*
- * adapter.c - load and validate engine adapters and model profiles. These
- * files are inside the write allowlist (the agent and community PRs edit
- * them), so everything is validated and nothing is executed here: argv
- * templates are checked for known placeholders, never expanded or run.
+ * adapter.c - load and validate engine adapters (profile.c does model
+ * profiles). These files are inside the write allowlist (the agent and
+ * community PRs edit them), so everything is validated and nothing is
+ * executed here: argv templates are checked for known placeholders, never
+ * expanded or run.
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "adapter.h"
+#include "adapter-private.h"
 #include "util.h"
 
 static const char *const placeholders[] = {
@@ -57,8 +59,8 @@ check_template(const json_t *v, struct buf *why)
 	return adapter_check_placeholders(json_string_value(v), why);
 }
 
-static int
-check_name(const json_t *v, struct buf *why)
+int
+adapter_check_name(const json_t *v, struct buf *why)
 {
 	const char *s = json_string_value(v);
 
@@ -80,21 +82,6 @@ check_url_path(const json_t *v, struct buf *why)
 	return 0;
 }
 
-static int
-check_sha256(const json_t *v, struct buf *why)
-{
-	const char *s = json_string_value(v);
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
-			break;
-	if (i != 64 || s[i] != '\0') {
-		buf_puts(why, "must be 64 lowercase hex digits");
-		return -1;
-	}
-	return 0;
-}
 
 static int
 check_source(const json_t *v, struct buf *why)
@@ -116,34 +103,6 @@ check_source(const json_t *v, struct buf *why)
 	return 0;
 }
 
-/* An engine entry of a profile names the model it serves, or says why
- * the engine does not serve it; never both. */
-static int
-check_profile_engine(const json_t *v, struct buf *why)
-{
-	int has_model = json_object_get(v, "model") != NULL;
-	int has_reason = json_object_get(v, "unsupported") != NULL;
-
-	if (has_model && has_reason) {
-		buf_puts(why, "names a 'model' and says it is 'unsupported'; "
-		    "give one of them");
-		return -1;
-	}
-	if (!has_model && !has_reason) {
-		buf_puts(why, "needs 'model' (the id the engine serves) or "
-		    "'unsupported' (why the engine does not serve this model)");
-		return -1;
-	}
-	if (has_reason && (json_object_get(v, "file") != NULL ||
-	    json_object_get(v, "dir") != NULL ||
-	    json_object_get(v, "repo") != NULL ||
-	    json_object_get(v, "sha256") != NULL)) {
-		buf_puts(why, "is 'unsupported' and so names no weights "
-		    "('repo', 'file', 'dir', 'sha256')");
-		return -1;
-	}
-	return 0;
-}
 
 static const char *const source_kinds[] = { "git", "pip", "brew", "none", NULL };
 static const char *const git_tracks[] = { "tag", "branch", NULL };
@@ -151,7 +110,7 @@ static const char *const apis[] = { "openai-chat", NULL };
 
 static const struct schema s_string = { .type = SCHEMA_STRING, .has_min = 1, .min = 1 };
 static const struct schema s_name = { .type = SCHEMA_STRING, .has_min = 1, .min = 1,
-    .check = check_name };
+    .check = adapter_check_name };
 static const struct schema s_opt_string = { .type = SCHEMA_STRING, .nullable = 1 };
 static const struct schema s_template = { .type = SCHEMA_STRING, .has_min = 1, .min = 1,
     .check = check_template };
@@ -170,7 +129,6 @@ static const struct schema s_one = { .type = SCHEMA_INTEGER, .has_min = 1, .min 
 static const struct schema s_kind = { .type = SCHEMA_STRING, .one_of = source_kinds };
 static const struct schema s_track = { .type = SCHEMA_STRING, .one_of = git_tracks };
 static const struct schema s_api = { .type = SCHEMA_STRING, .one_of = apis };
-static const struct schema s_sha = { .type = SCHEMA_STRING, .check = check_sha256 };
 
 static const struct schema_field f_source[] = {
 	{ "kind", &s_kind, 1 },
@@ -232,39 +190,6 @@ static const struct schema_field f_adapter[] = {
 };
 static const struct schema s_adapter = { .type = SCHEMA_OBJECT, .fields = f_adapter };
 
-static const struct schema_field f_profile_engine[] = {
-	{ "model", &s_string, 0 },
-	{ "repo", &s_string, 0 },
-	{ "file", &s_string, 0 },
-	{ "dir", &s_string, 0 },
-	{ "sha256", &s_sha, 0 },
-	{ "unsupported", &s_string, 0 },
-	{ "notes", &s_string, 0 },
-	{ NULL, NULL, 0 },
-};
-static const struct schema s_profile_engine = { .type = SCHEMA_OBJECT,
-    .fields = f_profile_engine, .check = check_profile_engine };
-static const struct schema s_profile_engines = { .type = SCHEMA_MAP,
-    .items = &s_profile_engine };
-static const struct schema_field f_thinking[] = {
-	{ "supported", &s_bool, 1 },
-	{ "switch", &s_string, 0 },
-	{ NULL, NULL, 0 },
-};
-static const struct schema s_thinking = { .type = SCHEMA_OBJECT, .fields = f_thinking };
-static const struct schema s_pos = { .type = SCHEMA_INTEGER, .has_min = 1, .min = 1 };
-
-static const struct schema_field f_profile[] = {
-	{ "schema", &s_one, 1 },
-	{ "name", &s_name, 1 },
-	{ "hf_id", &s_string, 1 },
-	{ "context_length", &s_pos, 1 },
-	{ "chat_template", &s_string, 0 },
-	{ "thinking", &s_thinking, 1 },
-	{ "engines", &s_profile_engines, 1 },
-	{ NULL, NULL, 0 },
-};
-static const struct schema s_profile = { .type = SCHEMA_OBJECT, .fields = f_profile };
 
 static const char example_adapter[] =
 "{\n"
@@ -283,18 +208,6 @@ static const char example_adapter[] =
 "  }\n"
 "}\n";
 
-static const char example_profile[] =
-"{\n"
-"  \"schema\": 1,\n"
-"  \"name\": \"qwen3-0.6b\",\n"
-"  \"hf_id\": \"Qwen/Qwen3-0.6B\",\n"
-"  \"context_length\": 40960,\n"
-"  \"chat_template\": \"ChatML; thinking off through chat_template_kwargs\",\n"
-"  \"thinking\": { \"supported\": true, \"switch\": \"enable_thinking\" },\n"
-"  \"engines\": {\n"
-"    \"example-sim\": { \"model\": \"Qwen/Qwen3-0.6B\" }\n"
-"  }\n"
-"}\n";
 
 const char *
 adapter_example_text(void)
@@ -302,14 +215,9 @@ adapter_example_text(void)
 	return example_adapter;
 }
 
-const char *
-profile_example_text(void)
-{
-	return example_profile;
-}
 
-static char *
-opt_strdup(const json_t *obj, const char *key)
+char *
+adapter_opt_strdup(const json_t *obj, const char *key)
 {
 	const char *s = json_string_value(json_object_get(obj, key));
 
@@ -317,8 +225,8 @@ opt_strdup(const json_t *obj, const char *key)
 }
 
 /* The name inside the file must be the file's own name. */
-static void
-check_file_name(const char *display, const json_t *doc, const char *text,
+void
+adapter_check_file_name(const char *display, const json_t *doc, const char *text,
     size_t len, struct problems *probs)
 {
 	const char *name = json_string_value(json_object_get(doc, "name"));
@@ -375,7 +283,7 @@ adapter_load_buffer(struct adapter **out, const char *text, size_t len,
 	*out = NULL;
 	if (schema_load(&doc, &s_adapter, text, len, display, pp) != 0)
 		return problems_since_werr(pp, &local, before);
-	check_file_name(display, doc, text, len, pp);
+	adapter_check_file_name(display, doc, text, len, pp);
 	if (pp->n != before) {
 		json_decref(doc);
 		return problems_since_werr(pp, &local, before);
@@ -383,18 +291,18 @@ adapter_load_buffer(struct adapter **out, const char *text, size_t len,
 	a = xcalloc(1, sizeof(*a));
 	a->doc = doc;
 	a->path = xstrdup(display);
-	a->name = opt_strdup(doc, "name");
-	a->api = opt_strdup(doc, "api");
+	a->name = adapter_opt_strdup(doc, "name");
+	a->api = adapter_opt_strdup(doc, "api");
 	src = json_object_get(doc, "source");
 	kind = json_string_value(json_object_get(src, "kind"));
 	a->source.kind = strcmp(kind, "git") == 0 ? SOURCE_GIT :
 	    strcmp(kind, "pip") == 0 ? SOURCE_PIP :
 	    strcmp(kind, "brew") == 0 ? SOURCE_BREW : SOURCE_NONE;
-	a->source.url = opt_strdup(src, "url");
-	a->source.ref = opt_strdup(src, "ref");
-	a->source.track = opt_strdup(src, "track");
-	a->source.package = opt_strdup(src, "package");
-	a->source.pin = opt_strdup(src, "pin");
+	a->source.url = adapter_opt_strdup(src, "url");
+	a->source.ref = adapter_opt_strdup(src, "ref");
+	a->source.track = adapter_opt_strdup(src, "track");
+	a->source.package = adapter_opt_strdup(src, "package");
+	a->source.pin = adapter_opt_strdup(src, "pin");
 	strlist_from_json(&a->source.build, json_object_get(src, "build"));
 	strlist_from_json(&a->source.pins, json_object_get(src, "pins"));
 	serve = json_object_get(doc, "serve");
@@ -408,9 +316,9 @@ adapter_load_buffer(struct adapter **out, const char *text, size_t len,
 		a->serve.env[i].value = xstrdup(json_string_value(v));
 		i++;
 	}
-	a->serve.cwd = opt_strdup(serve, "cwd");
-	a->serve.health = opt_strdup(serve, "health");
-	a->serve.models_path = opt_strdup(serve, "models_path");
+	a->serve.cwd = adapter_opt_strdup(serve, "cwd");
+	a->serve.health = adapter_opt_strdup(serve, "health");
+	a->serve.models_path = adapter_opt_strdup(serve, "models_path");
 	if (a->serve.models_path == NULL)
 		a->serve.models_path = xstrdup("/v1/models");
 	v = json_object_get(serve, "ready_timeout_s");
@@ -501,115 +409,19 @@ adapter_free(struct adapter *a)
 	free(a);
 }
 
-struct werr *
-profile_load_buffer(struct profile **out, const char *text, size_t len,
-    const char *display, struct problems *probs)
-{
-	struct problems local = { NULL, 0, 0 };
-	struct problems *pp = probs != NULL ? probs : &local;
-	size_t before = pp->n, i;
-	struct profile *p;
-	json_t *doc, *o, *v;
-	const char *key;
 
-	*out = NULL;
-	if (schema_load(&doc, &s_profile, text, len, display, pp) != 0)
-		return problems_since_werr(pp, &local, before);
-	check_file_name(display, doc, text, len, pp);
-	if (pp->n != before) {
-		json_decref(doc);
-		return problems_since_werr(pp, &local, before);
-	}
-	p = xcalloc(1, sizeof(*p));
-	p->doc = doc;
-	p->path = xstrdup(display);
-	p->name = opt_strdup(doc, "name");
-	p->hf_id = opt_strdup(doc, "hf_id");
-	p->context_length = (long)json_integer_value(json_object_get(doc, "context_length"));
-	p->chat_template = opt_strdup(doc, "chat_template");
-	o = json_object_get(doc, "thinking");
-	p->thinking_supported = json_is_true(json_object_get(o, "supported"));
-	p->thinking_switch = opt_strdup(o, "switch");
-	o = json_object_get(doc, "engines");
-	p->n_engines = json_object_size(o);
-	p->engines = xcalloc(p->n_engines + 1, sizeof(*p->engines));
-	i = 0;
-	json_object_foreach(o, key, v) {
-		p->engines[i].engine = xstrdup(key);
-		p->engines[i].model = opt_strdup(v, "model");
-		p->engines[i].repo = opt_strdup(v, "repo");
-		p->engines[i].file = opt_strdup(v, "file");
-		p->engines[i].dir = opt_strdup(v, "dir");
-		p->engines[i].sha256 = opt_strdup(v, "sha256");
-		p->engines[i].unsupported = opt_strdup(v, "unsupported");
-		i++;
-	}
-	problems_free(&local);
-	*out = p;
-	return NULL;
-}
+
+
 
 struct werr *
-profile_load_file(struct profile **out, const char *path, const char *display,
-    struct problems *probs)
-{
-	struct buf text = BUF_INIT;
-	struct werr *err;
-
-	*out = NULL;
-	if ((err = schema_read_input(&text, path)) == NULL)
-		err = profile_load_buffer(out, buf_cstr(&text), text.len,
-		    display != NULL ? display : path, probs);
-	buf_free(&text);
-	return err;
-}
-
-const struct profile_engine *
-profile_engine(const struct profile *p, const char *engine)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_engines; i++)
-		if (strcmp(p->engines[i].engine, engine) == 0)
-			return &p->engines[i];
-	return NULL;
-}
-
-void
-profile_free(struct profile *p)
-{
-	size_t i;
-
-	if (p == NULL)
-		return;
-	json_decref(p->doc);
-	free(p->path);
-	free(p->name);
-	free(p->hf_id);
-	free(p->chat_template);
-	free(p->thinking_switch);
-	for (i = 0; i < p->n_engines; i++) {
-		free(p->engines[i].engine);
-		free(p->engines[i].model);
-		free(p->engines[i].repo);
-		free(p->engines[i].file);
-		free(p->engines[i].dir);
-		free(p->engines[i].sha256);
-		free(p->engines[i].unsupported);
-	}
-	free(p->engines);
-	free(p);
-}
-
-static struct werr *
-load_named(const char *repo_root, const char *dir, const char *name,
+adapter_find_named(const char *repo_root, const char *dir, const char *name,
     char **path_out, char **display_out)
 {
 	struct buf why = BUF_INIT;
 	json_t *s = json_string(name);
 	struct werr *err = NULL;
 
-	if (check_name(s, &why) == -1)
+	if (adapter_check_name(s, &why) == -1)
 		err = werr_usage("'%s' is not a valid name: it %s", name,
 		    buf_cstr(&why));
 	json_decref(s);
@@ -634,7 +446,7 @@ adapter_load_named(struct adapter **out, const char *repo_root, const char *name
 	struct werr *err;
 
 	*out = NULL;
-	if ((err = load_named(repo_root, "adapters/engines", name, &path, &display)) != NULL)
+	if ((err = adapter_find_named(repo_root, "adapters/engines", name, &path, &display)) != NULL)
 		return err;
 	err = adapter_load_file(out, path, display, NULL);
 	free(path);
@@ -642,17 +454,3 @@ adapter_load_named(struct adapter **out, const char *repo_root, const char *name
 	return err;
 }
 
-struct werr *
-profile_load_named(struct profile **out, const char *repo_root, const char *name)
-{
-	char *path, *display;
-	struct werr *err;
-
-	*out = NULL;
-	if ((err = load_named(repo_root, "adapters/profiles", name, &path, &display)) != NULL)
-		return err;
-	err = profile_load_file(out, path, display, NULL);
-	free(path);
-	free(display);
-	return err;
-}
