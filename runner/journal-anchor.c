@@ -184,7 +184,8 @@ journal_evidence_load(struct journal_evidence *ev, char **bad,
 		read_commit(ev, bad, &cap, c);
 		git_commit_free(c);
 	}
-	qsort(ev->anchors, ev->nanchors, sizeof(*ev->anchors), anchor_cmp);
+	if (ev->nanchors > 0)	/* qsort's base may not be NULL */
+		qsort(ev->anchors, ev->nanchors, sizeof(*ev->anchors), anchor_cmp);
 	err = read_export(ev, repo, git_reference_target(ref));
 out:
 	git_revwalk_free(walk);
