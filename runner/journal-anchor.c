@@ -131,8 +131,11 @@ read_export(struct journal_evidence *ev, git_repository *repo,
 		err = werr_git("cannot read the official tip's tree");
 		goto out;
 	}
-	if (git_tree_entry_bypath(&te, tree, JOURNAL_EXPORT_PATH) < 0)
-		goto out;	/* never exported, or removed: verify judges */
+	if (git_tree_entry_bypath(&te, tree, JOURNAL_EXPORT_PATH) < 0) {
+		git_error_clear();	/* not an error: never exported, or
+					 * removed (verify judges) */
+		goto out;
+	}
 	if (git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
 	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
 		ev->export_text = xstrdup("");	/* not a file: no lines */
