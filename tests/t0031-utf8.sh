@@ -67,6 +67,27 @@ test_expect_success 'a patch that is not UTF-8 text is not queued' '
 	unchanged
 '
 
+test_expect_success 'a path that is not UTF-8 is reported, not dropped from --json' '
+	mkdir -p bench/adapters/engines &&
+	echo "{}" >"bench/adapters/engines/x$(printf "\377").json" &&
+	git -C bench add -A && git -C bench diff --cached >badpath.patch &&
+	git -C bench reset -q --hard && git -C bench clean -fdq &&
+	expect_exit 1 warden --repo bench --json patch check badpath.patch &&
+	python3 -c "
+import json
+d = json.load(open(\"out\"))
+assert not d[\"ok\"], d
+v = d[\"violations\"]
+assert len(v) == 1 and v[0][\"code\"] == \"bad-path\", v
+assert v[0][\"path\"] == \"adapters/engines/x\ufffd.json\", v
+assert d[\"files\"][0][\"new_path\"] == v[0][\"path\"], d
+" &&
+	expect_exit 1 warden --repo bench patch submit badpath.patch --source community &&
+	warden --repo bench journal show --kind review.refused >j &&
+	expect_grep "bad-path" j &&
+	snapshot before
+'
+
 test_expect_success 'journal note --subject that is not UTF-8: exit 2, not an abort' '
 	expect_exit 2 warden --repo bench journal note --subject "$(printf "\303\050")" x &&
 	expect_grep "^warden: .--subject. is not valid UTF-8 text$" err &&
