@@ -196,8 +196,9 @@ submit_message(const struct review_submission *s, int64_t id)
 
 struct werr *
 review_create_commit(git_oid *out, git_repository *repo,
-    const git_oid *tree_id, const git_oid *parent_id, const git_signature *author,
-    const git_signature *committer, const char *msg)
+    const git_oid *tree_id, const git_oid *parent_id,
+    const git_signature *author, const git_signature *committer,
+    const char *msg)
 {
 	git_tree *tree = NULL;
 	git_commit *parent = NULL;
