@@ -131,8 +131,11 @@ read_export(struct journal_evidence *ev, git_repository *repo,
 		err = werr_git("cannot read the official tip's tree");
 		goto out;
 	}
-	if (git_tree_entry_bypath(&te, tree, JOURNAL_EXPORT_PATH) < 0)
-		goto out;	/* never exported, or removed: verify judges */
+	if (git_tree_entry_bypath(&te, tree, JOURNAL_EXPORT_PATH) < 0) {
+		git_error_clear();	/* not an error: never exported, or
+					 * removed (verify judges) */
+		goto out;
+	}
 	if (git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
 	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
 		ev->export_text = xstrdup("");	/* not a file: no lines */
@@ -155,22 +158,22 @@ journal_evidence_load(struct journal_evidence *ev, char **bad,
     git_repository *repo, const char *branch)
 {
 	git_revwalk *walk = NULL;
-	git_reference *ref = NULL;
 	char *refname = xasprintf("refs/heads/%s", branch);
 	struct werr *err = NULL;
 	size_t cap = 0;
-	git_oid oid;
+	git_oid oid, tip;
 
 	memset(ev, 0, sizeof(*ev));
 	*bad = NULL;
 	ev->records = json_object();
 	ev->record_seq = json_object();
-	if (git_reference_lookup(&ref, repo, refname) < 0 ||
-	    git_reference_resolve(&ref, ref) < 0)
+	if (git_reference_name_to_id(&tip, repo, refname) < 0) {
+		git_error_clear();
 		goto out;	/* no official branch: nothing anchored yet */
+	}
 	ev->have_branch = 1;
 	if (git_revwalk_new(&walk, repo) < 0 ||
-	    git_revwalk_push(walk, git_reference_target(ref)) < 0) {
+	    git_revwalk_push(walk, &tip) < 0) {
 		err = werr_git("cannot walk '%s'", branch);
 		goto out;
 	}
@@ -184,12 +187,12 @@ journal_evidence_load(struct journal_evidence *ev, char **bad,
 		read_commit(ev, bad, &cap, c);
 		git_commit_free(c);
 	}
-	if (ev->nanchors > 0)	/* qsort's base may not be NULL */
-		qsort(ev->anchors, ev->nanchors, sizeof(*ev->anchors), anchor_cmp);
-	err = read_export(ev, repo, git_reference_target(ref));
+	if (ev->nanchors > 1)
+		qsort(ev->anchors, ev->nanchors, sizeof(*ev->anchors),
+		    anchor_cmp);
+	err = read_export(ev, repo, &tip);
 out:
 	git_revwalk_free(walk);
-	git_reference_free(ref);
 	free(refname);
 	if (err != NULL)
 		journal_evidence_free(ev);

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,9 +82,15 @@ static struct werr *
 add_file(git_tree_update *u, git_oid *ids, size_t *n, git_repository *repo,
     const char *path, const struct buf *text)
 {
+	git_error_clear();
+	errno = 0;
 	if (git_blob_create_from_buffer(&ids[*n], repo, text->data != NULL ?
-	    text->data : "", text->len) < 0)
+	    text->data : "", text->len) < 0) {
+		/* libgit2 sets no message when write(2) fails (EFBIG, ENOSPC) */
+		if (git_error_last() == NULL && errno != 0)
+			return werr_errno("write the object of", path);
 		return werr_git("cannot write '%s'", path);
+	}
 	u[*n].action = GIT_TREE_UPDATE_UPSERT;
 	u[*n].id = ids[*n];
 	u[*n].filemode = GIT_FILEMODE_BLOB;

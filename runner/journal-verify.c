@@ -99,10 +99,12 @@ check_anchors(struct verify_state *vs, const struct journal_entry *e)
 static const char *
 next_line(struct verify_state *vs, size_t *len, int *torn)
 {
-	const char *end = vs->ev->export_text + vs->ev->export_len;
-	const char *l = vs->line, *nl;
+	const char *end, *l = vs->line, *nl;
 
-	if (l == NULL || l >= end)
+	if (l == NULL || vs->ev->export_text == NULL)
+		return NULL;
+	end = vs->ev->export_text + vs->ev->export_len;
+	if (l >= end)
 		return NULL;
 	nl = memchr(l, '\n', (size_t)(end - l));
 	*torn = nl == NULL;
@@ -110,6 +112,19 @@ next_line(struct verify_state *vs, size_t *len, int *torn)
 	vs->line = nl != NULL ? nl + 1 : end;
 	vs->lineno++;
 	return l;
+}
+
+/* Is the line a JSON object with an integer seq? (Only asked about a
+ * line that differs, to say how.) */
+static int
+is_entry_line(const char *l, size_t len)
+{
+	json_t *o = json_loadb(l, len, 0, NULL);
+	json_int_t seq;
+	int ok = o != NULL && json_unpack(o, "{s:I}", "seq", &seq) == 0;
+
+	json_decref(o);
+	return ok;
 }
 
 static struct werr *
@@ -133,6 +148,10 @@ check_export(struct verify_state *vs, const struct journal_entry *e)
 		vs->v->exported++;
 		return NULL;
 	}
+	if (!is_entry_line(l, len))
+		return broken(vs, e->seq, xasprintf("%s line %lld is not a "
+		    "journal entry line", JOURNAL_EXPORT_PATH,
+		    (long long)vs->lineno));
 	return broken(vs, e->seq, xasprintf("%s line %lld is not seq %lld as "
 	    "the database holds it (the line or the row was edited, or lines "
 	    "were removed or reordered)", JOURNAL_EXPORT_PATH,
@@ -208,7 +227,7 @@ check_after(struct verify_state *vs, struct store *store,
 	if (ev == NULL)
 		return;
 	if (vs->anchor < ev->nanchors) {
-		const struct journal_anchor *a = &ev->anchors[ev->nanchors - 1];
+		const struct journal_anchor *a = &ev->anchors[vs->anchor];
 
 		mark(vs, last + 1, xasprintf("the journal ends at seq %lld but "
 		    "official commit %.12s anchors seq %lld: entries were "
@@ -217,19 +236,15 @@ check_after(struct verify_state *vs, struct store *store,
 		return;
 	}
 	if ((l = next_line(vs, &len, &torn)) != NULL) {
-		json_t *o = json_loadb(l, len, 0, NULL);
-		json_int_t seq = 0;
-
-		if (o == NULL || json_unpack(o, "{s:I}", "seq", &seq) != 0)
+		if (!is_entry_line(l, len))
 			mark(vs, last + 1, xasprintf("%s line %lld is not a "
 			    "journal entry line", JOURNAL_EXPORT_PATH,
 			    (long long)vs->lineno));
 		else
-			mark(vs, last + 1, xasprintf("%s line %lld holds seq "
-			    "%lld, which the database does not have: entries "
-			    "were deleted from the end", JOURNAL_EXPORT_PATH,
-			    (long long)vs->lineno, (long long)seq));
-		json_decref(o);
+			mark(vs, last + 1, xasprintf("%s line %lld is an entry "
+			    "the database does not have (seq %lld and later "
+			    "were deleted)", JOURNAL_EXPORT_PATH,
+			    (long long)vs->lineno, (long long)last + 1));
 		return;
 	}
 	if (ev->export_through > vs->v->exported) {

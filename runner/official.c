@@ -231,29 +231,23 @@ static struct werr *
 move_landed(int *landed, const char **why, git_repository *repo, json_t *row)
 {
 	const char *ref = json_string_value(json_object_get(row, "ref"));
-	git_reference *r = NULL;
-	git_oid want;
-	int rc;
+	git_oid want, tip;
 
 	*landed = 0;
 	if (git_oid_fromstr(&want, json_string_value(json_object_get(row,
 	    "new_tip"))) < 0)
 		return werr_new(WEXIT_ENV, "official_ops row %lld is unreadable",
 		    (long long)json_integer_value(json_object_get(row, "id")));
-	if (git_reference_lookup(&r, repo, ref) < 0 ||
-	    git_reference_resolve(&r, r) < 0) {
-		git_reference_free(r);
+	if (git_reference_name_to_id(&tip, repo, ref) < 0) {
+		git_error_clear();
 		*why = "the branch is gone";
 		return NULL;
 	}
-	if (git_oid_equal(git_reference_target(r), &want))
-		*landed = 1;
-	else if ((rc = git_graph_descendant_of(repo, git_reference_target(r),
-	    &want)) > 0)
+	if (git_oid_equal(&tip, &want) ||
+	    git_graph_descendant_of(repo, &tip, &want) > 0)
 		*landed = 1;
 	else
 		*why = "the branch does not hold the commit";
-	git_reference_free(r);
 	return NULL;
 }
 
@@ -352,24 +346,17 @@ static struct werr *
 check_tip(git_repository *repo, const char *refname, const char *branch,
     const git_oid *expected)
 {
-	git_reference *r = NULL;
-	struct werr *err = NULL;
 	char hex[GIT_OID_HEXSZ + 1];
+	git_oid tip;
 
-	if (git_reference_lookup(&r, repo, refname) < 0 ||
-	    git_reference_resolve(&r, r) < 0) {
-		git_reference_free(r);
+	if (git_reference_name_to_id(&tip, repo, refname) < 0)
 		return werr_new(WEXIT_ENV, "there is no branch '%s' in this "
 		    "repository", branch);
-	}
-	if (!git_oid_equal(git_reference_target(r), expected)) {
-		git_oid_tostr(hex, sizeof(hex), expected);
-		err = werr_new(WEXIT_PROBLEM, "'%s' moved away from %.12s while "
-		    "warden worked; nothing was changed, run the command again",
-		    branch, hex);
-	}
-	git_reference_free(r);
-	return err;
+	if (git_oid_equal(&tip, expected))
+		return NULL;
+	git_oid_tostr(hex, sizeof(hex), expected);
+	return werr_new(WEXIT_PROBLEM, "'%s' moved away from %.12s while warden "
+	    "worked; nothing was changed, run the command again", branch, hex);
 }
 
 /* Steps 2-4 of official.h for the commit nid. */

@@ -106,17 +106,19 @@ review_report_json(const struct allowlist_report *r)
 	size_t i;
 
 	for (i = 0; i < r->nv; i++)
-		json_array_append_new(v, json_pack("{s:s, s:s, s:s, s:s?}",
+		json_array_append_new(v, json_pack("{s:s, s:o, s:o, s:s?}",
 		    "code", allowlist_code_name(r->v[i].code),
-		    "path", r->v[i].path, "reason", r->v[i].reason,
+		    "path", json_text(r->v[i].path),
+		    "reason", json_text(r->v[i].reason),
 		    "commit", r->v[i].commit));
 	for (i = 0; i < r->nfiles; i++) {
 		const struct allowlist_file *x = &r->files[i];
 		char st[2] = { x->status, '\0' };
 
-		json_array_append_new(f, json_pack("{s:s, s:s?, s:s?, s:o?, "
-		    "s:o?, s:I, s:I}", "status", st, "old_path", x->old_path,
-		    "new_path", x->new_path,
+		/* Paths come from a patch or a tree: any bytes. */
+		json_array_append_new(f, json_pack("{s:s, s:o?, s:o?, s:o?, "
+		    "s:o?, s:I, s:I}", "status", st, "old_path",
+		    json_text(x->old_path), "new_path", json_text(x->new_path),
 		    "old_mode", x->old_mode ? json_sprintf("%06o",
 		    (unsigned)x->old_mode) : NULL,
 		    "new_mode", x->new_mode ? json_sprintf("%06o",
@@ -194,8 +196,9 @@ submit_message(const struct review_submission *s, int64_t id)
 
 struct werr *
 review_create_commit(git_oid *out, git_repository *repo,
-    const git_oid *tree_id, const git_oid *parent_id, const git_signature *author,
-    const git_signature *committer, const char *msg)
+    const git_oid *tree_id, const git_oid *parent_id,
+    const git_signature *author, const git_signature *committer,
+    const char *msg)
 {
 	git_tree *tree = NULL;
 	git_commit *parent = NULL;

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -98,11 +99,29 @@ static const char *const migrations[] = {
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
+/* ": strerror" of the system call behind an I/O error ("File too large",
+ * "No space left on device"), else "". */
+static const char *
+system_detail(struct store *store, char *out, size_t outlen)
+{
+	int rc = sqlite3_errcode(store->db) & 0xff;
+	int e = sqlite3_system_errno(store->db);
+
+	out[0] = '\0';
+	if (e != 0 && (rc == SQLITE_IOERR || rc == SQLITE_FULL ||
+	    rc == SQLITE_CANTOPEN))
+		snprintf(out, outlen, ": %s", strerror(e));
+	return out;
+}
+
 struct werr *
 store_error(struct store *store, const char *what)
 {
-	return werr_new(WEXIT_ENV, "%s: %s (%s)", what,
-	    sqlite3_errmsg(store->db), store->path);
+	char sys[128];
+
+	return werr_new(WEXIT_ENV, "%s: %s%s (%s)", what,
+	    sqlite3_errmsg(store->db), system_detail(store, sys, sizeof(sys)),
+	    store->path);
 }
 
 struct werr *
@@ -136,13 +155,14 @@ store_step_done(struct store *store, sqlite3_stmt *st, const char *what)
 struct werr *
 store_exec(struct store *store, const char *sql)
 {
-	char *msg = NULL;
+	char *msg = NULL, sys[128];
 	struct werr *err;
 
 	if (sqlite3_exec(store->db, sql, NULL, NULL, &msg) == SQLITE_OK)
 		return NULL;
-	err = werr_new(WEXIT_ENV, "database '%s': %s", store->path,
-	    msg != NULL ? msg : sqlite3_errmsg(store->db));
+	err = werr_new(WEXIT_ENV, "database '%s': %s%s", store->path,
+	    msg != NULL ? msg : sqlite3_errmsg(store->db),
+	    system_detail(store, sys, sizeof(sys)));
 	sqlite3_free(msg);
 	return err;
 }

@@ -396,3 +396,20 @@ text_make_utf8(struct buf *b, size_t from)
 	buf_free(b);
 	*b = out;
 }
+
+json_t *
+json_text(const char *s)
+{
+	struct buf b = BUF_INIT;
+	json_t *j;
+
+	if (s == NULL)
+		return NULL;
+	if ((j = json_string(s)) != NULL)
+		return j;
+	buf_puts(&b, s);
+	text_make_utf8(&b, 0);
+	j = json_string(buf_cstr(&b));
+	buf_free(&b);
+	return j;
+}

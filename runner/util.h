@@ -58,6 +58,12 @@ struct werr *text_check(const char *what, const char *s);
  * write (an engine's log) that goes into JSON. */
 void text_make_utf8(struct buf *b, size_t from);
 
+/* s as a JSON string, each byte that is not UTF-8 replaced by U+FFFD (see
+ * text_make_utf8); NULL for NULL. For text from files, repositories or
+ * engines that output must not silently drop. */
+struct json_t;
+struct json_t *json_text(const char *s);
+
 /* strcmp on (const char **) for qsort. */
 int strcmp_ptr(const void *a, const void *b);
 

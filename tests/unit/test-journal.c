@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "buf.h"
 #include "journal.h"
 #include "sha256.h"
 #include "store.h"
@@ -160,6 +161,215 @@ test_append_only_triggers_refuse_edits(void **state)
 	werr_free(err);
 }
 
+
+/* The lines `journal export` writes for the whole journal. */
+static struct werr *
+line_of(void *arg, const struct journal_entry *e)
+{
+	struct buf *b = arg;
+	char *l = journal_entry_line(e);
+
+	buf_puts(b, l);
+	buf_addch(b, '\n');
+	free(l);
+	return NULL;
+}
+
+static void
+evidence_of(struct fixture *f, struct journal_evidence *ev, struct buf *text)
+{
+	memset(ev, 0, sizeof(*ev));
+	buf_reset(text);
+	assert_null(journal_each(f->store, NULL, line_of, text));
+	ev->have_branch = 1;
+	ev->export_text = text->data;
+	ev->export_len = text->len;
+	ev->records = json_object();
+	ev->record_seq = json_object();
+}
+
+static void
+evidence_clear(struct journal_evidence *ev)
+{
+	json_decref(ev->records);
+	json_decref(ev->record_seq);
+}
+
+static void
+test_check_matches_anchors_and_export(void **state)
+{
+	struct fixture *f = *state;
+	struct journal_evidence ev;
+	struct journal_verdict v;
+	struct journal_anchor a[2];
+	struct buf text = BUF_INIT;
+	sqlite3_stmt *st;
+	int64_t seq;
+
+	append(f->store, "a");
+	append(f->store, "b");
+	append(f->store, "c");
+	evidence_of(f, &ev, &text);
+	memset(a, 0, sizeof(a));
+	a[0].seq = 1;
+	assert_null(journal_head(f->store, &seq, a[1].hash));
+	a[1].seq = seq;
+	assert_int_equal(sqlite3_prepare_v2(store_db(f->store),
+	    "SELECT hash FROM journal WHERE seq = 1", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	snprintf(a[0].hash, sizeof(a[0].hash), "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	strcpy(a[0].commit, "c0");
+	strcpy(a[1].commit, "c1");
+	ev.anchors = a;
+	ev.nanchors = 2;
+	ev.export_through = 3;
+	assert_null(journal_check(&v, f->store, &ev));
+	assert_int_equal(v.broken_seq, 0);
+	assert_int_equal(v.entries, 3);
+	assert_int_equal(v.anchors, 2);
+	assert_int_equal(v.exported, 3);
+	journal_verdict_free(&v);
+
+	/* A wrong anchor hash is a rewrite at that seq. */
+	a[0].hash[0] = a[0].hash[0] == 'a' ? 'b' : 'a';
+	assert_null(journal_check(&v, f->store, &ev));
+	assert_int_equal(v.broken_seq, 1);
+	assert_non_null(strstr(v.why, "was rewritten"));
+	journal_verdict_free(&v);
+	evidence_clear(&ev);
+	buf_free(&text);
+}
+
+static void
+test_check_reads_every_export_line(void **state)
+{
+	struct fixture *f = *state;
+	struct journal_evidence ev;
+	struct journal_verdict v;
+	struct buf text = BUF_INIT;
+	char *nl;
+
+	append(f->store, "a");
+	append(f->store, "b");
+	evidence_of(f, &ev, &text);
+	/* Line 2 malformed: a break, not skipped. */
+	nl = strchr(text.data, '\n');
+	nl[1] = '#';
+	assert_null(journal_check(&v, f->store, &ev));
+	assert_int_equal(v.broken_seq, 2);
+	assert_non_null(strstr(v.why, "line 2 is not a journal entry line"));
+	journal_verdict_free(&v);
+	evidence_clear(&ev);
+
+	/* The last line torn. */
+	evidence_of(f, &ev, &text);
+	ev.export_len = text.len - 3;
+	assert_null(journal_check(&v, f->store, &ev));
+	assert_int_equal(v.broken_seq, 2);
+	assert_non_null(strstr(v.why, "line 2 is torn"));
+	journal_verdict_free(&v);
+
+	/* Lines beyond the database. */
+	ev.export_len = text.len;
+	append(f->store, "c");
+	evidence_clear(&ev);
+	evidence_of(f, &ev, &text);
+	assert_null(store_exec(f->store, "DROP TRIGGER journal_no_delete;"
+	    "DELETE FROM journal WHERE seq = 3;"
+	    "UPDATE meta SET value = (SELECT seq || ' ' || hash FROM journal "
+	    "WHERE seq = 2) WHERE key = 'journal_head'"));
+	assert_null(journal_check(&v, f->store, &ev));
+	assert_int_equal(v.broken_seq, 3);
+	assert_non_null(strstr(v.why, "line 3 is an entry the database does "
+	    "not have"));
+	journal_verdict_free(&v);
+	evidence_clear(&ev);
+	buf_free(&text);
+}
+
+static void
+test_check_wants_every_move_recorded(void **state)
+{
+	struct fixture *f = *state;
+	struct journal_evidence ev;
+	struct journal_verdict v;
+	struct buf text = BUF_INIT;
+	json_t *body = json_pack("{s:s}", "commit", "abc");
+
+	append(f->store, "a");
+	evidence_of(f, &ev, &text);
+	ev.export_text = NULL;
+	ev.export_len = 0;
+	json_object_set_new(ev.records, "abc", json_string("review.approve 1"));
+	json_object_set_new(ev.record_seq, "abc", json_integer(1));
+	assert_null(journal_check(&v, f->store, &ev));
+	assert_int_equal(v.broken_seq, 2);
+	assert_non_null(strstr(v.why, "(review.approve 1) has no journal entry"));
+	journal_verdict_free(&v);
+
+	assert_null(store_begin(f->store));
+	assert_null(journal_append(f->store, "review.approved", "review/1",
+	    body, NULL));
+	assert_null(store_commit(f->store));
+	assert_null(journal_check(&v, f->store, &ev));
+	assert_int_equal(v.broken_seq, 0);
+	assert_int_equal(v.records, 1);
+	journal_verdict_free(&v);
+	evidence_clear(&ev);
+	json_decref(body);
+	buf_free(&text);
+}
+
+static void
+test_append_refuses_what_it_cannot_build(void **state)
+{
+	struct fixture *f = *state;
+	json_t *body = json_pack("{s:s}", "text", "ok");
+	struct werr *err;
+	int64_t seq;
+	char hash[65];
+
+	append(f->store, "a");
+	assert_null(store_begin(f->store));
+	/* What json_pack gives for text that is not UTF-8. */
+	assert_null(json_pack("{s:s}", "text", "M\xff"));
+	err = journal_append(f->store, "note", "s", NULL, NULL);
+	assert_non_null(err);
+	assert_int_equal(err->exit, WEXIT_INPUT);
+	werr_free(err);
+	err = journal_append(f->store, "note", "\xc3\x28", body, NULL);
+	assert_non_null(err);
+	assert_int_equal(err->exit, WEXIT_INPUT);
+	assert_non_null(strstr(err->msg, "not valid UTF-8"));
+	werr_free(err);
+	assert_null(store_commit(f->store));
+	assert_null(journal_head(f->store, &seq, hash));
+	assert_int_equal(seq, 1);
+	json_decref(body);
+}
+
+static void
+test_text_made_utf8(void **state)
+{
+	struct buf b = BUF_INIT;
+
+	(void)state;
+	buf_puts(&b, "ok \xc3\xa9 then \xff, \xc3 and \xe2\x82\xac");
+	text_make_utf8(&b, 0);
+	assert_string_equal(buf_cstr(&b), "ok \xc3\xa9 then \xef\xbf\xbd, "
+	    "\xef\xbf\xbd and \xe2\x82\xac");
+	assert_true(text_is_utf8(buf_cstr(&b)));
+	buf_reset(&b);
+	/* An overlong encoding and a surrogate are not UTF-8 either; the
+	 * part before from is left alone. */
+	buf_puts(&b, "\xff|\xc0\xaf|\xed\xa0\x80");
+	text_make_utf8(&b, 1);
+	assert_string_equal(buf_cstr(&b), "\xff|\xef\xbf\xbd\xef\xbf\xbd|"
+	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -170,6 +380,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_edit_is_detected_at_its_seq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_delete_is_detected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_only_triggers_refuse_edits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_matches_anchors_and_export, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_reads_every_export_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_wants_every_move_recorded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_append_refuses_what_it_cannot_build, setup, teardown),
+		cmocka_unit_test(test_text_made_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
