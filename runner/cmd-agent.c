@@ -100,6 +100,8 @@ print_run(const json_t *r)
 		    "reaped")) == 1 ? "" : "s");
 	json_array_foreach(json_object_get(r, "reasons"), i, x)
 		printf("quarantined: %s\n", json_string_value(x));
+	json_array_foreach(json_object_get(r, "restored"), i, x)
+		printf("put back: %s\n", json_string_value(x));
 	if (ds != NULL) {
 		printf("diff:     %lld file%s, +%lld -%lld\n",
 		    (long long)json_integer_value(json_object_get(ds, "files")),

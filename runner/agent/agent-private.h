@@ -84,6 +84,15 @@ struct werr *agent_guard_snapshot(struct agent_guard **out,
  * reasons. */
 struct werr *agent_guard_compare(json_t *reasons,
     const struct agent_guard *before, git_repository *repo);
+/*
+ * After a quarantine: put the git directory back as the snapshot found
+ * it, as far as it can (every ref, hooks, config, and other small
+ * files: rewritten; files and directories the agent added: removed).
+ * The maintainer's checkout is reported, never rewritten. One string per
+ * action goes to out.
+ */
+struct werr *agent_guard_restore(json_t *out,
+    const struct agent_guard *before);
 void agent_guard_free(struct agent_guard *g);
 
 /* ---- context.c ---- */

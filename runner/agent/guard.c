@@ -29,6 +29,10 @@
 struct guard_entry {
 	char *path;		/* "REL" of a file, or "ref NAME" */
 	char *value;		/* what must stay the same */
+	int in_git;		/* under the git directory: restorable */
+	mode_t mode;
+	char *content;		/* a small regular file under .git */
+	size_t len;
 };
 
 struct agent_guard {
@@ -43,16 +47,20 @@ struct agent_guard {
 	size_t n, cap;
 };
 
-static void
+static struct guard_entry *
 add(struct agent_guard *g, char *path, char *value)
 {
+	struct guard_entry *e;
+
 	if (g->n == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 1024;
 		g->v = xrealloc(g->v, g->cap * sizeof(*g->v));
 	}
-	g->v[g->n].path = path;
-	g->v[g->n].value = value;
-	g->n++;
+	e = &g->v[g->n++];
+	memset(e, 0, sizeof(*e));
+	e->path = path;
+	e->value = value;
+	return e;
 }
 
 static int
@@ -102,6 +110,9 @@ record(struct agent_guard *g, const char *abs, int in_git)
 {
 	struct stat st;
 	struct buf v = BUF_INIT;
+	struct buf content = BUF_INIT;
+	struct guard_entry *e;
+	int kept = 0;
 
 	if (excluded(g, abs) || is_object_dir(g, abs))
 		return;
@@ -121,8 +132,10 @@ record(struct agent_guard *g, const char *abs, int in_git)
 	/* A directory's entries are recorded one by one; its own times
 	 * change whenever git renames a lock file inside it. */
 	if (S_ISDIR(st.st_mode)) {
-		add(g, rel_name(g, abs), xasprintf("mode %o ino %llu",
+		e = add(g, rel_name(g, abs), xasprintf("mode %o ino %llu",
 		    (unsigned)st.st_mode, (unsigned long long)st.st_ino));
+		e->in_git = in_git;
+		e->mode = st.st_mode;
 		walk(g, abs, in_git);
 		return;
 	}
@@ -147,13 +160,25 @@ record(struct agent_guard *g, const char *abs, int in_git)
 	} else if (S_ISREG(st.st_mode) && in_git &&
 	    st.st_size <= GUARD_HASH_MAX) {
 		char hex[SHA256_HEX_LEN + 1];
-		struct werr *err = sha256_file_hex(abs, hex);
+		struct werr *err = file_read(&content, abs);
 
-		if (err == NULL)
+		if (err == NULL) {
+			sha256_hex(content.data ? content.data : "",
+			    content.len, hex);
 			buf_printf(&v, " sha256 %s", hex);
+			kept = 1;
+		}
 		werr_free(err);
 	}
-	add(g, rel_name(g, abs), buf_detach(&v));
+	e = add(g, rel_name(g, abs), buf_detach(&v));
+	e->in_git = in_git;
+	e->mode = st.st_mode;
+	if (kept) {
+		e->len = content.len;
+		e->content = content.len > 0 ? buf_detach(&content) :
+		    xstrdup("");
+	}
+	buf_free(&content);
 }
 
 static void
@@ -359,6 +384,91 @@ out:
 	return err;
 }
 
+static char *
+abs_name(const struct agent_guard *g, const char *rel)
+{
+	return rel[0] == '/' ? xstrdup(rel) : path_join(g->root, rel);
+}
+
+static void
+restored(json_t *out, const char *what, const char *path)
+{
+	char *s = xasprintf("%s '%s'", what, path);
+
+	json_array_append_new(out, json_string(s));
+	free(s);
+}
+
+/* Put back a file of the git directory the agent changed or removed. */
+static void
+put_back(json_t *out, const struct agent_guard *g, const struct guard_entry *e)
+{
+	char *abs = abs_name(g, e->path);
+	struct werr *err;
+
+	werr_free(agent_remove_tree(abs));
+	if ((err = file_write_atomic(abs, e->content, e->len)) == NULL &&
+	    chmod(abs, e->mode & 07777) == 0)
+		restored(out, "restored", e->path);
+	else
+		restored(out, "could not restore", e->path);
+	werr_free(err);
+	free(abs);
+}
+
+struct werr *
+agent_guard_restore(json_t *out, const struct agent_guard *before)
+{
+	struct agent_guard *now = guard_new(before->root, before->gitdir,
+	    before->gitfile, before->exclude);
+	size_t i = 0, j = 0, k;
+	char **made = NULL;
+	size_t nmade = 0;
+
+	/* Refs are files of the git directory: they come back with it. */
+	record(now, now->root, 0);
+	record(now, now->gitfile, 1);
+	if (strncmp(now->gitdir, now->root, strlen(now->root)) != 0 ||
+	    now->gitdir[strlen(now->root)] != '/')
+		record(now, now->gitdir, 1);
+	qsort(now->v, now->n, sizeof(*now->v), entry_cmp);
+	while (i < before->n || j < now->n) {
+		int c = i == before->n ? 1 : j == now->n ? -1 :
+		    strcmp(before->v[i].path, now->v[j].path);
+		const struct guard_entry *b = c <= 0 ? &before->v[i] : NULL;
+		const struct guard_entry *a = c >= 0 ? &now->v[j] : NULL;
+
+		if (b != NULL && b->content != NULL && (a == NULL ||
+		    strcmp(a->value, b->value) != 0))
+			put_back(out, before, b);
+		else if (b == NULL && a->in_git) {
+			if (S_ISDIR(a->mode)) {
+				made = xrealloc(made, (nmade + 1) *
+				    sizeof(*made));
+				made[nmade++] = abs_name(now, a->path);
+			} else {
+				char *abs = abs_name(now, a->path);
+
+				if (unlink(abs) == 0)
+					restored(out, "removed", a->path);
+				free(abs);
+			}
+		}
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			j++;
+	}
+	for (k = nmade; k > 0; k--) {
+		if (rmdir(made[k - 1]) == 0)
+			restored(out, "removed", made[k - 1]);
+		free(made[k - 1]);
+	}
+	free(made);
+	agent_guard_free(now);
+	return NULL;
+}
+
 void
 agent_guard_free(struct agent_guard *g)
 {
@@ -369,6 +479,7 @@ agent_guard_free(struct agent_guard *g)
 	for (i = 0; i < g->n; i++) {
 		free(g->v[i].path);
 		free(g->v[i].value);
+		free(g->v[i].content);
 	}
 	for (i = 0; g->exclude[i] != NULL; i++)
 		free(g->exclude[i]);

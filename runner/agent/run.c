@@ -392,8 +392,12 @@ run_agent(struct run *r, const char **state)
 	if ((err = agent_guard_compare(reasons, guard, r->o->repo)) != NULL)
 		goto out;
 	if (json_array_size(reasons) > 0) {
+		json_t *back = json_array();
+
 		json_object_set(r->rec, "reasons", reasons);
 		*state = "quarantined";
+		err = agent_guard_restore(back, guard);
+		json_object_set_new(r->rec, "restored", back);
 		goto out;
 	}
 	err = judge(r, &ex, state);
