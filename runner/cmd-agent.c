@@ -306,6 +306,7 @@ agent_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		json_t *rec = json_object_get(o, "record");
 
 		json_object_set(rec, "state", json_object_get(o, "state"));
+		json_object_set(rec, "id", json_object_get(o, "id"));
 		print_run(rec);
 	}
 	json_decref(o);

@@ -130,6 +130,8 @@ void agent_argv_free(char **argv);
  * (policy's or a safe default), HOME, TMPDIR, and git told to read no
  * system or global config and to run no hook. */
 char **agent_env(const struct policy *policy, const struct agent_paths *p);
+/* Can argv[0] be run, by itself or found on env's PATH? */
+struct werr *agent_program_check(char *const *argv, char *const *env);
 /* Run argv (after sb's prefix when sb is not NULL) in the worktree with
  * env, output to p->log, until it exits or the time limit; then stop its
  * group and reap every descendant. */

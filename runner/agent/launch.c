@@ -150,6 +150,37 @@ agent_env(const struct policy *pol, const struct agent_paths *p)
 	return env;
 }
 
+struct werr *
+agent_program_check(char *const *argv, char *const *env)
+{
+	const char *path = AGENT_DEFAULT_PATH, *s, *colon;
+	size_t i;
+
+	if (strchr(argv[0], '/') != NULL)
+		return access(argv[0], X_OK) == 0 ? NULL :
+		    werr_errno("cannot run the agent program", argv[0]);
+	for (i = 0; env[i] != NULL; i++)
+		if (str_startswith(env[i], "PATH="))
+			path = env[i] + 5;
+	for (s = path;; s = colon + 1) {
+		char *dir, *full;
+		int ok;
+
+		colon = strchr(s, ':');
+		dir = colon ? xstrndup(s, (size_t)(colon - s)) : xstrdup(s);
+		full = path_join(dir[0] ? dir : ".", argv[0]);
+		ok = access(full, X_OK) == 0;
+		free(dir);
+		free(full);
+		if (ok)
+			return NULL;
+		if (colon == NULL)
+			break;
+	}
+	return werr_new(WEXIT_ENV, "the agent program '%s' is not on the "
+	    "agent's PATH (%s)", argv[0], path);
+}
+
 static void
 sleep_ms(unsigned ms)
 {

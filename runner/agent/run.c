@@ -13,6 +13,8 @@
 
 #include <sys/wait.h>
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -371,6 +373,8 @@ run_agent(struct run *r, const char **state)
 	    (err = agent_argv(&argv, r->pol, &r->p, r->o->task)) != NULL)
 		goto out;
 	env = agent_env(r->pol, &r->p);
+	if ((err = agent_program_check(argv, env)) != NULL)
+		goto out;
 	if (r->sandbox_kind != NULL) {
 		spec.worktree = r->p.worktree;
 		spec.tmp = r->p.tmp;
@@ -541,10 +545,31 @@ out:
 	return err;
 }
 
+/* A row left 'running' by a process that is gone reads 'interrupted'
+ * (the next `agent run` records it so). */
+static void
+show_interrupted(json_t *row)
+{
+	pid_t pid = (pid_t)json_integer_value(json_object_get(row, "pid"));
+
+	if (strcmp(json_string_value(json_object_get(row, "state")),
+	    "running") == 0 && (pid <= 0 || (kill(pid, 0) == -1 &&
+	    errno == ESRCH)))
+		json_object_set_new(row, "state", json_string("interrupted"));
+}
+
 struct werr *
 agent_list(json_t **out, struct store *store)
 {
-	return store_agent_list(store, out);
+	struct werr *err;
+	json_t *row;
+	size_t i;
+
+	if ((err = store_agent_list(store, out)) != NULL)
+		return err;
+	json_array_foreach(*out, i, row)
+		show_interrupted(row);
+	return NULL;
 }
 
 struct werr *
@@ -557,5 +582,6 @@ agent_show(json_t **out, struct store *store, int64_t id)
 	if (*out == NULL)
 		return werr_new(WEXIT_INPUT, "no agent run %lld",
 		    (long long)id);
+	show_interrupted(*out);
 	return NULL;
 }
