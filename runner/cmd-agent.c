@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "review.h"
 #include "util.h"
 
 extern const struct cmd_entry cmd_agent_entry;
@@ -180,6 +181,7 @@ agent_run_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	struct agent_run_opts o;
 	struct agent_task task;
+	struct review_base base;
 	struct policy *policy;
 	struct store *store;
 	git_repository *repo = NULL;
@@ -216,11 +218,19 @@ agent_run_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (git_repository_open(&repo, o.repo_root) < 0)
 		return werr_git("cannot open '%s'", o.repo_root);
 	/* The working tree's policy only names the official branch; the
-	 * run's rules come from that branch's own tree (agent.c). */
-	if (engine != NULL)
-		err = agent_task_engine(&task, store, policy, engine);
-	else
+	 * task and the run take their rules from that branch's own tree. */
+	if (engine != NULL) {
+		char *ref = xasprintf("refs/heads/%s", policy->official_branch);
+
+		err = review_base_open(&base, repo, ref);
+		free(ref);
+		if (err == NULL)
+			err = agent_task_engine(&task, store, base.policy,
+			    engine);
+		review_base_free(&base);
+	} else {
 		err = agent_task_incident(&task, store, n);
+	}
 	if (err != NULL)
 		goto out;
 	o.repo = repo;
