@@ -155,7 +155,7 @@ journal_evidence_load(struct journal_evidence *ev, char **bad,
     git_repository *repo, const char *branch)
 {
 	git_revwalk *walk = NULL;
-	git_reference *ref = NULL;
+	git_reference *named = NULL, *ref = NULL;
 	char *refname = xasprintf("refs/heads/%s", branch);
 	struct werr *err = NULL;
 	size_t cap = 0;
@@ -165,9 +165,12 @@ journal_evidence_load(struct journal_evidence *ev, char **bad,
 	*bad = NULL;
 	ev->records = json_object();
 	ev->record_seq = json_object();
-	if (git_reference_lookup(&ref, repo, refname) < 0 ||
-	    git_reference_resolve(&ref, ref) < 0)
+	if (git_reference_lookup(&named, repo, refname) < 0 ||
+	    git_reference_resolve(&ref, named) < 0) {
+		git_reference_free(named);
 		goto out;	/* no official branch: nothing anchored yet */
+	}
+	git_reference_free(named);
 	ev->have_branch = 1;
 	if (git_revwalk_new(&walk, repo) < 0 ||
 	    git_revwalk_push(walk, git_reference_target(ref)) < 0) {

@@ -99,10 +99,12 @@ check_anchors(struct verify_state *vs, const struct journal_entry *e)
 static const char *
 next_line(struct verify_state *vs, size_t *len, int *torn)
 {
-	const char *end = vs->ev->export_text + vs->ev->export_len;
-	const char *l = vs->line, *nl;
+	const char *end, *l = vs->line, *nl;
 
-	if (l == NULL || l >= end)
+	if (l == NULL || vs->ev->export_text == NULL)
+		return NULL;
+	end = vs->ev->export_text + vs->ev->export_len;
+	if (l >= end)
 		return NULL;
 	nl = memchr(l, '\n', (size_t)(end - l));
 	*torn = nl == NULL;

@@ -231,7 +231,7 @@ static struct werr *
 move_landed(int *landed, const char **why, git_repository *repo, json_t *row)
 {
 	const char *ref = json_string_value(json_object_get(row, "ref"));
-	git_reference *r = NULL;
+	git_reference *named = NULL, *r = NULL;
 	git_oid want;
 	int rc;
 
@@ -240,12 +240,13 @@ move_landed(int *landed, const char **why, git_repository *repo, json_t *row)
 	    "new_tip"))) < 0)
 		return werr_new(WEXIT_ENV, "official_ops row %lld is unreadable",
 		    (long long)json_integer_value(json_object_get(row, "id")));
-	if (git_reference_lookup(&r, repo, ref) < 0 ||
-	    git_reference_resolve(&r, r) < 0) {
-		git_reference_free(r);
+	if (git_reference_lookup(&named, repo, ref) < 0 ||
+	    git_reference_resolve(&r, named) < 0) {
+		git_reference_free(named);
 		*why = "the branch is gone";
 		return NULL;
 	}
+	git_reference_free(named);
 	if (git_oid_equal(git_reference_target(r), &want))
 		*landed = 1;
 	else if ((rc = git_graph_descendant_of(repo, git_reference_target(r),
@@ -352,16 +353,17 @@ static struct werr *
 check_tip(git_repository *repo, const char *refname, const char *branch,
     const git_oid *expected)
 {
-	git_reference *r = NULL;
+	git_reference *named = NULL, *r = NULL;
 	struct werr *err = NULL;
 	char hex[GIT_OID_HEXSZ + 1];
 
-	if (git_reference_lookup(&r, repo, refname) < 0 ||
-	    git_reference_resolve(&r, r) < 0) {
-		git_reference_free(r);
+	if (git_reference_lookup(&named, repo, refname) < 0 ||
+	    git_reference_resolve(&r, named) < 0) {
+		git_reference_free(named);
 		return werr_new(WEXIT_ENV, "there is no branch '%s' in this "
 		    "repository", branch);
 	}
+	git_reference_free(named);
 	if (!git_oid_equal(git_reference_target(r), expected)) {
 		git_oid_tostr(hex, sizeof(hex), expected);
 		err = werr_new(WEXIT_PROBLEM, "'%s' moved away from %.12s while "
