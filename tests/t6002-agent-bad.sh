@@ -102,7 +102,7 @@ test_expect_success 'an agent that moves a ref is quarantined, the ref put back'
 '
 
 test_expect_success 'an agent past its time limit is killed with its daemonised grandchild' '
-	agent_use bench overtime &&
+	agent_use bench overtime 31415 &&
 	agent_policy bench "agent.time_limit_s=2" &&
 	git -C bench rev-parse official >official.base &&
 	expect_exit 1 bw agent run --engine simfix &&
@@ -112,7 +112,7 @@ test_expect_success 'an agent past its time limit is killed with its daemonised 
 	daemon=$(cat bench/.warden/agent/7/tmp/daemon.pid) &&
 	test -n "$daemon" &&
 	! kill -0 "$daemon" 2>/dev/null &&
-	test "$(ps -eo args | grep -c "^sleep 3141[56]")" = 0 &&
+	test "$(ps -eo args | grep -c "^sleep 3141[56]$")" = 0 &&
 	bw --json agent show 7 >show.json &&
 	python3 - show.json <<-PY
 	import json, sys

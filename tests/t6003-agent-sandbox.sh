@@ -65,13 +65,13 @@ test_expect_success_if $SANDBOX 'hooks, config, refs and the .git file are read-
 '
 
 test_expect_success_if $SANDBOX 'a daemon left in the sandbox goes with it at the time limit' '
-	agent_use bench overtime &&
+	agent_use bench overtime 27182 &&
 	agent_policy bench "agent.time_limit_s=2" &&
 	git -C bench rev-parse official >official.base &&
 	expect_exit 1 bw agent run --engine simfix &&
 	expect_grep "(at the time limit)" out &&
 	test -s bench/.warden/agent/6/tmp/daemon.pid &&
-	test "$(ps -eo args | grep -c "^sleep 3141[56]")" = 0
+	test "$(ps -eo args | grep -c "^sleep 2718[23]$")" = 0
 '
 
 test_expect_success 'required and no sandbox: refused, recorded, exit 3' '

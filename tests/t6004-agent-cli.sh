@@ -122,8 +122,8 @@ test_expect_success 'a warden killed mid-run leaves a row that reads interrupted
 	expect_exit 1 bw agent run --engine simfix &&
 	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = 5")" = interrupted &&
 	bw journal verify &&
-	n=0; while [ "$(ps -eo args | grep -c "^sleep 300")" != 0 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done &&
-	test "$(ps -eo args | grep -c "^sleep 300")" = 0
+	n=0; while [ "$(ps -eo args | grep -c "^sleep 271828")" != 0 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done &&
+	test "$(ps -eo args | grep -c "^sleep 271828")" = 0
 '
 
 test_expect_success 'agent.sandbox is one of required, best-effort, off' '
