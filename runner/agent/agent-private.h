@@ -60,8 +60,6 @@ struct werr *agent_worktree_open(git_repository **out,
 /* Check tree out into dir (made; must not exist), without symlinks. */
 struct werr *agent_tree_materialize(git_repository *repo,
     const git_oid *tree, const char *dir);
-/* rm -rf dir (a directory warden made); never follows symlinks. */
-struct werr *agent_remove_tree(const char *dir);
 
 /* ---- guard.c ---- */
 

@@ -406,7 +406,7 @@ put_back(json_t *out, const struct agent_guard *g, const struct guard_entry *e)
 	char *abs = abs_name(g, e->path);
 	struct werr *err;
 
-	werr_free(agent_remove_tree(abs));
+	werr_free(path_remove_tree(abs));
 	if ((err = file_write_atomic(abs, e->content, e->len)) == NULL &&
 	    chmod(abs, e->mode & 07777) == 0)
 		restored(out, "restored", e->path);

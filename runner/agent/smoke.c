@@ -231,7 +231,7 @@ smoke_phase(const struct agent_smoke_opts *o, json_t *engines,
 		json_array_append_new(runs, r);
 	}
 out:
-	werr_free(agent_remove_tree(dir));
+	werr_free(path_remove_tree(dir));
 	json_object_set_new(res, "passed", json_boolean(passed));
 	json_object_set_new(res, "runs", runs);
 	free(dir);

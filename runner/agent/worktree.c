@@ -11,8 +11,6 @@
 
 #include <sys/stat.h>
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -212,33 +210,4 @@ agent_tree_materialize(git_repository *repo, const git_oid *tree_id,
 	if ((err = mkdir_p(dir)) != NULL)
 		return err;
 	return checkout_tree(repo, tree_id, dir);
-}
-
-struct werr *
-agent_remove_tree(const char *dir)
-{
-	struct werr *err = NULL;
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-
-	if (lstat(dir, &st) == -1)
-		return errno == ENOENT ? NULL : werr_errno("lstat", dir);
-	if (!S_ISDIR(st.st_mode))
-		return unlink(dir) == -1 ? werr_errno("unlink", dir) : NULL;
-	if ((d = opendir(dir)) == NULL)
-		return werr_errno("opendir", dir);
-	while (err == NULL && (de = readdir(d)) != NULL) {
-		char *sub;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		sub = path_join(dir, de->d_name);
-		err = agent_remove_tree(sub);
-		free(sub);
-	}
-	closedir(d);
-	if (err == NULL && rmdir(dir) == -1)
-		err = werr_errno("rmdir", dir);
-	return err;
 }
