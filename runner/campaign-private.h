@@ -23,6 +23,7 @@ struct point {
 
 struct run {
 	const struct campaign_opts *o;
+	const char *tree;		/* o->tree_root, else o->repo_root */
 	char *run_id;
 	json_t *grid;
 	struct point *points;

@@ -214,7 +214,7 @@ walk_engine(struct walk *w, const struct run *r, const struct point *pt)
 	w->skip_outcome = w->skip_detail = NULL;
 	w->skip_model = w->skip_model_detail = NULL;
 	werr_free(w->adapter_err);
-	w->adapter_err = adapter_load_named(&w->adapter, r->o->repo_root,
+	w->adapter_err = adapter_load_named(&w->adapter, r->tree,
 	    pt->engine);
 	w->engine = pt->engine;
 	/* The cap counts what this engine already ran in this run, so a
@@ -279,7 +279,7 @@ sweep_engine(struct run *r, struct walk *w, const struct point *pt,
 	ep.profile = w->profile;
 	ep.split = pt->split;
 	ep.concurrency = pt->concurrency;
-	ep.repo_root = r->o->repo_root;
+	ep.repo_root = r->tree;
 	ep.env_dir = env_dir;
 	ep.log_path = log_path;
 	ep.ready_timeout_s = w->adapter->serve.ready_timeout_s > 0 ?
@@ -472,7 +472,7 @@ campaign_walk_point(struct run *r, struct walk *w, size_t i)
 	if (w->profile == NULL || strcmp(w->profile->name, pt->model) != 0) {
 		profile_free(w->profile);
 		w->profile = NULL;
-		if ((err = profile_load_named(&w->profile, r->o->repo_root,
+		if ((err = profile_load_named(&w->profile, r->tree,
 		    pt->model)) != NULL) {
 			detail = xasprintf("model '%s': %s", pt->model, err->msg);
 			werr_free(err);

@@ -42,7 +42,11 @@ run_provenance(const struct run *r, const char *machine)
 
 	o = json_pack("{s:s, s:s}", "warden_version", PACKAGE_VERSION,
 	    "machine", machine);
-	if ((err = repo_head_state(r->o->repo_root, commit, &dirty)) != NULL) {
+	if (r->o->tree_root != NULL) {
+		json_object_set_new(o, "tree", json_string(r->o->tree_label ?
+		    r->o->tree_label : r->o->tree_root));
+	} else if ((err = repo_head_state(r->o->repo_root, commit,
+	    &dirty)) != NULL) {
 		json_object_set_new(o, "repo_error", json_string(err->msg));
 		werr_free(err);
 	} else {
@@ -155,7 +159,7 @@ grid_load(struct run *r)
 		r->workloads = xrealloc(r->workloads,
 		    (r->nworkloads + 1) * sizeof(*r->workloads));
 		if ((err = workload_load(&r->workloads[r->nworkloads],
-		    r->o->repo_root, r->points[i].split)) != NULL) {
+		    r->tree, r->points[i].split)) != NULL) {
 			workload_free(&r->workloads[r->nworkloads]);
 			return err;
 		}
@@ -280,6 +284,7 @@ campaign_run(const struct campaign_opts *o, char **run_id_out)
 	memset(&r, 0, sizeof(r));
 	memset(&w, 0, sizeof(w));
 	r.o = o;
+	r.tree = o->tree_root != NULL ? o->tree_root : o->repo_root;
 	if ((err = store_campaign_ensure(o->store)) != NULL)
 		return err;
 	campaign_machine_id(machine);

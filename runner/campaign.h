@@ -42,7 +42,13 @@ struct campaign_progress {
 };
 
 struct campaign_opts {
-	const char *repo_root;
+	const char *repo_root;		/* .warden/ (store, logs, envs) */
+	const char *tree_root;		/* adapters, profiles, workloads and
+					   the engines' {repo}; NULL: repo_root
+					   (a smoke run of a change gives the
+					   change's checkout) */
+	const char *tree_label;		/* provenance "tree" when tree_root is
+					   set (what that checkout is) */
 	const struct policy *policy;
 	struct store *store;
 	const char *roster;		/* NULL: policy default roster */

@@ -27,6 +27,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_patch_entry,
 	&cmd_review_entry,
 	&cmd_prcheck_entry,
+	&cmd_agent_entry,
 	NULL,
 };
 

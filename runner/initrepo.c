@@ -17,6 +17,7 @@
 #include "adapter.h"
 #include "initrepo.h"
 #include "policy.h"
+#include "agent/agent.h"
 #include "util.h"
 
 static const char readme_text[] =
@@ -173,6 +174,9 @@ initrepo_create(const char *dir, char *commit_out, char **official_branch_out)
 	if (err == NULL)
 		err = write_file(dir, "adapters/profiles/qwen3-0.6b.json",
 		    profile_example_text());
+	if (err == NULL && policy->agent.instructions != NULL)
+		err = write_file(dir, policy->agent.instructions,
+		    agent_instructions_default_text());
 	if (err == NULL)
 		err = write_file(dir, "README.md", readme_text);
 	if (err == NULL)

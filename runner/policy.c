@@ -47,9 +47,15 @@ static const char default_policy[] =
 "  \"default_roster\": \"siliconbench\",\n"
 "  \"official_branch\": \"official\",\n"
 "  \"agent\": {\n"
-"    \"command\": [\"claude\", \"-p\", \"{prompt_file}\"],\n"
+"    \"command\": [\"claude\", \"-p\", \"--permission-mode\", \"acceptEdits\",\n"
+"                \"--add-dir\", \"{run_dir}\",\n"
+"                \"Read the task in {prompt_file} and do it.\"],\n"
 "    \"time_limit_s\": 3600,\n"
-"    \"sandbox\": true\n"
+"    \"sandbox\": \"required\",\n"
+"    \"env\": [\"PATH\", \"LANG\", \"ANTHROPIC_API_KEY\"],\n"
+"    \"instructions\": \"policy/agent-instructions.md\",\n"
+"    \"queue_on_failure\": false,\n"
+"    \"smoke\": { \"concurrency\": [1], \"prompts\": 4 }\n"
 "  },\n"
 "  \"retirement_days\": 60,\n"
 "  \"store\": { \"busy_timeout_ms\": 5000 }\n"
@@ -109,10 +115,24 @@ static const struct schema s_campaign = { .type = SCHEMA_OBJECT, .fields = f_cam
 
 static const struct schema s_rosters = { .type = SCHEMA_MAP, .items = &s_strings1 };
 
+static const char *const sandbox_modes[] = { "required", "best-effort", "off", NULL };
+static const struct schema s_sandbox = { .type = SCHEMA_STRING, .one_of = sandbox_modes };
+
+static const struct schema_field f_smoke[] = {
+	{ "concurrency", &s_levels, 1 },
+	{ "prompts", &s_pos_int, 1 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_smoke = { .type = SCHEMA_OBJECT, .fields = f_smoke };
+
 static const struct schema_field f_agent[] = {
 	{ "command", &s_strings1, 1 },
 	{ "time_limit_s", &s_seconds, 1 },
-	{ "sandbox", &s_bool, 1 },
+	{ "sandbox", &s_sandbox, 1 },
+	{ "env", &s_strings, 0 },
+	{ "instructions", &s_string, 0 },
+	{ "queue_on_failure", &s_bool, 0 },
+	{ "smoke", &s_smoke, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_agent = { .type = SCHEMA_OBJECT, .fields = f_agent };
@@ -209,6 +229,9 @@ policy_check_refs(const struct policy *p, const char *name, const char *text,
 		problems_add_field(probs, name, text, len, "default_roster",
 		    "names roster '%s', which 'rosters' does not define",
 		    p->default_roster);
+	if (p->agent.time_limit_s <= 0)
+		problems_add_field(probs, name, text, len, "agent.time_limit_s",
+		    "must be more than 0");
 	if (p->gates.completion_min > p->gates.completion_of)
 		problems_add_field(probs, name, text, len, "gates.completion_min",
 		    "must not exceed 'gates.completion_of' (%d)",
@@ -287,7 +310,22 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	o = json_object_get(doc, "agent");
 	strlist_from_json(&p->agent.command, json_object_get(o, "command"));
 	p->agent.time_limit_s = num(o, "time_limit_s");
-	p->agent.sandbox = json_is_true(json_object_get(o, "sandbox"));
+	p->agent.sandbox = xstrdup(str(o, "sandbox"));
+	strlist_from_json(&p->agent.env, json_object_get(o, "env"));
+	p->agent.instructions = str(o, "instructions") ?
+	    xstrdup(str(o, "instructions")) : NULL;
+	p->agent.queue_on_failure = json_is_true(json_object_get(o,
+	    "queue_on_failure"));
+	v = json_object_get(json_object_get(o, "smoke"), "concurrency");
+	p->agent.smoke_n_concurrency = v ? json_array_size(v) : 1;
+	p->agent.smoke_concurrency = xcalloc(p->agent.smoke_n_concurrency,
+	    sizeof(int));
+	p->agent.smoke_concurrency[0] = 1;
+	for (i = 0; v != NULL && i < p->agent.smoke_n_concurrency; i++)
+		p->agent.smoke_concurrency[i] =
+		    (int)json_integer_value(json_array_get(v, i));
+	v = json_object_get(json_object_get(o, "smoke"), "prompts");
+	p->agent.smoke_prompts = v ? (int)json_integer_value(v) : 4;
 	p->retirement_days = (int)num(doc, "retirement_days");
 	p->busy_timeout_ms = (int)num(json_object_get(doc, "store"), "busy_timeout_ms");
 	policy_check_refs(p, name, text, len, pp);
@@ -351,5 +389,9 @@ policy_free(struct policy *p)
 	strlist_free(&p->models);
 	free(p->official_branch);
 	strlist_free(&p->agent.command);
+	free(p->agent.sandbox);
+	strlist_free(&p->agent.env);
+	free(p->agent.instructions);
+	free(p->agent.smoke_concurrency);
 	free(p);
 }

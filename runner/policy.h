@@ -72,9 +72,16 @@ struct policy {
 
 	char *official_branch;
 	struct {
-		struct strlist command;
+		struct strlist command;	/* argv template, see agent.h */
 		double time_limit_s;
-		int sandbox;
+		char *sandbox;		/* "required", "best-effort", "off" */
+		struct strlist env;	/* variables passed to the agent */
+		char *instructions;	/* a path in the tree, or NULL */
+		int queue_on_failure;	/* queue a good change of an agent
+					   that exited non-zero */
+		int *smoke_concurrency;	/* default [1] */
+		size_t smoke_n_concurrency;
+		int smoke_prompts;	/* default 4 */
 	} agent;
 	int retirement_days;
 	int busy_timeout_ms;

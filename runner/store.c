@@ -24,6 +24,7 @@
 #include "store.h"
 #include "store-campaign.h"
 #include "store-official.h"
+#include "agent/store-agent.h"
 #include "util.h"
 
 #define STORE_DEFAULT_BUSY_MS 5000
@@ -95,6 +96,9 @@ static const char *const migrations[] = {
 
 	/* 4: moves of the official branch: intent, then outcome. */
 	STORE_OFFICIAL_SCHEMA,
+
+	/* 5: the maintainer agent's runs. */
+	STORE_AGENT_SCHEMA,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

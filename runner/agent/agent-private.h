@@ -1,0 +1,162 @@
+/*
+ * agent-private.h - what the files of runner/agent/ share: the paths of
+ * a run, the worktree and tree helpers, the guard over the repository's
+ * state, the task context, the launch and the smoke campaign. Internal:
+ * nothing outside runner/agent/ and cmd-agent.c includes it; the public
+ * contract is agent.h.
+ */
+#ifndef WARDEN_AGENT_PRIVATE_H
+#define WARDEN_AGENT_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <git2.h>
+#include <jansson.h>
+
+#include "agent.h"
+#include "buf.h"
+#include "error.h"
+#include "policy.h"
+#include "sandbox.h"
+
+/* Where run ID lives. Every path is absolute. */
+struct agent_paths {
+	int64_t id;
+	char *run_dir;		/* .warden/agent/ID */
+	char *worktree;		/* .warden/worktrees/ID */
+	char *home;		/* RUN/home */
+	char *tmp;		/* RUN/tmp */
+	char *log;		/* RUN/agent.log */
+	char *prompt;		/* RUN/task.md: the task context */
+	char *problem;		/* RUN/problem.json */
+	char *git_override;	/* RUN/git.config: core.symlinks=false */
+	char *branch;		/* refs/heads/warden/agent/ID */
+	char *wt_name;		/* warden-agent-ID (.git/worktrees/NAME) */
+};
+
+void agent_paths_init(struct agent_paths *p, const char *repo_root,
+    int64_t id);
+void agent_paths_free(struct agent_paths *p);
+
+/* ---- worktree.c ---- */
+
+/* Path rules over every entry of the official tree before anything of it
+ * is checked out: no .git entry (in any spelling), no gitlink, no bad
+ * path. Problems go to why (one per line); returns how many. */
+size_t agent_tree_validate(struct buf *why, git_repository *repo,
+    const git_oid *tree);
+/* Make repo (this handle only) see core.symlinks=false, so checkouts
+ * write a symlink of the tree as a plain file holding its target. */
+struct werr *agent_repo_no_symlinks(git_repository *repo,
+    const char *override_path);
+/* The worktree: branch p->branch at commit, .git/worktrees/NAME, the
+ * files of the commit's tree checked out without symlinks. */
+struct werr *agent_worktree_create(git_repository *repo,
+    const struct agent_paths *p, const git_oid *commit);
+/* Open the worktree as a repository (core.symlinks=false as above). */
+struct werr *agent_worktree_open(git_repository **out,
+    const struct agent_paths *p);
+/* Check tree out into dir (made; must not exist), without symlinks. */
+struct werr *agent_tree_materialize(git_repository *repo,
+    const git_oid *tree, const char *dir);
+
+/* ---- guard.c ---- */
+
+struct agent_guard;
+/*
+ * Record the state the agent must not change: every ref of the
+ * repository and every file under the repository root (the maintainer's
+ * checkout, .git with its hooks and config, .warden/) by type, mode,
+ * size, inode, change and modification times and, for symlinks, target
+ * and, for small files under .git, content. Left out: the run's own
+ * directory and worktree, the worktree's index, loose and packed objects
+ * (content-addressed: a new object changes nothing), the store's lock
+ * and shared-memory files, and the files warden's own stdout and stderr
+ * go to (the maintainer's `warden agent run >log 2>&1` in the checkout).
+ */
+struct werr *agent_guard_snapshot(struct agent_guard **out,
+    git_repository *repo, const char *repo_root,
+    const struct agent_paths *p);
+/* Snapshot again and add one reason (a string) per difference to
+ * reasons. */
+struct werr *agent_guard_compare(json_t *reasons,
+    const struct agent_guard *before, git_repository *repo);
+/*
+ * After a quarantine: put the git directory back as the snapshot found
+ * it, as far as it can (every ref, hooks, config, and other small
+ * files: rewritten; files and directories the agent added: removed).
+ * The maintainer's checkout is reported, never rewritten. One string per
+ * action goes to out.
+ */
+struct werr *agent_guard_restore(json_t *out,
+    const struct agent_guard *before);
+void agent_guard_free(struct agent_guard *g);
+
+/* ---- context.c ---- */
+
+/* Write the task context (Markdown, p->prompt) and the problem
+ * (p->problem): the problem, failing cells, version diff, log tails, the
+ * allowlist and the instructions text. */
+struct werr *agent_context_write(const struct agent_paths *p,
+    const struct agent_task *t, const struct policy *policy,
+    const char *instructions, size_t ilen);
+/* Did a campaign sweep (a row as JSON) fail: not complete, or fewer
+ * requests completed than policy's completion gate asks? */
+int agent_sweep_failed(const json_t *sweep, const struct policy *policy);
+/* The task context as text (what agent_context_write writes). */
+void agent_context_text(struct buf *out, const struct agent_paths *p,
+    const struct agent_task *t, const struct policy *policy,
+    const char *instructions, size_t ilen);
+
+/* ---- launch.c ---- */
+
+struct agent_exec {
+	uint64_t started_ns;
+	double duration_s;
+	int status;		/* wait status of the agent (or the sandbox) */
+	int timed_out;		/* killed at the time limit */
+	unsigned reaped;	/* descendants killed after it */
+};
+
+/* The agent's argv from the policy's template, placeholders expanded
+ * (an unknown placeholder is an input error naming policy's field). */
+struct werr *agent_argv(char ***argv_out, const struct policy *policy,
+    const struct agent_paths *p, const struct agent_task *t);
+void agent_argv_free(char **argv);
+/* The agent's environment: the variables policy lists (when set), PATH
+ * (policy's or a safe default), HOME, TMPDIR, and git told to read no
+ * system or global config and to run no hook. */
+char **agent_env(const struct policy *policy, const struct agent_paths *p);
+/* Can argv[0] be run, by itself or found on env's PATH? */
+struct werr *agent_program_check(char *const *argv, char *const *env);
+/* Run argv (after sb's prefix when sb is not NULL) in the worktree with
+ * env, output to p->log, until it exits or the time limit; then stop its
+ * group and reap every descendant. */
+struct werr *agent_launch(struct agent_exec *ex, char *const *argv,
+    char *const *env, const struct sandbox *sb, const struct policy *policy,
+    const struct agent_paths *p);
+/* The exit as JSON: {"status": "exit status 0", "exit_code"|"signal",
+ * "timed_out", "duration_s", "reaped"}. */
+json_t *agent_exec_json(const struct agent_exec *ex);
+
+/* ---- smoke.c ---- */
+
+struct agent_smoke_opts {
+	const char *repo_root;
+	git_repository *repo;		/* with core.symlinks=false */
+	struct store *store;
+	const struct policy *policy;	/* trusted */
+	const struct agent_task *task;
+	const struct agent_paths *paths;
+	const git_oid *base_tree, *change_tree;
+	const struct allowlist_report *gate;	/* the changed files */
+	void (*on_progress)(void *arg, const char *what);
+	void *arg;
+};
+
+/* Smoke campaigns of the affected engines from the base tree and from
+ * the change: {"engines", "before", "after", "passed"}. */
+struct werr *agent_smoke(json_t **out, const struct agent_smoke_opts *o);
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * launch.c - start the agent: its argv from the trusted policy's
+ * template, a scrubbed environment, cwd in its worktree, output to the
+ * run's log, inside the sandbox when there is one; stop it at the time
+ * limit and reap every process it left. See agent-private.h.
+ *
+ * Nothing the agent controls reaches warden's own environment or argv:
+ * placeholders expand to paths warden made and to the task's names.
+ * Never prints.
+ */
+#include "config.h"
+
+#include <sys/wait.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent-private.h"
+#include "spawn.h"
+#include "util.h"
+
+#define AGENT_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+#define AGENT_STOP_GRACE_MS 2000
+
+/* Expand the {name}s of tmpl. */
+static struct werr *
+expand(struct buf *out, const char *tmpl, const struct agent_paths *p,
+    const struct agent_task *t)
+{
+	const char *s = tmpl, *open, *close;
+
+	while ((open = strchr(s, '{')) != NULL) {
+		const char *v = NULL;
+		size_t n;
+
+		buf_add(out, s, (size_t)(open - s));
+		if ((close = strchr(open, '}')) == NULL)
+			return werr_new(WEXIT_INPUT, "policy/warden.json: "
+			    "'agent.command' has an unterminated '{' in '%s'",
+			    tmpl);
+		n = (size_t)(close - open - 1);
+#define IS(name) (n == strlen(name) && strncmp(open + 1, name, n) == 0)
+		if (IS("prompt_file"))
+			v = p->prompt;
+		else if (IS("problem_file"))
+			v = p->problem;
+		else if (IS("worktree"))
+			v = p->worktree;
+		else if (IS("run_dir"))
+			v = p->run_dir;
+		else if (IS("home"))
+			v = p->home;
+		else if (IS("tmp"))
+			v = p->tmp;
+		else if (IS("task"))
+			v = t->kind;
+		else if (IS("engine"))
+			v = strcmp(t->kind, "engine") == 0 ? t->ref : "";
+		else if (IS("incident"))
+			v = strcmp(t->kind, "incident") == 0 ? t->ref : "";
+#undef IS
+		if (v == NULL)
+			return werr_new(WEXIT_INPUT, "policy/warden.json: "
+			    "'agent.command' uses unknown placeholder '%.*s' "
+			    "(known: {prompt_file} {problem_file} {worktree} "
+			    "{run_dir} {home} {tmp} {task} {engine} "
+			    "{incident})", (int)(n + 2), open);
+		buf_puts(out, v);
+		s = close + 1;
+	}
+	buf_puts(out, s);
+	return NULL;
+}
+
+struct werr *
+agent_argv(char ***argv_out, const struct policy *pol,
+    const struct agent_paths *p, const struct agent_task *t)
+{
+	const struct strlist *cmd = &pol->agent.command;
+	char **argv = xcalloc(cmd->n + 1, sizeof(*argv));
+	struct buf b = BUF_INIT;
+	struct werr *err;
+	size_t i;
+
+	*argv_out = NULL;
+	for (i = 0; i < cmd->n; i++) {
+		buf_reset(&b);
+		if ((err = expand(&b, cmd->v[i], p, t)) != NULL) {
+			buf_free(&b);
+			agent_argv_free(argv);
+			return err;
+		}
+		buf_puts(&b, "");
+		argv[i] = buf_detach(&b);
+	}
+	buf_free(&b);
+	*argv_out = argv;
+	return NULL;
+}
+
+void
+agent_argv_free(char **argv)
+{
+	size_t i;
+
+	for (i = 0; argv != NULL && argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/* Names warden sets itself; policy cannot pass them through. */
+static int
+reserved(const char *name)
+{
+	return strcmp(name, "HOME") == 0 || strcmp(name, "TMPDIR") == 0 ||
+	    str_startswith(name, "GIT_") || str_startswith(name, "WARDEN_");
+}
+
+char **
+agent_env(const struct policy *pol, const struct agent_paths *p)
+{
+	const struct strlist *names = &pol->agent.env;
+	char **env = xcalloc(names->n + 16, sizeof(*env));
+	size_t n = 0, i;
+	int have_path = 0;
+
+	for (i = 0; i < names->n; i++) {
+		const char *v = getenv(names->v[i]);
+
+		if (reserved(names->v[i]) || v == NULL)
+			continue;
+		if (strcmp(names->v[i], "PATH") == 0)
+			have_path = 1;
+		env[n++] = xasprintf("%s=%s", names->v[i], v);
+	}
+	if (!have_path)
+		env[n++] = xstrdup("PATH=" AGENT_DEFAULT_PATH);
+	env[n++] = xasprintf("HOME=%s", p->home);
+	env[n++] = xasprintf("TMPDIR=%s", p->tmp);
+	env[n++] = xasprintf("WARDEN_AGENT_RUN=%lld", (long long)p->id);
+	env[n++] = xstrdup("GIT_CONFIG_NOSYSTEM=1");
+	env[n++] = xstrdup("GIT_CONFIG_GLOBAL=/dev/null");
+	/* Hooks off, whatever a config the agent could reach says. */
+	env[n++] = xstrdup("GIT_CONFIG_COUNT=1");
+	env[n++] = xstrdup("GIT_CONFIG_KEY_0=core.hooksPath");
+	env[n++] = xstrdup("GIT_CONFIG_VALUE_0=/dev/null");
+	env[n] = NULL;
+	return env;
+}
+
+struct werr *
+agent_program_check(char *const *argv, char *const *env)
+{
+	const char *path = AGENT_DEFAULT_PATH, *s, *colon;
+	size_t i;
+
+	if (strchr(argv[0], '/') != NULL)
+		return access(argv[0], X_OK) == 0 ? NULL :
+		    werr_errno("cannot run the agent program", argv[0]);
+	for (i = 0; env[i] != NULL; i++)
+		if (str_startswith(env[i], "PATH="))
+			path = env[i] + 5;
+	for (s = path;; s = colon + 1) {
+		char *dir, *full;
+		int ok;
+
+		colon = strchr(s, ':');
+		dir = colon ? xstrndup(s, (size_t)(colon - s)) : xstrdup(s);
+		full = path_join(dir[0] ? dir : ".", argv[0]);
+		ok = access(full, X_OK) == 0;
+		free(dir);
+		free(full);
+		if (ok)
+			return NULL;
+		if (colon == NULL)
+			break;
+	}
+	return werr_new(WEXIT_ENV, "the agent program '%s' is not on the "
+	    "agent's PATH (%s)", argv[0], path);
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+struct werr *
+agent_launch(struct agent_exec *ex, char *const *argv, char *const *env,
+    const struct sandbox *sb, const struct policy *pol,
+    const struct agent_paths *p)
+{
+	struct spawn_opts so = { 0 };
+	struct spawn_proc proc;
+	struct werr *err, *stop;
+	char **full = NULL;
+	size_t n = 0, i;
+	uint64_t deadline;
+
+	memset(ex, 0, sizeof(*ex));
+	while (argv[n] != NULL)
+		n++;
+	full = xcalloc((sb ? sb->nprefix : 0) + n + 1, sizeof(*full));
+	for (i = 0; sb != NULL && i < sb->nprefix; i++)
+		full[i] = sb->prefix[i];
+	memcpy(full + i, argv, n * sizeof(*argv));
+	so.argv = full;
+	so.env = env;
+	so.cwd = p->worktree;
+	so.log_path = p->log;
+	ex->started_ns = mono_ns();
+	deadline = ex->started_ns + (uint64_t)(pol->agent.time_limit_s * 1e9);
+	if ((err = spawn_start(&proc, &so)) != NULL) {
+		free(full);
+		return err;
+	}
+	while (!spawn_poll(&proc)) {
+		if (mono_ns() >= deadline) {
+			ex->timed_out = 1;
+			break;
+		}
+		sleep_ms(20);
+	}
+	/* Whatever is left of its group goes now; then what left it. */
+	stop = spawn_stop(&proc, AGENT_STOP_GRACE_MS);
+	err = spawn_reap_descendants(&ex->reaped);
+	ex->duration_s = (double)(mono_ns() - ex->started_ns) / 1e9;
+	ex->status = proc.status;
+	if (ex->timed_out) {
+		char *line = xasprintf("\nwarden: the agent ran past its time "
+		    "limit of %.0f s and was killed\n", pol->agent.time_limit_s);
+
+		werr_free(file_append(p->log, line, strlen(line)));
+		free(line);
+	}
+	free(full);
+	if (stop != NULL) {
+		werr_free(err);
+		return stop;
+	}
+	return err;
+}
+
+json_t *
+agent_exec_json(const struct agent_exec *ex)
+{
+	struct buf d = BUF_INIT;
+	json_t *o;
+
+	spawn_status_describe(&d, ex->status);
+	o = json_pack("{s:s, s:b, s:f, s:i}", "status", buf_cstr(&d),
+	    "timed_out", ex->timed_out, "duration_s", ex->duration_s,
+	    "reaped", (int)ex->reaped);
+	if (WIFEXITED(ex->status))
+		json_object_set_new(o, "exit_code",
+		    json_integer(WEXITSTATUS(ex->status)));
+	else if (WIFSIGNALED(ex->status))
+		json_object_set_new(o, "signal",
+		    json_integer(WTERMSIG(ex->status)));
+	buf_free(&d);
+	return o;
+}

@@ -1,0 +1,259 @@
+/*
+ * smoke.c - the smoke campaign of an agent's change: the engines it
+ * touches (and the task's), run for a few prompts at low concurrency
+ * from the official tree (before) and from the change (after), each a
+ * campaign run of its own in the store. See agent-private.h.
+ *
+ * Both trees are checked out by warden from git objects into the run's
+ * directory (without symlinks): exactly what the gate passed, never the
+ * agent's worktree with whatever it left beside its diff. Engine
+ * failures are results. Never prints.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent-private.h"
+#include "allowlist.h"
+#include "campaign.h"
+#include "store-campaign.h"
+#include "util.h"
+
+static void
+add_engine(json_t *engines, const char *name)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(engines, i, e)
+		if (strcmp(json_string_value(e), name) == 0)
+			return;
+	json_array_append_new(engines, json_string(name));
+}
+
+/* NAME of adapters/engines/NAME.json or adapters/engines/NAME/... */
+static char *
+adapter_engine(const char *path)
+{
+	const char *s, *end;
+
+	if (path == NULL || !str_startswith(path, "adapters/engines/"))
+		return NULL;
+	s = path + 17;
+	if ((end = strchr(s, '/')) != NULL)
+		return xstrndup(s, (size_t)(end - s));
+	if (str_endswith(s, ".json") && strlen(s) > 5)
+		return xstrndup(s, strlen(s) - 5);
+	return NULL;
+}
+
+static json_t *
+blob_json(git_repository *repo, const git_oid *tree_id, const char *path)
+{
+	git_tree *tree = NULL;
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+	json_t *doc = NULL;
+
+	if (git_tree_lookup(&tree, repo, tree_id) == 0 &&
+	    git_tree_entry_bypath(&te, tree, path) == 0 &&
+	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) == 0)
+		doc = json_loadb(git_blob_rawcontent(blob),
+		    (size_t)git_blob_rawsize(blob), 0, NULL);
+	git_blob_free(blob);
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	return doc;
+}
+
+/* Engines whose entry differs between the two versions of a profile. */
+static void
+profile_engines(json_t *engines, const struct agent_smoke_opts *o,
+    const char *path)
+{
+	json_t *a = blob_json(o->repo, o->base_tree, path);
+	json_t *b = blob_json(o->repo, o->change_tree, path);
+	json_t *ea = json_object_get(a, "engines");
+	json_t *eb = json_object_get(b, "engines");
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(eb, k, v)
+		if (!json_equal(v, json_object_get(ea, k)))
+			add_engine(engines, k);
+	json_object_foreach(ea, k, v)
+		if (json_object_get(eb, k) == NULL)
+			add_engine(engines, k);
+	json_decref(a);
+	json_decref(b);
+}
+
+/* The roster to smoke engine in: the default one when it has it. */
+static const char *
+roster_of(const struct policy *pol, const char *engine)
+{
+	const struct roster *d = policy_roster(pol, pol->default_roster);
+	size_t i;
+
+	if (d != NULL && strlist_contains(&d->engines, engine))
+		return d->name;
+	for (i = 0; i < pol->n_rosters; i++)
+		if (strlist_contains(&pol->rosters[i].engines, engine))
+			return pol->rosters[i].name;
+	return NULL;
+}
+
+static json_t *
+affected(const struct agent_smoke_opts *o)
+{
+	json_t *engines = json_array(), *e, *kept = json_array();
+	const struct allowlist_report *r = o->gate;
+	size_t i;
+
+	json_array_foreach(json_object_get(o->task->problem, "engines"), i, e)
+		add_engine(engines, json_string_value(e));
+	for (i = 0; i < r->nfiles; i++) {
+		const char *paths[2] = { r->files[i].old_path,
+		    r->files[i].new_path };
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			char *name = adapter_engine(paths[k]);
+
+			if (name != NULL)
+				add_engine(engines, name);
+			free(name);
+			if (paths[k] != NULL &&
+			    str_startswith(paths[k], "adapters/profiles/") &&
+			    str_endswith(paths[k], ".json"))
+				profile_engines(engines, o, paths[k]);
+		}
+	}
+	json_array_foreach(engines, i, e)
+		if (roster_of(o->policy, json_string_value(e)) != NULL)
+			json_array_append(kept, e);
+	json_decref(engines);
+	return kept;
+}
+
+/* One engine's smoke campaign from tree dir: {"engine", "run_id",
+ * "passed", "sweeps"|"error"}. */
+static json_t *
+smoke_engine(const struct agent_smoke_opts *o, const char *engine,
+    const char *phase, const char *dir, const char *label)
+{
+	const char *engines[] = { engine, NULL };
+	struct campaign_opts co;
+	json_t *res, *rows = NULL, *sweeps = json_array(), *s;
+	char *run_id = xasprintf("agent-%lld-%s-%s", (long long)o->paths->id,
+	    engine, phase);
+	char *got = NULL;
+	struct werr *err;
+	int passed = 1;
+	size_t i;
+
+	memset(&co, 0, sizeof(co));
+	co.repo_root = o->repo_root;
+	co.tree_root = dir;
+	co.tree_label = label;
+	co.policy = o->policy;
+	co.store = o->store;
+	co.roster = roster_of(o->policy, engine);
+	co.engines = engines;
+	co.concurrency = o->policy->agent.smoke_concurrency;
+	co.n_concurrency = o->policy->agent.smoke_n_concurrency;
+	co.limit = (size_t)o->policy->agent.smoke_prompts;
+	co.run_id = run_id;
+	res = json_pack("{s:s, s:s}", "engine", engine, "run_id", run_id);
+	if ((err = campaign_run(&co, &got)) == NULL)
+		err = store_campaign_sweeps_json(o->store, run_id, &rows);
+	if (err != NULL) {
+		json_object_set_new(res, "error", json_string(err->msg));
+		werr_free(err);
+		passed = 0;
+	}
+	json_array_foreach(rows, i, s) {
+		int failed = agent_sweep_failed(s, o->policy);
+
+		json_array_append_new(sweeps, json_pack("{s:O, s:O, s:O, s:O, "
+		    "s:O, s:O, s:O, s:b}", "model", json_object_get(s, "model"),
+		    "split", json_object_get(s, "split"),
+		    "concurrency", json_object_get(s, "concurrency"),
+		    "outcome", json_object_get(s, "outcome"),
+		    "detail", json_object_get(s, "detail"),
+		    "completed", json_object_get(s, "completed"),
+		    "total", json_object_get(s, "total"), "passed", !failed));
+		if (failed)
+			passed = 0;
+	}
+	if (json_array_size(sweeps) == 0)
+		passed = 0;
+	json_object_set_new(res, "passed", json_boolean(passed));
+	json_object_set_new(res, "sweeps", sweeps);
+	json_decref(rows);
+	free(run_id);
+	free(got);
+	return res;
+}
+
+static json_t *
+smoke_phase(const struct agent_smoke_opts *o, json_t *engines,
+    const char *phase, const git_oid *tree)
+{
+	char *dir = xasprintf("%s/smoke-%s", o->paths->run_dir, phase);
+	char hex[GIT_OID_HEXSZ + 1];
+	char *label = xasprintf("agent run %lld %s: tree %s",
+	    (long long)o->paths->id, phase,
+	    git_oid_tostr(hex, sizeof(hex), tree));
+	json_t *res = json_object(), *runs = json_array(), *e;
+	struct werr *err;
+	int passed = 1;
+	size_t i;
+
+	if ((err = agent_tree_materialize(o->repo, tree, dir)) != NULL) {
+		json_object_set_new(res, "error", json_string(err->msg));
+		werr_free(err);
+		passed = 0;
+		goto out;
+	}
+	json_array_foreach(engines, i, e) {
+		json_t *r;
+		char *what = xasprintf("smoke %s: %s", phase,
+		    json_string_value(e));
+
+		if (o->on_progress != NULL)
+			o->on_progress(o->arg, what);
+		free(what);
+		r = smoke_engine(o, json_string_value(e), phase, dir, label);
+		if (!json_is_true(json_object_get(r, "passed")))
+			passed = 0;
+		json_array_append_new(runs, r);
+	}
+out:
+	werr_free(path_remove_tree(dir));
+	json_object_set_new(res, "passed", json_boolean(passed));
+	json_object_set_new(res, "runs", runs);
+	free(dir);
+	free(label);
+	return res;
+}
+
+struct werr *
+agent_smoke(json_t **out, const struct agent_smoke_opts *o)
+{
+	json_t *engines = affected(o), *before, *after;
+
+	if (json_array_size(engines) == 0) {
+		*out = json_pack("{s:o, s:b, s:s}", "engines", engines,
+		    "passed", 0, "skipped", "no engine of a roster is "
+		    "concerned");
+		return NULL;
+	}
+	before = smoke_phase(o, engines, "before", o->base_tree);
+	after = smoke_phase(o, engines, "after", o->change_tree);
+	*out = json_pack("{s:o, s:O, s:o, s:o}", "engines", engines,
+	    "passed", json_object_get(after, "passed"), "before", before,
+	    "after", after);
+	return NULL;
+}

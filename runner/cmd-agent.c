@@ -1,0 +1,363 @@
+/*
+ * cmd-agent.c - `warden agent run|list|show`: run the maintainer agent
+ * bounded and see what became of its runs. The work is in runner/agent/;
+ * this file parses options and prints.
+ *
+ * Exit status of `agent run`: 0 a change was queued for review; 1 the
+ * run ended without one (rejected, quarantined, no change, or an agent
+ * that failed after a good change, unqueued by policy); 2 usage or
+ * input; 3 environment (among them: policy requires a sandbox and there
+ * is none).
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <git2.h>
+
+#include "agent/agent.h"
+#include "cmd.h"
+#include "output.h"
+#include "policy.h"
+#include "review.h"
+#include "util.h"
+
+extern const struct cmd_entry cmd_agent_entry;
+
+static const char *
+str_of(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+static struct werr *
+parse_number(const char *s, const char *what, int64_t *id)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || v <= 0)
+		return cmd_usage_error(&cmd_agent_entry,
+		    "'%s' is not %s", s, what);
+	*id = v;
+	return NULL;
+}
+
+static void
+on_progress(void *arg, const char *what)
+{
+	const struct cmd_ctx *ctx = arg;
+
+	if (ctx->verbosity >= 0)
+		output_progress(1, "agent: %s", what);
+}
+
+static void
+print_run(const json_t *r)
+{
+	const json_t *exit = json_object_get(r, "exit");
+	const json_t *ds = json_object_get(r, "diffstat");
+	const json_t *gate = json_object_get(r, "gate");
+	const json_t *smoke = json_object_get(r, "smoke");
+	const json_t *task = json_object_get(r, "task");
+	const json_t *x;
+	size_t i;
+
+	printf("agent run %lld: %s\n", (long long)json_integer_value(
+	    json_object_get(r, "id")), str_of(r, "state"));
+	printf("task:     %s %s\n", str_of(task, "kind"), str_of(task, "ref"));
+	printf("base:     %s (%s)\n", str_of(r, "base_commit"),
+	    str_of(r, "official_branch"));
+	printf("sandbox:  %s (policy: %s)\n", str_of(json_object_get(r,
+	    "sandbox"), "in_force"), str_of(json_object_get(r, "sandbox"),
+	    "mode"));
+	if (json_is_string(json_object_get(json_object_get(r, "sandbox"),
+	    "why")))
+		printf("          %s\n", str_of(json_object_get(r, "sandbox"),
+		    "why"));
+	if (json_object_get(r, "argv") != NULL) {
+		printf("argv:    ");
+		json_array_foreach(json_object_get(r, "argv"), i, x)
+			printf(" %s", json_string_value(x));
+		printf("\n");
+	}
+	if (json_object_get(r, "worktree") != NULL)
+		printf("worktree: %s (branch %s)\n", str_of(r, "worktree"),
+		    str_of(r, "branch"));
+	if (json_object_get(r, "log") != NULL)
+		printf("log:      %s\n", str_of(r, "log"));
+	if (exit != NULL)
+		printf("exit:     %s%s after %.1f s, %lld descendant%s reaped\n",
+		    str_of(exit, "status"), json_is_true(json_object_get(exit,
+		    "timed_out")) ? " (at the time limit)" : "",
+		    json_real_value(json_object_get(exit, "duration_s")),
+		    (long long)json_integer_value(json_object_get(exit,
+		    "reaped")), json_integer_value(json_object_get(exit,
+		    "reaped")) == 1 ? "" : "s");
+	json_array_foreach(json_object_get(r, "reasons"), i, x)
+		printf("quarantined: %s\n", json_string_value(x));
+	json_array_foreach(json_object_get(r, "restored"), i, x)
+		printf("put back: %s\n", json_string_value(x));
+	if (ds != NULL) {
+		printf("diff:     %lld file%s, +%lld -%lld\n",
+		    (long long)json_integer_value(json_object_get(ds, "files")),
+		    json_integer_value(json_object_get(ds, "files")) == 1 ?
+		    "" : "s",
+		    (long long)json_integer_value(json_object_get(ds, "added")),
+		    (long long)json_integer_value(json_object_get(ds,
+		    "deleted")));
+		json_array_foreach(json_object_get(ds, "paths"), i, x)
+			printf("  %s %s +%lld -%lld\n", str_of(x, "status"),
+			    str_of(x, "path"), (long long)json_integer_value(
+			    json_object_get(x, "added")),
+			    (long long)json_integer_value(json_object_get(x,
+			    "deleted")));
+	}
+	if (gate != NULL)
+		printf("gate:     %s\n", json_is_true(json_object_get(gate,
+		    "ok")) ? "clean" : "refused");
+	json_array_foreach(json_object_get(gate, "violations"), i, x)
+		printf("  %s %s: %s\n", str_of(x, "code"), str_of(x, "path"),
+		    str_of(x, "reason"));
+	if (json_is_integer(json_object_get(r, "review")))
+		printf("review:   %lld\n", (long long)json_integer_value(
+		    json_object_get(r, "review")));
+	if (smoke != NULL) {
+		const char *phases[] = { "before", "after" };
+		int k;
+
+		printf("smoke:    %s\n", json_is_true(json_object_get(smoke,
+		    "passed")) ? "passed" : json_is_string(json_object_get(
+		    smoke, "skipped")) ? str_of(smoke, "skipped") : "failed");
+		for (k = 0; k < 2; k++) {
+			json_t *ph = json_object_get(smoke, phases[k]), *run, *s;
+			size_t j;
+
+			json_array_foreach(json_object_get(ph, "runs"), i, run)
+				json_array_foreach(json_object_get(run,
+				    "sweeps"), j, s)
+					printf("  %-6s %s %s %s c=%lld: %s "
+					    "%lld/%lld\n", phases[k],
+					    str_of(run, "engine"),
+					    str_of(s, "model"),
+					    str_of(s, "split"),
+					    (long long)json_integer_value(
+					    json_object_get(s, "concurrency")),
+					    str_of(s, "outcome"),
+					    (long long)json_integer_value(
+					    json_object_get(s, "completed")),
+					    (long long)json_integer_value(
+					    json_object_get(s, "total")));
+		}
+	}
+	if (json_is_string(json_object_get(r, "error")))
+		printf("error:    %s\n", str_of(r, "error"));
+}
+
+static struct werr *
+state_exit(const json_t *r)
+{
+	const char *state = str_of(r, "state");
+
+	if (strcmp(state, "queued") == 0 || strcmp(state, "dry-run") == 0)
+		return NULL;
+	return werr_new(WEXIT_PROBLEM, "agent run %lld: %s",
+	    (long long)json_integer_value(json_object_get(r, "id")), state);
+}
+
+static struct werr *
+agent_run_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "incident", required_argument, NULL, 'i' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct agent_run_opts o;
+	struct agent_task task;
+	struct review_base base;
+	struct policy *policy;
+	struct store *store;
+	git_repository *repo = NULL;
+	const char *engine = NULL, *incident = NULL;
+	json_t *rec = NULL;
+	struct werr *err;
+	int64_t n = 0;
+	int ch, dry = 0;
+
+	optind = 0;	/* 0: reinitialise, so options may follow operands */
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'i')
+			incident = optarg;
+		else if (ch == 'e')
+			engine = optarg;
+		else if (ch == 'n')
+			dry = 1;
+		else
+			return cmd_usage_error(&cmd_agent_entry,
+			    "unknown option");
+	}
+	if (optind != argc || (engine == NULL) == (incident == NULL))
+		return cmd_usage_error(&cmd_agent_entry, "agent run needs "
+		    "one of --incident N or --engine E");
+	if (incident != NULL && (err = parse_number(incident,
+	    "an incident number", &n)) != NULL)
+		return err;
+	memset(&task, 0, sizeof(task));
+	memset(&o, 0, sizeof(o));
+	if ((err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
+	    (err = cmd_ctx_policy(ctx, &policy)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL)
+		return err;
+	if (git_repository_open(&repo, o.repo_root) < 0)
+		return werr_git("cannot open '%s'", o.repo_root);
+	/* The working tree's policy only names the official branch; the
+	 * task and the run take their rules from that branch's own tree. */
+	if (engine != NULL) {
+		char *ref = xasprintf("refs/heads/%s", policy->official_branch);
+
+		err = review_base_open(&base, repo, ref);
+		free(ref);
+		if (err == NULL)
+			err = agent_task_engine(&task, store, base.policy,
+			    engine);
+		review_base_free(&base);
+	} else {
+		err = agent_task_incident(&task, store, n);
+	}
+	if (err != NULL)
+		goto out;
+	o.repo = repo;
+	o.store = store;
+	o.official_branch = policy->official_branch;
+	o.task = &task;
+	o.dry_run = dry;
+	o.on_progress = on_progress;
+	o.arg = ctx;
+	err = agent_run(&rec, &o);
+	if (rec != NULL) {
+		if (ctx->json) {
+			output_json(rec);
+		} else if (dry) {
+			print_run(rec);
+			printf("\n%s", str_of(rec, "context"));
+		} else {
+			print_run(rec);
+		}
+		if (err == NULL)
+			err = state_exit(rec);
+	}
+out:
+	json_decref(rec);
+	agent_task_free(&task);
+	git_repository_free(repo);
+	return err;
+}
+
+static struct werr *
+agent_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct store *store;
+	json_t *rows = NULL, *row;
+	struct werr *err;
+	size_t i;
+
+	(void)argv;
+	if (argc != 1)
+		return cmd_usage_error(&cmd_agent_entry,
+		    "agent list takes no arguments");
+	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = agent_list(&rows, store)) != NULL)
+		return err;
+	if (ctx->json)
+		output_json(rows);
+	else
+		json_array_foreach(rows, i, row) {
+			json_t *rid = json_object_get(row, "review_id");
+
+			printf("%-5lld %-12s %-8s %-16s %-24s %-12s",
+			    (long long)json_integer_value(json_object_get(row,
+			    "id")), str_of(row, "state"),
+			    str_of(row, "task_kind"), str_of(row, "task_ref"),
+			    str_of(row, "created"), str_of(row, "sandbox"));
+			if (json_is_integer(rid))
+				printf(" review %lld",
+				    (long long)json_integer_value(rid));
+			printf("\n");
+		}
+	json_decref(rows);
+	return NULL;
+}
+
+static struct werr *
+agent_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct store *store;
+	struct werr *err;
+	json_t *o = NULL;
+	int64_t id;
+
+	if (argc != 2)
+		return cmd_usage_error(&cmd_agent_entry,
+		    "agent show needs one run number");
+	if ((err = parse_number(argv[1], "an agent run number", &id)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = agent_show(&o, store, id)) != NULL)
+		return err;
+	if (ctx->json) {
+		output_json(o);
+	} else {
+		json_t *rec = json_object_get(o, "record");
+
+		json_object_set(rec, "state", json_object_get(o, "state"));
+		json_object_set(rec, "id", json_object_get(o, "id"));
+		print_run(rec);
+	}
+	json_decref(o);
+	return NULL;
+}
+
+static struct werr *
+agent_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	if (argc < 2)
+		return cmd_usage_error(&cmd_agent_entry,
+		    "agent needs a subcommand");
+	if (strcmp(argv[1], "run") == 0)
+		return agent_run_cmd(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "list") == 0)
+		return agent_list_cmd(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "show") == 0)
+		return agent_show_cmd(ctx, argc - 1, argv + 1);
+	return cmd_usage_error(&cmd_agent_entry,
+	    "unknown agent subcommand '%s'", argv[1]);
+}
+
+const struct cmd_entry cmd_agent_entry = {
+	"agent",
+	"run [--incident N | --engine E] [--dry-run]\n"
+	"list\n"
+	"show ID",
+	"run the maintainer agent bounded, and see its runs",
+	"run        in a fresh worktree of the official tip, with the task\n"
+	"           (an engine's failing cells, or an incident) in a file\n"
+	"           outside it, run policy's agent.command: scrubbed\n"
+	"           environment, own process group, agent.time_limit_s,\n"
+	"           a write sandbox per agent.sandbox; then check nothing\n"
+	"           outside the worktree changed (else: quarantined), gate\n"
+	"           the worktree's diff, queue a clean change for review and\n"
+	"           attach a before/after smoke campaign; exit 0 queued,\n"
+	"           1 not queued, 3 no sandbox where policy requires one\n"
+	"--dry-run  show the argv, sandbox, environment and task context;\n"
+	"           make nothing\n"
+	"list       every run: id, state, task, sandbox, review\n"
+	"show ID    one run: argv, exit, sandbox, diff, gate, smoke, review\n"
+	"--json     the records as JSON",
+	agent_exec,
+};

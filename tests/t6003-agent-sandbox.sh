@@ -1,0 +1,101 @@
+#!/bin/sh
+# t6003: with the write sandbox in force (bubblewrap), writes outside the
+# worktree fail inside the agent (its log shows the read-only file
+# system), not only afterwards; a daemon cannot outlive the sandbox.
+# Policy "required" refuses to run without a sandbox, "best-effort" runs
+# and records that none was in force. Tests that need bubblewrap report
+# themselves skipped where it cannot run.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
+. "$TOP_SRCDIR/tests/fixtures/agents/agent-setup.sh"
+
+SANDBOX=$(can_sandbox)
+
+untouched() {
+	git -C bench rev-parse official >official.now &&
+	expect_equal official.base official.now &&
+	git -C bench status --porcelain >status.now &&
+	expect_equal status.base status.now
+}
+
+test_expect_success 'a bench whose policy requires the sandbox' '
+	agent_bench bench &&
+	agent_policy bench "agent.sandbox=\"required\"" &&
+	git -C bench rev-parse official >official.base &&
+	git -C bench status --porcelain >status.base
+'
+
+test_expect_success_if $SANDBOX 'writes outside the worktree fail inside the agent' '
+	agent_use bench write-outside "$TEST_DIR/home" "$TEST_DIR" &&
+	git -C bench rev-parse official >official.base &&
+	expect_exit 1 bw agent run --engine simfix &&
+	expect_grep "^agent run 1: no-change$" out &&
+	expect_grep "^sandbox:  bubblewrap (policy: required)$" out &&
+	log=bench/.warden/agent/1/agent.log &&
+	expect_grep "escaped.txt: Read-only file system" $log &&
+	expect_grep "write to ../escaped.txt failed" $log &&
+	expect_grep "injected.json: Read-only file system" $log &&
+	expect_grep "write to $TEST_DIR/home/.profile-injected failed" $log &&
+	expect_grep "write to $TEST_DIR/outside.txt failed" $log &&
+	expect_grep "wrote \$HOME/note.json" $log &&
+	expect_grep "wrote \$TMPDIR/scratch" $log &&
+	test ! -e bench/.warden/worktrees/escaped.txt &&
+	test ! -e bench/adapters/engines/injected.json &&
+	test ! -e home/.profile-injected && test ! -e outside.txt &&
+	test "$(sqlite3 bench/.warden/warden.db "select sandbox from agent_runs where id = 1")" = bubblewrap &&
+	untouched
+'
+
+test_expect_success_if $SANDBOX 'hooks, config, refs and the .git file are read-only inside' '
+	for a in "write-gitdir hook" "write-gitdir config" move-ref write-gitfile; do
+		agent_use bench $a &&
+		expect_exit 1 bw agent run --engine simfix &&
+		expect_grep "^agent run [0-9]*: no-change$" out || return 1
+		id=$(sed -n "s/^agent run \([0-9]*\):.*/\1/p" out)
+		cat bench/.warden/agent/$id/agent.log >>gitdir.log
+	done &&
+	expect_grep "post-checkout: Read-only file system" gitdir.log &&
+	expect_grep "write to .*/hooks/post-checkout failed" gitdir.log &&
+	expect_grep "git config failed" gitdir.log &&
+	expect_grep "moving official failed" gitdir.log &&
+	expect_grep "write to .git failed" gitdir.log &&
+	test ! -e bench/.git/hooks/post-checkout &&
+	git -C bench rev-parse official >official.base &&
+	untouched
+'
+
+test_expect_success_if $SANDBOX 'a daemon left in the sandbox goes with it at the time limit' '
+	agent_use bench overtime 27182 &&
+	agent_policy bench "agent.time_limit_s=2" &&
+	git -C bench rev-parse official >official.base &&
+	expect_exit 1 bw agent run --engine simfix &&
+	expect_grep "(at the time limit)" out &&
+	test -s bench/.warden/agent/6/tmp/daemon.pid &&
+	test "$(ps -eo args | grep -c "^sleep 2718[23]$")" = 0
+'
+
+test_expect_success 'required and no sandbox: refused, recorded, exit 3' '
+	agent_use bench good-fix &&
+	agent_policy bench "agent.time_limit_s=30" &&
+	before=$(sqlite3 bench/.warden/warden.db "select count(*) from agent_runs") &&
+	WARDEN_BWRAP=/nonexistent/bwrap expect_exit 3 bw agent run --engine simfix &&
+	expect_grep "policy requires a write sandbox" err &&
+	expect_grep "/nonexistent/bwrap" err &&
+	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs order by id desc limit 1")" = refused &&
+	test "$(sqlite3 bench/.warden/warden.db "select count(*) from agent_runs")" = $((before + 1)) &&
+	test "$(sqlite3 bench/.warden/warden.db "select count(*) from journal where kind = '"'"'agent.refused'"'"'")" = 1 &&
+	id=$(sqlite3 bench/.warden/warden.db "select max(id) from agent_runs") &&
+	test ! -e bench/.warden/worktrees/$id &&
+	test "$(sqlite3 bench/.warden/warden.db "select count(*) from reviews")" = 0
+'
+
+test_expect_success 'best-effort and no sandbox: runs, and records that none was in force' '
+	agent_policy bench "agent.sandbox=\"best-effort\"" &&
+	WARDEN_BWRAP=/nonexistent/bwrap expect_exit 0 bw agent run --engine simfix &&
+	expect_grep "^sandbox:  none (policy: best-effort)$" out &&
+	expect_grep "no write sandbox (bubblewrap)" out &&
+	id=$(sqlite3 bench/.warden/warden.db "select max(id) from agent_runs") &&
+	test "$(sqlite3 bench/.warden/warden.db "select sandbox from agent_runs where id = $id")" = none
+'
+
+test_done
