@@ -54,19 +54,17 @@ commit_or_rollback(struct store *store, struct werr *err)
 	return store_commit(store);
 }
 
+/* Does the statement compile (the tables and columns it names exist)? */
 static int
-table_exists(struct store *store, const char *name)
+sql_compiles(struct store *store, const char *sql)
 {
 	sqlite3_stmt *st = NULL;
-	int found = 0;
+	int ok;
 
-	if (sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM sqlite_master "
-	    "WHERE type = 'table' AND name = ?1", -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	store_bind_text(st, 1, name);
-	found = sqlite3_step(st) == SQLITE_ROW;
+	ok = sqlite3_prepare_v2(store_db(store), sql, -1, &st, NULL) ==
+	    SQLITE_OK;
 	sqlite3_finalize(st);
-	return found;
+	return ok;
 }
 
 struct werr *
@@ -74,12 +72,17 @@ store_campaign_ensure(struct store *store)
 {
 	struct werr *err;
 
-	if (table_exists(store, "campaign_memory"))
+	if (sql_compiles(store, "SELECT connect_ms FROM campaign_requests "
+	    "LIMIT 0") && sql_compiles(store, "SELECT 1 FROM campaign_memory "
+	    "LIMIT 0"))
 		return NULL;
 	if ((err = store_begin(store)) != NULL)
 		return err;
-	return commit_or_rollback(store, store_exec(store,
-	    STORE_CAMPAIGN_SCHEMA));
+	err = store_exec(store, STORE_CAMPAIGN_SCHEMA);
+	if (err == NULL && !sql_compiles(store, "SELECT connect_ms FROM "
+	    "campaign_requests LIMIT 0"))
+		err = store_exec(store, STORE_CAMPAIGN_SCHEMA_5);
+	return commit_or_rollback(store, err);
 }
 
 struct werr *
@@ -274,6 +277,26 @@ bind_ms(sqlite3_stmt *st, int i, uint64_t from, uint64_t to)
 		sqlite3_bind_double(st, i, (double)(to - from) / 1e6);
 }
 
+/* The gaps between successive token times as a JSON array of ns (NULL
+ * for fewer than two tokens). */
+static void
+bind_gaps(sqlite3_stmt *st, int i, const uint64_t *t, size_t n)
+{
+	json_t *a;
+	size_t k;
+
+	if (t == NULL || n < 2) {
+		sqlite3_bind_null(st, i);
+		return;
+	}
+	a = json_array();
+	for (k = 1; k < n; k++)
+		json_array_append_new(a, json_integer((json_int_t)(t[k] -
+		    t[k - 1])));
+	bind_json(st, i, a);
+	json_decref(a);
+}
+
 /* Insert one request row with a prepared statement. */
 static struct werr *
 request_insert(struct store *store, sqlite3_stmt *st, int64_t sweep_id,
@@ -314,6 +337,10 @@ request_insert(struct store *store, sqlite3_stmt *st, int64_t sweep_id,
 		sqlite3_bind_int64(st, 23, r->http_status);
 	store_bind_text(st, 24, loadgen_outcome_name(r->outcome));
 	store_bind_text(st, 25, r->error);
+	if (r->connect_ns != 0 || r->new_connection || r->http_status > 0)
+		sqlite3_bind_double(st, 26, (double)r->connect_ns / 1e6);
+	sqlite3_bind_int(st, 27, r->new_connection ? 1 : 0);
+	bind_gaps(st, 28, r->token_ns, r->ntoken_ns);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return store_error(store, "insert request");
 	return NULL;
@@ -338,8 +365,9 @@ store_campaign_requests_add(struct store *store, int64_t sweep_id,
 	    "token_events, coalesced_events, max_events_per_read, "
 	    "prompt_tokens, completion_tokens, usage_source, content_bytes, "
 	    "reasoning_bytes, tool_calls, finish_reason, http_status, outcome, "
-	    "error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-	    "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"))
+	    "error, connect_ms, new_connection, itl_ns) VALUES (?1, ?2, ?3, "
+	    "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+	    "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)"))
 	    != NULL)
 		return commit_or_rollback(store, err);
 	for (i = 0; i < n && err == NULL; i++)

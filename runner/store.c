@@ -94,6 +94,9 @@ static const char *const migrations[] = {
 
 	/* 4: moves of the official branch: intent, then outcome. */
 	STORE_OFFICIAL_SCHEMA,
+
+	/* 5: connect time, connection reuse and token gaps per request. */
+	STORE_CAMPAIGN_SCHEMA STORE_CAMPAIGN_SCHEMA_5,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
