@@ -140,8 +140,13 @@ show_progress(void *arg, const struct campaign_progress *p)
 	else if (p->done > 0 || p->tokens_per_s > 0)
 		buf_printf(&b, "%s %zu/%zu requests, %.1f tok/s", p->phase,
 		    p->done, p->total, p->tokens_per_s);
-	else
+	else {
 		buf_puts(&b, p->phase);
+		if (strcmp(p->phase, "starting") == 0 && p->elapsed_s >= 1) {
+			buf_puts(&b, ", waited ");
+			add_duration(&b, p->elapsed_s);
+		}
+	}
 	print = st->tty || final || p->sweep != st->sweep ||
 	    (st->interval_s > 0 && (double)(now - st->last_ns) / 1e9 >=
 	    st->interval_s);

@@ -124,4 +124,13 @@ test_expect_success 'SIGTERM does the same' '
 	expect_grep "^warden: campaign run term1 interrupted by SIGTERM; continue it with .warden campaign --resume --run-id term1.$" ../term1.err
 '
 
+test_expect_success 'not on a terminal: an engine slow to start shows life too' '
+	fake_adapter bench slowstart --ready-after 2.5 &&
+	cd bench &&
+	expect_exit 0 warden campaign --engine slowstart --limit 1 \
+	    --concurrency 1 --run-id slow --progress-interval 1 &&
+	cat err &&
+	test $(grep -c "^sweep 1/1 slowstart qwen3-0.6b chat c=1: starting, waited [0-9]* s$" err) -ge 1
+'
+
 test_done
