@@ -33,6 +33,10 @@ struct run {
 	size_t nworkloads;
 	uint64_t gpu_hint;
 	int finished;			/* resuming a run that is done */
+	/* For the campaign ETA: the sweeps this process ran and the time
+	 * they took, engine start included. */
+	size_t ran;
+	double ran_s;
 };
 
 /* What the grid walk carries from one point to the next. */
@@ -55,6 +59,8 @@ struct walk {
  * sweep or as a skip outcome. Engine failures are outcomes, not errors.
  */
 struct werr *campaign_walk_point(struct run *r, struct walk *w, size_t i);
+/* The error that ends the run when opts->stop is set (NULL if not). */
+struct werr *campaign_stopped(const struct run *r);
 /* Stop any kept engine and free what the walk holds. */
 void campaign_walk_free(struct walk *w);
 

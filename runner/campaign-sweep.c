@@ -40,6 +40,26 @@ run_workload(const struct run *r, const char *split)
 	return NULL;
 }
 
+static const char *
+signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	case SIGHUP: return "SIGHUP";
+	default: return "a signal";
+	}
+}
+
+struct werr *
+campaign_stopped(const struct run *r)
+{
+	if (r->o->stop == NULL || *r->o->stop == 0)
+		return NULL;
+	return werr_new(WEXIT_ENV, "interrupted by %s",
+	    signal_name((int)*r->o->stop));
+}
+
 /* ---- one sweep ---- */
 
 struct sweep {
@@ -54,6 +74,27 @@ struct sweep {
 	size_t completed;	/* when done */
 	struct store_campaign_writer *writer;
 };
+
+/* The whole run's ETA: see campaign.h. */
+static double
+campaign_eta(const struct run *r, const struct campaign_progress *p)
+{
+	double per = r->ran > 0 ? r->ran_s / (double)r->ran : -1;
+	size_t after = p->sweeps - p->sweep;
+
+	if (p->outcome != NULL)
+		return after == 0 ? 0 : per >= 0 ? per * (double)after : -1;
+	if (p->eta_s < 0) {
+		/* not measuring yet: this sweep as long as the others */
+		if (per < 0)
+			return -1;
+		return per * (double)(after + 1) > p->elapsed_s ?
+		    per * (double)(after + 1) - p->elapsed_s : 0;
+	}
+	if (per < 0)
+		per = p->elapsed_s + p->eta_s;
+	return p->eta_s + per * (double)after;
+}
 
 static void
 emit(struct sweep *sw, const char *phase, const struct loadgen_progress *lp,
@@ -90,6 +131,7 @@ emit(struct sweep *sw, const char *phase, const struct loadgen_progress *lp,
 			p.eta_s = t * (double)(p.total - p.done) /
 			    (double)lp->done;
 	}
+	p.campaign_eta_s = campaign_eta(sw->r, &p);
 	sw->r->o->on_progress(sw->r->o->arg, &p);
 }
 
@@ -99,6 +141,8 @@ sweep_tick(void *arg, const struct loadgen_progress *lp)
 	struct sweep *sw = arg;
 	uint64_t quiet_bytes, quiet_log;
 
+	if (sw->r->o->stop != NULL && *sw->r->o->stop != 0)
+		return LOADGEN_TICK_STOP;
 	if (!engine_alive(sw->eng))
 		return LOADGEN_TICK_SERVER_CRASH;
 	/* A hang: neither responses nor the engine's log moved. */
@@ -244,16 +288,30 @@ end_outcome(enum loadgen_end end)
 		return "engine_cap";
 	case LOADGEN_END_SERVER_CRASH:
 		return "server_crash";
+	case LOADGEN_END_STOPPED:
+		return "stopped";
 	default:
 		return "unknown";
 	}
 }
 
+/* While the engine starts: progress, and whether to give up. */
+static int
+sweep_wait(void *arg, double waited_s)
+{
+	struct sweep *sw = arg;
+
+	(void)waited_s;
+	emit(sw, "starting", NULL, NULL);
+	return sw->r->o->stop != NULL && *sw->r->o->stop != 0;
+}
+
 /* Start (or keep) the engine of point pt. */
 static struct werr *
 sweep_engine(struct run *r, struct walk *w, const struct point *pt,
-    int64_t sweep_id, struct engine **out)
+    struct sweep *sw, struct engine **out)
 {
+	int64_t sweep_id = sw->sweep_id;
 	const struct policy *pol = r->o->policy;
 	struct engine_params ep;
 	struct werr *err;
@@ -287,6 +345,8 @@ sweep_engine(struct run *r, struct walk *w, const struct point *pt,
 	ep.stop_grace_ms = (unsigned)(pol->caps.stop_grace_s * 1000);
 	if (ep.stop_grace_ms == 0)
 		ep.stop_grace_ms = 1;
+	ep.on_wait = sweep_wait;
+	ep.wait_arg = sw;
 	err = engine_start(out, &ep);
 	free(env_dir);
 	free(log_rel);
@@ -303,6 +363,8 @@ sweep_measure(struct sweep *sw, struct walk *w, struct loadgen_summary *sum)
 	char *url = xasprintf("%s/v1/chat/completions", sw->eng->base_url);
 	char *id_prefix = xasprintf("%s-s%lld-", sw->r->run_id,
 	    (long long)sw->sweep_id);
+	char *health = xasprintf("%s%s", sw->eng->base_url,
+	    w->adapter->serve.health ? w->adapter->serve.health : "/health");
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.url = url;
@@ -312,6 +374,7 @@ sweep_measure(struct sweep *sw, struct walk *w, struct loadgen_summary *sum)
 	cfg.warmups = sw->bodies->warm;
 	cfg.nwarmups = sw->bodies->nwarm;
 	cfg.concurrency = sw->pt->concurrency;
+	cfg.preconnect_url = health;
 	cfg.request_timeout_ns = (uint64_t)(pol->caps.request_timeout_s * 1e9);
 	cfg.deadline_ns = w->deadline;
 	cfg.hang_ns = 0;	/* sweep_tick also watches the engine's log */
@@ -321,9 +384,18 @@ sweep_measure(struct sweep *sw, struct walk *w, struct loadgen_summary *sum)
 	cfg.on_record = sweep_record;
 	cfg.arg = sw;
 	err = loadgen_run(&cfg, sum);
+	free(health);
 	free(id_prefix);
 	free(url);
 	return err;
+}
+
+/* Count a sweep that ran (for the campaign ETA). */
+static void
+sweep_ran(struct sweep *sw)
+{
+	sw->r->ran++;
+	sw->r->ran_s += (double)(mono_ns() - sw->t0) / 1e9;
 }
 
 static struct werr *
@@ -369,8 +441,14 @@ sweep_run(struct run *r, struct walk *w, size_t i)
 	json_decref(k.provenance);
 	if (err != NULL)
 		goto out;
-	if ((err = sweep_engine(r, w, pt, sw.sweep_id, &sw.eng)) != NULL)
+	if ((err = sweep_engine(r, w, pt, &sw, &sw.eng)) != NULL)
 		goto out;
+	if (sw.eng->state == ENGINE_STOPPED) {
+		/* interrupted while it started: the sweep stays unfinished */
+		if ((err = campaign_stopped(r)) == NULL)
+			err = werr_new(WEXIT_ENV, "the engine start was abandoned");
+		goto out;
+	}
 	res.served_model = sw.eng->served_model;
 	res.gpu_hint = r->gpu_hint;
 	res.log_path = sw.eng->log_path;
@@ -389,6 +467,7 @@ sweep_run(struct run *r, struct walk *w, size_t i)
 			walk_set_skip(w, res.outcome, sw.eng->detail);
 		}
 		err = store_campaign_sweep_finish(r->o->store, sw.sweep_id, &res);
+		sweep_ran(&sw);
 		emit(&sw, "done", NULL, res.outcome);
 		goto out;
 	}
@@ -408,7 +487,12 @@ sweep_run(struct run *r, struct walk *w, size_t i)
 		err = store_campaign_writer_finish(sw.writer);
 	else
 		werr_free(store_campaign_writer_finish(sw.writer));
-	if (err == NULL) {
+	if (err == NULL && sum.end == LOADGEN_END_STOPPED) {
+		/* interrupted: the rows written so far stay with the
+		 * unfinished sweep, which --resume discards and runs again */
+		if ((err = campaign_stopped(r)) == NULL)
+			err = werr_new(WEXIT_ENV, "the sweep was stopped");
+	} else if (err == NULL) {
 		res.outcome = end_outcome(sum.end);
 		if (sum.end == LOADGEN_END_SERVER_CRASH)
 			res.detail = sw.eng->detail;
@@ -420,11 +504,8 @@ sweep_run(struct run *r, struct walk *w, size_t i)
 		res.completed = sum.completed;
 		res.failed = sum.failed + sum.not_started;
 		res.memory = &mem;
+		/* the memory peaks are the sweep's own columns */
 		if ((err = loadgen_summary_to_json(&sum, &summary)) == NULL) {
-			json_object_set_new(summary, "peak_system_memory_bytes",
-			    json_integer((json_int_t)mem.peak_system));
-			json_object_set_new(summary, "peak_engine_memory_bytes",
-			    json_integer((json_int_t)mem.peak_engine));
 			res.summary = summary;
 			err = store_campaign_sweep_finish(r->o->store,
 			    sw.sweep_id, &res);
@@ -437,6 +518,7 @@ sweep_run(struct run *r, struct walk *w, size_t i)
 			    "of %.0f s was reached", pol->caps.engine_wall_s);
 		}
 		sw.completed = res.completed;
+		sweep_ran(&sw);
 		emit(&sw, "done", NULL, res.outcome);
 	}
 	memsampler_free(&mem);

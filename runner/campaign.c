@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "adapter.h"
+#include "buf.h"
 #include "campaign.h"
 #include "campaign-input.h"
 #include "campaign-private.h"
@@ -77,6 +78,61 @@ listed(const char *const *filter, const char *s)
 	return 0;
 }
 
+/* "a, b, c" of a list of names. */
+static char *
+names_text(const struct strlist *l)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		buf_printf(&b, "%s%s", i > 0 ? ", " : "", l->v[i]);
+	if (l->n == 0)
+		buf_puts(&b, "none");
+	return buf_detach(&b);
+}
+
+/* Every value of a filter must name something there is: the first that
+ * does not is a usage error naming the option, the value and what there
+ * is (an empty grid is never left to explain itself). */
+static struct werr *
+filter_check(const char *const *filter, const struct strlist *known,
+    const char *option, const char *what, const char *where)
+{
+	struct werr *err;
+	char *text;
+
+	for (; filter != NULL && *filter != NULL; filter++) {
+		if (strlist_contains(known, *filter))
+			continue;
+		text = names_text(known);
+		err = werr_usage("'--%s %s': %s '%s' is not in %s (its %ss: %s)",
+		    option, *filter, what, *filter, where, what, text);
+		free(text);
+		return err;
+	}
+	return NULL;
+}
+
+void
+campaign_ad_hoc_levels(const struct campaign_opts *o, int **out, size_t *n)
+{
+	const struct policy *pol = o->policy;
+	size_t i, j;
+
+	*out = NULL;
+	*n = 0;
+	for (i = 0; o->concurrency != NULL && i < o->n_concurrency; i++) {
+		for (j = 0; j < pol->campaign.n_concurrency; j++)
+			if (pol->campaign.concurrency[j] == o->concurrency[i])
+				break;
+		if (j < pol->campaign.n_concurrency)
+			continue;
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		(*out)[(*n)++] = o->concurrency[i];
+	}
+}
+
 static struct werr *
 grid_build(json_t **out, const struct campaign_opts *o)
 {
@@ -87,15 +143,28 @@ grid_build(json_t **out, const struct campaign_opts *o)
 	    pol->campaign.concurrency;
 	size_t nlevels = o->concurrency ? o->n_concurrency :
 	    pol->campaign.n_concurrency;
-	json_t *points = json_array(), *shard = NULL;
+	json_t *points, *adhoc, *shard = NULL;
 	struct werr *err;
-	size_t e, m, s, c;
+	char *where;
+	int *ad;
+	size_t e, m, s, c, nad;
 
-	if (ro == NULL) {
-		json_decref(points);
+	if (ro == NULL)
 		return werr_new(WEXIT_INPUT, "no roster '%s' in policy",
 		    name ? name : "(default)");
-	}
+	where = xasprintf("roster '%s'", name);
+	err = filter_check(o->engines, &ro->engines, "engine", "engine",
+	    where);
+	free(where);
+	if (err == NULL)
+		err = filter_check(o->models, &pol->models, "model", "model",
+		    "the policy");
+	if (err == NULL)
+		err = filter_check(o->splits, &pol->campaign.splits, "split",
+		    "split", "the policy");
+	if (err != NULL)
+		return err;
+	points = json_array();
 	for (e = 0; e < ro->engines.n; e++) {
 		if (!listed(o->engines, ro->engines.v[e]))
 			continue;
@@ -117,15 +186,20 @@ grid_build(json_t **out, const struct campaign_opts *o)
 	}
 	if (json_array_size(points) == 0) {
 		json_decref(points);
-		return werr_usage("no grid point matches the given filters");
+		return werr_usage("roster '%s' has no engine to run", name);
 	}
 	if (o->shard_count > 0 && (err = campaign_shard_points(&shard, points,
 	    o->shard_index, o->shard_count)) != NULL) {
 		json_decref(points);
 		return err;
 	}
-	*out = json_pack("{s:o, s:I, s:s}", "points", points, "limit",
-	    (json_int_t)o->limit, "roster", name);
+	campaign_ad_hoc_levels(o, &ad, &nad);
+	adhoc = json_array();
+	for (c = 0; c < nad; c++)
+		json_array_append_new(adhoc, json_integer(ad[c]));
+	free(ad);
+	*out = json_pack("{s:o, s:I, s:s, s:o}", "points", points, "limit",
+	    (json_int_t)o->limit, "roster", name, "ad_hoc_levels", adhoc);
 	if (shard != NULL)
 		json_object_set_new(*out, "shard", shard);
 	return NULL;
@@ -300,8 +374,10 @@ campaign_run(const struct campaign_opts *o, char **run_id_out)
 	if (r.finished)
 		goto out;
 	hold = power_hold_begin("warden campaign");
-	for (i = 0; i < r.npoints && err == NULL; i++)
-		err = campaign_walk_point(&r, &w, i);
+	for (i = 0; i < r.npoints && err == NULL; i++) {
+		if ((err = campaign_stopped(&r)) == NULL)
+			err = campaign_walk_point(&r, &w, i);
+	}
 	campaign_walk_free(&w);
 	power_hold_end(hold);
 	if (err == NULL)

@@ -7,17 +7,20 @@
  * its grid (the points, in order, and the prompt limit) is stored with it,
  * so --resume runs exactly the points not yet done, re-running the one a
  * kill interrupted. Engine failures are outcomes recorded per sweep
- * (server_crash, hang, wrong_model, not_ready, port_conflict, setup_failed,
- * engine_cap, unsupported, skipped), never errors: the campaign moves on.
- * A profile that says an engine does not serve a model gives `skipped`
- * with its reason, never a speed result. An error means warden
- * itself could not go on (store, workload file, policy).
+ * (start_failed, not_ready, server_crash, hang, wrong_model,
+ * port_conflict, setup_failed, engine_cap, unsupported, skipped,
+ * adapter_error, profile_error), never errors: the campaign moves on. A
+ * profile that says an engine does not serve a model gives `skipped` with
+ * its reason, never a speed result. An error means warden itself could
+ * not go on (store, workload file, policy), or was asked to stop (*stop):
+ * then the sweep under way stays unfinished, for --resume to run again.
  *
  * Never prints: progress goes to the caller's callback.
  */
 #ifndef WARDEN_CAMPAIGN_H
 #define WARDEN_CAMPAIGN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,8 +40,12 @@ struct campaign_progress {
 	size_t ok;
 	double tokens_per_s;	/* live output tok/s of this sweep */
 	double eta_s;		/* of this sweep, -1 unknown */
+	/* Of the whole run, -1 unknown: this sweep's ETA plus the points
+	 * after it at the mean time of the sweeps run so far (this one's
+	 * expected time before the first ends). An estimate. */
+	double campaign_eta_s;
 	const char *outcome;	/* when phase is "done" */
-	double elapsed_s;
+	double elapsed_s;	/* since this sweep began */
 };
 
 struct campaign_opts {
@@ -65,6 +72,9 @@ struct campaign_opts {
 	unsigned shard_count;		/* ... and N; 0: the whole grid */
 	void (*on_progress)(void *arg, const struct campaign_progress *p);
 	void *arg;
+	/* Set (to the signal's number) when the campaign must stop: checked
+	 * between points, while an engine starts and at every load tick. */
+	const volatile sig_atomic_t *stop;
 };
 
 /*
@@ -77,6 +87,13 @@ struct campaign_opts {
  */
 struct werr *campaign_shard_points(json_t **info_out, json_t *points,
     unsigned index, unsigned count);
+
+/*
+ * The levels of opts that the policy's campaign.concurrency does not
+ * list (ad hoc levels), in order; *n of them. The caller frees *out.
+ */
+void campaign_ad_hoc_levels(const struct campaign_opts *opts, int **out,
+    size_t *n);
 
 /* Run (or resume) a campaign. *run_id_out (caller frees) names it. */
 struct werr *campaign_run(const struct campaign_opts *opts, char **run_id_out);

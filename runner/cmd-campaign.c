@@ -1,27 +1,30 @@
 /*
  * cmd-campaign.c - `warden campaign`: parse the grid filters, run (or
- * resume) the campaign through campaign.c, show progress, and print the
- * results per (model, split) as SiliconBench prints them: out tok/s,
- * TTFT p50/p90, ITL p50, peak memory, completed N/total, and the scaling
- * from the lowest to the highest concurrency. --json prints the same data.
+ * resume) the campaign through campaign.c with progress on stderr, and
+ * print its report; `warden campaign list` and `warden campaign show RUN`
+ * print past runs. The report is campaign-report.c's, printed as text or
+ * CSV by cmd-campaign-print.c, or as JSON.
  *
- * No measuring and no SQL here: the numbers come from the sweep rows the
- * campaign stored (store-campaign.c), grouped for printing.
+ * SIGINT, SIGTERM and SIGHUP ask the campaign to stop: it stops the engine,
+ * leaves the sweep under way unfinished, and this file says how to resume.
+ * No measuring and no SQL here.
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "campaign.h"
+#include "campaign-report.h"
 #include "cmd.h"
+#include "cmd-campaign.h"
 #include "output.h"
 #include "policy.h"
-#include "store-campaign.h"
 #include "util.h"
 
 struct names {
@@ -79,235 +82,259 @@ parse_shard(const char *s, unsigned *index, unsigned *count)
 	return 0;
 }
 
+/* ---- progress ---- */
+
+struct progress {
+	int tty;
+	double interval_s;	/* not on a terminal: seconds between lines */
+	size_t sweep;		/* the sweep last announced */
+	uint64_t last_ns;	/* when its last line was printed */
+};
+
+/* "6 s", "3 min", "1.5 h" */
+static void
+add_duration(struct buf *b, double s)
+{
+	if (s < 120)
+		buf_printf(b, "%.0f s", s);
+	else if (s < 7200)
+		buf_printf(b, "%.0f min", s / 60);
+	else
+		buf_printf(b, "%.1f h", s / 3600);
+}
+
+/*
+ * One progress line. The estimates come first, right after "sweep K/N",
+ * so that a terminal narrower than the line keeps them: output.c clips
+ * the end. On a terminal every update redraws the line; otherwise, for
+ * CI logs, a line when a sweep starts, one every interval_s while it
+ * runs, and one when it ends.
+ */
 static void
 show_progress(void *arg, const struct campaign_progress *p)
 {
-	int final = strcmp(p->phase, "done") == 0;
+	struct progress *st = arg;
+	int final = strcmp(p->phase, "done") == 0, print;
+	struct buf b = BUF_INIT;
+	uint64_t now = mono_ns();
 
-	if (!final && !output_is_tty())
-		return;
-	if (final) {
-		output_progress(1, "sweep %zu/%zu %s %s %s c=%u: %s, "
-		    "%zu/%zu ok, %.1f s", p->sweep, p->sweeps, p->engine,
-		    p->model, p->split, p->concurrency, p->outcome, p->ok,
-		    p->total, p->elapsed_s);
-		return;
-	}
-	if (p->eta_s >= 0)
-		output_progress(0, "sweep %zu/%zu %s %s %s c=%u: %s %zu/%zu "
-		    "requests, %.1f tok/s, eta %.0f s", p->sweep, p->sweeps,
-		    p->engine, p->model, p->split, p->concurrency, p->phase,
-		    p->done, p->total, p->tokens_per_s, p->eta_s);
-	else
-		output_progress(0, "sweep %zu/%zu %s %s %s c=%u: %s",
-		    p->sweep, p->sweeps, p->engine, p->model, p->split,
-		    p->concurrency, p->phase);
-}
-
-/* ---- the report: sweep rows grouped into tables ---- */
-
-static json_t *
-table_for(json_t *tables, const char *model, const char *split)
-{
-	json_t *t;
-	size_t i;
-
-	json_array_foreach(tables, i, t) {
-		if (strcmp(json_string_value(json_object_get(t, "model")), model) == 0 &&
-		    strcmp(json_string_value(json_object_get(t, "split")), split) == 0)
-			return t;
-	}
-	t = json_pack("{s:s, s:s, s:[], s:[]}", "model", model, "split", split,
-	    "rows", "scaling");
-	json_array_append_new(tables, t);
-	return t;
-}
-
-static json_t *
-num_or_null(const json_t *summary, const char *key)
-{
-	json_t *v = json_object_get(summary, key);
-
-	return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
-}
-
-static json_t *
-row_of(const json_t *sw)
-{
-	const json_t *sum = json_object_get(sw, "summary");
-	json_t *row;
-
-	row = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}",
-	    "engine", json_object_get(sw, "engine"),
-	    "concurrency", json_object_get(sw, "concurrency"),
-	    "outcome", json_object_get(sw, "outcome"),
-	    "completed", json_object_get(sw, "completed"),
-	    "total", json_object_get(sw, "total"),
-	    "served_model", json_object_get(sw, "served_model"));
-	json_object_set_new(row, "output_throughput",
-	    num_or_null(sum, "output_throughput"));
-	json_object_set_new(row, "median_ttft_ms", num_or_null(sum, "median_ttft_ms"));
-	json_object_set_new(row, "p90_ttft_ms", num_or_null(sum, "p90_ttft_ms"));
-	/* DESIGN.md's per-request ITL is vllm's TPOT. */
-	json_object_set_new(row, "median_itl_ms", num_or_null(sum, "median_tpot_ms"));
-	json_object_set(row, "peak_memory_bytes",
-	    json_object_get(sw, "peak_system_bytes"));
-	json_object_set(row, "peak_engine_memory_bytes",
-	    json_object_get(sw, "peak_engine_bytes"));
-	json_object_set(row, "detail", json_object_get(sw, "detail"));
-	json_object_set(row, "client_limited", json_object_get(sum, "client_limited")
-	    ? json_object_get(sum, "client_limited") : json_false());
-	return row;
-}
-
-/* Per engine of a table: throughput at its highest level over its lowest. */
-static void
-table_scaling(json_t *t)
-{
-	json_t *rows = json_object_get(t, "rows"), *a, *b, *lo, *hi;
-	const char *eng;
-	size_t i, j;
-
-	json_array_foreach(rows, i, a) {
-		eng = json_string_value(json_object_get(a, "engine"));
-		lo = hi = NULL;
-		for (j = 0; j < i; j++)
-			if (strcmp(json_string_value(json_object_get(
-			    json_array_get(rows, j), "engine")), eng) == 0)
-				break;
-		if (j < i)
-			continue;	/* engine seen already */
-		json_array_foreach(rows, j, b) {
-			if (strcmp(json_string_value(json_object_get(b, "engine")),
-			    eng) != 0)
-				continue;
-			if (lo == NULL || json_integer_value(json_object_get(b,
-			    "concurrency")) < json_integer_value(json_object_get(lo,
-			    "concurrency")))
-				lo = b;
-			if (hi == NULL || json_integer_value(json_object_get(b,
-			    "concurrency")) > json_integer_value(json_object_get(hi,
-			    "concurrency")))
-				hi = b;
+	buf_printf(&b, "sweep %zu/%zu ", p->sweep, p->sweeps);
+	if (!final && (p->eta_s >= 0 || p->campaign_eta_s >= 0)) {
+		buf_addch(&b, '(');
+		if (p->eta_s >= 0) {
+			buf_puts(&b, "eta ");
+			add_duration(&b, p->eta_s);
 		}
-		if (lo == hi)
-			continue;
-		json_array_append_new(json_object_get(t, "scaling"), json_pack(
-		    "{s:s, s:O, s:O, s:o}", "engine", eng,
-		    "from", json_object_get(lo, "concurrency"),
-		    "to", json_object_get(hi, "concurrency"), "ratio",
-		    json_number_value(json_object_get(lo, "output_throughput")) > 0 &&
-		    json_is_number(json_object_get(hi, "output_throughput")) ?
-		    json_real(json_number_value(json_object_get(hi,
-		    "output_throughput")) / json_number_value(json_object_get(lo,
-		    "output_throughput"))) : json_null()));
+		if (p->campaign_eta_s >= 0) {
+			buf_puts(&b, p->eta_s >= 0 ? ", campaign eta " :
+			    "campaign eta ");
+			add_duration(&b, p->campaign_eta_s);
+		}
+		buf_puts(&b, ") ");
 	}
+	buf_printf(&b, "%s %s %s c=%u: ", p->engine, p->model, p->split,
+	    p->concurrency);
+	if (final)
+		buf_printf(&b, "%s, %zu/%zu ok, %.1f s", p->outcome, p->ok,
+		    p->total, p->elapsed_s);
+	else if (p->done > 0 || p->tokens_per_s > 0)
+		buf_printf(&b, "%s %zu/%zu requests, %.1f tok/s", p->phase,
+		    p->done, p->total, p->tokens_per_s);
+	else {
+		buf_puts(&b, p->phase);
+		if (strcmp(p->phase, "starting") == 0 && p->elapsed_s >= 1) {
+			buf_puts(&b, ", waited ");
+			add_duration(&b, p->elapsed_s);
+		}
+	}
+	print = st->tty || final || p->sweep != st->sweep ||
+	    (st->interval_s > 0 && (double)(now - st->last_ns) / 1e9 >=
+	    st->interval_s);
+	if (print) {
+		output_progress(final, "%s", buf_cstr(&b));
+		st->sweep = p->sweep;
+		st->last_ns = now;
+	}
+	buf_free(&b);
+}
+
+/* ---- signals ---- */
+
+static volatile sig_atomic_t stop_signal;
+
+/* The first signal asks the campaign to stop; a second one ends warden
+ * at once (its engines hear SIGTERM through their parent-death signal). */
+static void
+on_stop_signal(int sig)
+{
+	if (stop_signal != 0) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	stop_signal = sig;
+}
+
+struct saved_signals {
+	struct sigaction old[3];
+	int set[3];
+};
+
+static const int stop_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+
+/* Catch the stop signals; one that was ignored when warden started
+ * (nohup, a background job) stays ignored, as is the custom. */
+static void
+signals_catch(struct saved_signals *s)
+{
+	struct sigaction sa;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++) {
+		if (sigaction(stop_signals[i], NULL, &s->old[i]) != 0 ||
+		    (s->old[i].sa_handler == SIG_IGN && stop_signals[i] != SIGTERM))
+			continue;
+		if (sigaction(stop_signals[i], &sa, NULL) == 0)
+			s->set[i] = 1;
+	}
+}
+
+static void
+signals_restore(struct saved_signals *s)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (s->set[i])
+			(void)sigaction(stop_signals[i], &s->old[i], NULL);
+}
+
+/* ---- printing a report ---- */
+
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+
+static struct werr *
+print_run(struct store *store, const char *run_id, enum format fmt,
+    int per_request)
+{
+	struct werr *err;
+	json_t *doc;
+
+	if ((err = campaign_report(&doc, store, run_id, per_request)) != NULL)
+		return err;
+	if (fmt == FORMAT_JSON)
+		output_json(doc);
+	else if (fmt == FORMAT_CSV)
+		campaign_print_report_csv(stdout, doc);
+	else
+		campaign_print_report(stdout, doc);
+	if (strcmp(json_string_value(json_object_get(doc, "state")), "done") != 0)
+		fprintf(stderr, "warden: note: run '%s' is not finished (%lld of "
+		    "%lld sweeps); continue it with 'warden campaign --resume "
+		    "--run-id %s'\n", run_id, (long long)json_integer_value(
+		    json_object_get(doc, "sweeps_done")), (long long)
+		    json_integer_value(json_object_get(doc, "sweeps")), run_id);
+	json_decref(doc);
+	return NULL;
+}
+
+/* --json, --csv and --per-request of list and show. */
+static struct werr *
+report_options(struct cmd_ctx *ctx, int argc, char **argv, const char *sub,
+    enum format *fmt, int *per_request)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "per-request", no_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch, csv = 0;
+
+	*per_request = 0;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			ctx->json = 1;
+			break;
+		case 'c':
+			csv = 1;
+			break;
+		case 'p':
+			if (per_request == NULL || strcmp(sub, "list") == 0)
+				goto bad;
+			*per_request = 1;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	if (ctx->json && csv)
+		return cmd_usage_error(&cmd_campaign_entry, "'campaign %s' takes "
+		    "--json or --csv, not both", sub);
+	if (*per_request && !ctx->json)
+		return cmd_usage_error(&cmd_campaign_entry, "'--per-request' "
+		    "adds arrays to --json");
+	*fmt = ctx->json ? FORMAT_JSON : csv ? FORMAT_CSV : FORMAT_TEXT;
+	return NULL;
+bad:
+	return cmd_usage_error(&cmd_campaign_entry, "bad option to 'campaign %s'",
+	    sub);
 }
 
 static struct werr *
-campaign_report(struct store *store, const char *run_id, json_t **out)
+campaign_list(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	char *machine = NULL, *state = NULL;
-	json_t *sweeps = NULL, *tables, *sw, *doc;
+	struct store *store;
 	struct werr *err;
-	int found;
-	size_t i;
+	enum format fmt;
+	json_t *runs;
+	int per_request;
 
-	if ((err = store_campaign_run_get(store, run_id, &found, &machine,
-	    &state, NULL)) != NULL)
+	if ((err = report_options(ctx, argc, argv, "list", &fmt,
+	    &per_request)) != NULL)
 		return err;
-	if (!found)
-		return werr_new(WEXIT_INPUT, "no campaign run '%s'", run_id);
-	if ((err = store_campaign_sweeps_json(store, run_id, &sweeps)) != NULL)
-		goto out;
-	tables = json_array();
-	json_array_foreach(sweeps, i, sw)
-		json_array_append_new(json_object_get(table_for(tables,
-		    json_string_value(json_object_get(sw, "model")),
-		    json_string_value(json_object_get(sw, "split"))), "rows"),
-		    row_of(sw));
-	json_array_foreach(tables, i, sw)
-		table_scaling(sw);
-	doc = json_pack("{s:s, s:s, s:s, s:o, s:O}", "run_id", run_id,
-	    "machine", machine, "state", state, "tables", tables,
-	    "sweeps", sweeps);
-	*out = doc;
-out:
-	json_decref(sweeps);
-	free(machine);
-	free(state);
-	return err;
-}
-
-static void
-print_cell_ms(const json_t *v)
-{
-	if (json_is_number(v))
-		printf(" %9.1f", json_number_value(v));
+	if (optind != argc)
+		return cmd_usage_error(&cmd_campaign_entry, "'campaign list' "
+		    "takes no arguments");
+	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = campaign_run_list(&runs, store)) != NULL)
+		return err;
+	if (fmt == FORMAT_JSON)
+		output_json(runs);
+	else if (fmt == FORMAT_CSV)
+		campaign_print_runs_csv(stdout, runs);
 	else
-		printf(" %9s", "-");
+		campaign_print_runs(stdout, runs);
+	json_decref(runs);
+	return NULL;
 }
 
-static void
-print_table(const json_t *t)
+static struct werr *
+campaign_show(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	const json_t *row, *sc, *v;
-	size_t i;
+	struct store *store;
+	struct werr *err;
+	enum format fmt;
+	int per_request;
 
-	printf("\n%s / %s\n", json_string_value(json_object_get(t, "model")),
-	    json_string_value(json_object_get(t, "split")));
-	printf("%-16s %5s %10s %9s %9s %9s %10s %11s  %s\n", "engine", "c",
-	    "out tok/s", "TTFT p50", "TTFT p90", "ITL p50", "peak MiB",
-	    "completed", "outcome");
-	json_array_foreach(json_object_get(t, "rows"), i, row) {
-		printf("%-16s %5lld", json_string_value(json_object_get(row, "engine")),
-		    (long long)json_integer_value(json_object_get(row, "concurrency")));
-		v = json_object_get(row, "output_throughput");
-		if (json_is_number(v))
-			printf(" %10.1f", json_number_value(v));
-		else
-			printf(" %10s", "-");
-		print_cell_ms(json_object_get(row, "median_ttft_ms"));
-		print_cell_ms(json_object_get(row, "p90_ttft_ms"));
-		print_cell_ms(json_object_get(row, "median_itl_ms"));
-		v = json_object_get(row, "peak_memory_bytes");
-		if (json_is_integer(v))
-			printf(" %10.0f", (double)json_integer_value(v) / 1048576.0);
-		else
-			printf(" %10s", "-");
-		printf(" %5lld/%-5lld  %s\n",
-		    (long long)json_integer_value(json_object_get(row, "completed")),
-		    (long long)json_integer_value(json_object_get(row, "total")),
-		    json_string_value(json_object_get(row, "outcome")));
-	}
-	json_array_foreach(json_object_get(t, "scaling"), i, sc) {
-		v = json_object_get(sc, "ratio");
-		printf("scaling c%lld/c%lld %s: ",
-		    (long long)json_integer_value(json_object_get(sc, "to")),
-		    (long long)json_integer_value(json_object_get(sc, "from")),
-		    json_string_value(json_object_get(sc, "engine")));
-		if (json_is_number(v))
-			printf("%.2fx\n", json_number_value(v));
-		else
-			printf("-\n");
-	}
+	if ((err = report_options(ctx, argc, argv, "show", &fmt,
+	    &per_request)) != NULL)
+		return err;
+	if (optind != argc - 1)
+		return cmd_usage_error(&cmd_campaign_entry, "'campaign show' "
+		    "takes one RUN (see 'warden campaign list')");
+	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
+		return err;
+	return print_run(store, argv[optind], fmt, per_request);
 }
 
-static void
-print_report(const json_t *doc)
-{
-	const json_t *t;
-	size_t i;
-
-	printf("campaign run %s (machine %s, %s)\n",
-	    json_string_value(json_object_get(doc, "run_id")),
-	    json_string_value(json_object_get(doc, "machine")),
-	    json_string_value(json_object_get(doc, "state")));
-	json_array_foreach(json_object_get(doc, "tables"), i, t)
-		print_table(t);
-	printf("\nTTFT and ITL in ms; ITL is per request (last - first token)/"
-	    "(tokens - 1); peak memory is system memory in use, MiB\n");
-}
+/* ---- running ---- */
 
 /* A run id names .warden/logs/<id> and goes into X-Request-Id. */
 static int
@@ -321,8 +348,42 @@ run_id_ok(const char *id)
 	    "0123456789._-") == n;
 }
 
+/* Say, before it runs, that a level is not the policy's. */
+static void
+note_ad_hoc(const struct campaign_opts *o)
+{
+	const struct policy *pol = o->policy;
+	struct buf b = BUF_INIT;
+	int *ad;
+	size_t n, i;
+
+	campaign_ad_hoc_levels(o, &ad, &n);
+	if (n > 0) {
+		for (i = 0; i < n; i++)
+			buf_printf(&b, "%s%d", i > 0 ? ", " : "", ad[i]);
+		buf_printf(&b, " %s not among the policy's levels (",
+		    n > 1 ? "are" : "is");
+		for (i = 0; i < pol->campaign.n_concurrency; i++)
+			buf_printf(&b, "%s%d", i > 0 ? ", " : "",
+			    pol->campaign.concurrency[i]);
+		fprintf(stderr, "warden: note: concurrency %s); the run records "
+		    "%s as ad hoc\n", buf_cstr(&b), n > 1 ? "them" : "it");
+	}
+	free(ad);
+	buf_free(&b);
+}
+
+struct run_args {
+	struct names engines, models, splits;
+	int *levels;
+	size_t nlevels;
+	int per_request;
+	double interval_s;	/* < 0: the policy's */
+};
+
 static struct werr *
-campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
+parse_run(struct cmd_ctx *ctx, int argc, char **argv, struct campaign_opts *o,
+    struct run_args *a)
 {
 	static const struct option opts[] = {
 		{ "roster", required_argument, NULL, 'r' },
@@ -334,146 +395,178 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "resume", no_argument, NULL, 'R' },
 		{ "run-id", required_argument, NULL, 'i' },
 		{ "shard", required_argument, NULL, 'S' },
+		{ "progress-interval", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "per-request", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct names engines = { 0 }, models = { 0 }, splits = { 0 };
-	struct campaign_opts o;
-	struct werr *err = NULL, *rerr;
-	json_t *doc = NULL;
-	char *run_id = NULL, *end;
-	int ch, *levels = NULL;
-	size_t nlevels = 0;
+	char *end;
+	double d;
 	long limit;
+	int ch;
 
-	memset(&o, 0, sizeof(o));
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
-			o.roster = optarg;
+			o->roster = optarg;
 			break;
 		case 'e':
-			names_add(&engines, optarg);
+			names_add(&a->engines, optarg);
 			break;
 		case 'm':
-			names_add(&models, optarg);
+			names_add(&a->models, optarg);
 			break;
 		case 's':
-			names_add(&splits, optarg);
+			names_add(&a->splits, optarg);
 			break;
 		case 'c':
-			free(levels);
-			if (parse_levels(optarg, &levels, &nlevels) != 0) {
-				err = cmd_usage_error(&cmd_campaign_entry,
+			free(a->levels);
+			if (parse_levels(optarg, &a->levels, &a->nlevels) != 0)
+				return cmd_usage_error(&cmd_campaign_entry,
 				    "'--concurrency' takes levels like 1,8,16");
-				goto out;
-			}
 			break;
 		case 'n':
 			limit = strtol(optarg, &end, 10);
-			if (*end != '\0' || limit < 1 || limit > INT_MAX) {
-				err = cmd_usage_error(&cmd_campaign_entry,
+			if (*end != '\0' || limit < 1 || limit > INT_MAX)
+				return cmd_usage_error(&cmd_campaign_entry,
 				    "'--limit' takes a positive number");
-				goto out;
-			}
-			o.limit = (size_t)limit;
+			o->limit = (size_t)limit;
 			break;
 		case 'R':
-			o.resume = 1;
+			o->resume = 1;
 			break;
 		case 'i':
-			if (!run_id_ok(optarg)) {
-				err = cmd_usage_error(&cmd_campaign_entry,
+			if (!run_id_ok(optarg))
+				return cmd_usage_error(&cmd_campaign_entry,
 				    "'--run-id' takes 1 to 64 letters, digits, "
 				    "'.', '_' or '-', not starting with '.' or "
 				    "'-' (it names a log directory and goes "
 				    "into a request header)");
-				goto out;
-			}
-			o.run_id = optarg;
+			o->run_id = optarg;
 			break;
 		case 'S':
-			if (parse_shard(optarg, &o.shard_index,
-			    &o.shard_count) != 0) {
-				err = cmd_usage_error(&cmd_campaign_entry,
+			if (parse_shard(optarg, &o->shard_index,
+			    &o->shard_count) != 0)
+				return cmd_usage_error(&cmd_campaign_entry,
 				    "'--shard' takes K/N, this machine's part K "
 				    "of N (1 <= K <= N <= 1000), like 2/3");
-				goto out;
-			}
+			break;
+		case 'P':
+			d = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(d >= 0) || d > 1e6)
+				return cmd_usage_error(&cmd_campaign_entry,
+				    "'--progress-interval' takes seconds, 0 "
+				    "or more");
+			a->interval_s = d;
 			break;
 		case 'j':
 			ctx->json = 1;
 			break;
+		case 'p':
+			a->per_request = 1;
+			break;
 		default:
-			err = cmd_usage_error(&cmd_campaign_entry, "bad option");
-			goto out;
+			return cmd_usage_error(&cmd_campaign_entry, "bad option");
 		}
 	}
-	if (optind != argc) {
-		err = cmd_usage_error(&cmd_campaign_entry,
-		    "'campaign' takes no arguments");
-		goto out;
-	}
-	if (o.resume && (engines.n || models.n || splits.n || levels ||
-	    o.limit || o.roster || o.shard_count)) {
-		err = cmd_usage_error(&cmd_campaign_entry, "'--resume' runs the "
+	if (optind != argc)
+		return cmd_usage_error(&cmd_campaign_entry, "'campaign' takes no "
+		    "arguments but 'list' or 'show RUN' first");
+	if (o->resume && (a->engines.n || a->models.n || a->splits.n ||
+	    a->levels || o->limit || o->roster || o->shard_count))
+		return cmd_usage_error(&cmd_campaign_entry, "'--resume' runs the "
 		    "stored grid of the run; it takes no filters");
-		goto out;
-	}
-	if ((err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
+	if (a->per_request && !ctx->json)
+		return cmd_usage_error(&cmd_campaign_entry, "'--per-request' "
+		    "adds arrays to --json");
+	return NULL;
+}
+
+static struct werr *
+campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct run_args a;
+	struct campaign_opts o;
+	struct progress prog;
+	struct saved_signals sigs;
+	struct werr *err;
+	char *run_id = NULL;
+
+	if (argc >= 2 && strcmp(argv[1], "list") == 0)
+		return campaign_list(ctx, argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "show") == 0)
+		return campaign_show(ctx, argc - 1, argv + 1);
+	memset(&o, 0, sizeof(o));
+	memset(&a, 0, sizeof(a));
+	a.interval_s = -1;
+	if ((err = parse_run(ctx, argc, argv, &o, &a)) != NULL ||
+	    (err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
 	    (err = cmd_ctx_policy(ctx, (struct policy **)&o.policy)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &o.store)) != NULL)
 		goto out;
-	o.engines = engines.v;
-	o.models = models.v;
-	o.splits = splits.v;
-	o.concurrency = levels;
-	o.n_concurrency = nlevels;
+	o.engines = a.engines.v;
+	o.models = a.models.v;
+	o.splits = a.splits.v;
+	o.concurrency = a.levels;
+	o.n_concurrency = a.nlevels;
+	memset(&prog, 0, sizeof(prog));
+	prog.tty = output_is_tty();
+	prog.interval_s = a.interval_s >= 0 ? a.interval_s :
+	    o.policy->campaign.progress_interval_s;
 	o.on_progress = ctx->verbosity >= 0 ? show_progress : NULL;
+	o.arg = &prog;
+	o.stop = &stop_signal;
+	if (!o.resume)
+		note_ad_hoc(&o);
+	stop_signal = 0;
+	signals_catch(&sigs);
 	err = campaign_run(&o, &run_id);
-	if (run_id == NULL)
-		goto out;
-	if (err != NULL)
-		fprintf(stderr, "warden: campaign run %s stopped; continue it "
-		    "with 'warden campaign --resume --run-id %s'\n", run_id,
+	signals_restore(&sigs);
+	output_progress_end();
+	if (err != NULL && run_id != NULL) {
+		/* one message: what stopped it and how to go on */
+		struct werr *e = werr_new(err->exit, "campaign run %s %s%s; "
+		    "continue it with 'warden campaign --resume --run-id %s'",
+		    run_id, stop_signal != 0 ? "" : "stopped: ", err->msg,
 		    run_id);
-	rerr = campaign_report(o.store, run_id, &doc);
-	if (rerr == NULL && err == NULL) {
-		if (ctx->json)
-			output_json(doc);
-		else
-			print_report(doc);
+
+		werr_free(err);
+		err = e;
+		goto out;
 	}
 	if (err == NULL)
-		err = rerr;
-	else
-		werr_free(rerr);
+		err = print_run(o.store, run_id, ctx->json ? FORMAT_JSON :
+		    FORMAT_TEXT, a.per_request);
 out:
-	json_decref(doc);
 	free(run_id);
-	free(levels);
-	free(engines.v);
-	free(models.v);
-	free(splits.v);
+	free(a.levels);
+	free(a.engines.v);
+	free(a.models.v);
+	free(a.splits.v);
 	return err;
 }
 
 const struct cmd_entry cmd_campaign_entry = {
 	"campaign",
 	"[--roster R] [--engine E]... [--model M]... [--split S]... "
-	"[--concurrency 1,8,16] [--limit N] [--shard K/N] [--run-id ID] [--resume] "
-	"[--json]",
-	"run the benchmark grid and print its results",
+	"[--concurrency 1,8,16] [--limit N] [--shard K/N] [--run-id ID] "
+	"[--resume] [--progress-interval S] [--json [--per-request]]\n"
+	"list [--json | --csv]\n"
+	"show RUN [--json [--per-request] | --csv]",
+	"run the benchmark grid and print its results; list and show past runs",
 	"Runs engine x model x split x concurrency from policy and the roster,\n"
 	"a fresh engine server per concurrency level (policy server_per_level),\n"
-	"and prints per (model, split) out tok/s, TTFT p50/p90, ITL p50, peak\n"
-	"memory, completed N/total and the scaling between the lowest and the\n"
-	"highest level. Every request lands in .warden/warden.db as it ends.\n"
+	"and prints per (model, split), within 80 columns: req/s, out tok/s,\n"
+	"TTFT mean/p50/p99, E2E mean/p99, TPOT and ITL p50, the engine's and\n"
+	"the system's peak memory, completed N/total, the outcome and why, and\n"
+	"the scaling between the lowest and the highest level. Every request\n"
+	"lands in .warden/warden.db as it ends.\n"
 	"  --roster R          the roster to run (default: policy default_roster)\n"
-	"  --engine E          only engine E (repeatable)\n"
-	"  --model M           only model M (repeatable)\n"
-	"  --split S           only split S (repeatable)\n"
-	"  --concurrency L     levels, e.g. 1,8,16 (default: policy)\n"
+	"  --engine E          only engine E (repeatable; must be in the roster)\n"
+	"  --model M           only model M (repeatable; must be in the policy)\n"
+	"  --split S           only split S (repeatable; must be in the policy)\n"
+	"  --concurrency L     levels, e.g. 1,8,16 (default: policy); a level\n"
+	"                      the policy lacks runs, noted as ad hoc\n"
 	"  --limit N           the first N timed prompts of each split\n"
 	"  --shard K/N         run part K of N of the grid (after the filters):\n"
 	"                      whole engines, dealt in grid order (engine i,\n"
@@ -484,8 +577,17 @@ const struct cmd_entry cmd_campaign_entry = {
 	"  --resume            continue the newest unfinished run of this machine\n"
 	"                      (or --run-id ID): finished sweeps are kept, the\n"
 	"                      interrupted one runs again\n"
+	"  --progress-interval S  not on a terminal, a progress line every S\n"
+	"                      seconds (default: policy progress_interval_s, 30;\n"
+	"                      0: only when a sweep starts and ends)\n"
 	"  --json              print the results as JSON\n"
-	"Engine failures (server_crash, hang, wrong_model, not_ready, engine_cap)\n"
-	"are results, not errors: exit 0 when the grid ran to its end.\n",
+	"  --per-request       with --json: vllm's per-request arrays too\n"
+	"list                  the runs, newest first (--json or --csv)\n"
+	"show RUN              a run's results as the run printed them\n"
+	"                      (--json [--per-request] or --csv)\n"
+	"Engine failures (start_failed, not_ready, server_crash, hang,\n"
+	"wrong_model, port_conflict, engine_cap) are results, not errors: exit 0\n"
+	"when the grid ran to its end. SIGINT or SIGTERM stops the run (exit 3)\n"
+	"and says how to resume it.\n",
 	campaign_exec,
 };

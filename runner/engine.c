@@ -35,7 +35,7 @@
 
 static const char *const state_names[] = {
 	"starting", "ready", "server_crash", "not_ready", "wrong_model",
-	"port_conflict", "setup_failed", "stopped",
+	"port_conflict", "setup_failed", "stopped", "start_failed",
 };
 
 const char *
@@ -209,16 +209,40 @@ sleep_ms(unsigned ms)
 		;
 }
 
+/* Has the engine exited before it answered? Then it is not_ready, with
+ * its exit status and log tail. */
+static int
+exited_early(struct engine *e)
+{
+	struct buf why = BUF_INIT;
+
+	if (!spawn_poll(&e->proc))
+		return 0;
+	spawn_status_describe(&why, e->proc.status);
+	set_state(e, ENGINE_NOT_READY, "exited before it was ready: %s",
+	    buf_cstr(&why));
+	buf_free(&why);
+	return 1;
+}
+
 static void
-wait_healthy(struct engine *e, const char *health, double timeout_s)
+wait_healthy(struct engine *e, const struct engine_params *p,
+    const char *health, double timeout_s)
 {
 	uint64_t deadline = e->started_ns + (uint64_t)(timeout_s * 1e9);
 	struct buf body = BUF_INIT;
 	long status = -1;
 
 	for (;;) {
-		if (!engine_alive(e))
+		if (exited_early(e))
 			break;
+		if (p->on_wait != NULL && p->on_wait(p->wait_arg,
+		    (double)(mono_ns() - e->started_ns) / 1e9)) {
+			e->state = ENGINE_STOPPED;
+			free(e->detail);
+			e->detail = xstrdup("the start was abandoned");
+			break;
+		}
 		buf_reset(&body);
 		status = http_get(e, health, &body);
 		if (status == 200) {
@@ -318,9 +342,9 @@ engine_launch(struct engine *e, const struct engine_params *p)
 	e->started_ns = mono_ns();
 	e->log_changed_ns = e->started_ns;
 	if ((err = spawn_start(&e->proc, &so)) != NULL) {
-		/* The engine's program is missing: that engine crashed,
-		 * the campaign goes on. */
-		set_state(e, ENGINE_CRASHED, "%s", err->msg);
+		/* The engine's program cannot be executed: that engine
+		 * never started, the campaign goes on. */
+		set_state(e, ENGINE_START_FAILED, "%s", err->msg);
 		werr_free(err);
 		err = NULL;
 	}
@@ -358,8 +382,8 @@ engine_start(struct engine **out, const struct engine_params *p)
 	if (e->state == ENGINE_STARTING) {
 		timeout = p->ready_timeout_s > 0 ? p->ready_timeout_s :
 		    a->serve.ready_timeout_s > 0 ? a->serve.ready_timeout_s : 600;
-		wait_healthy(e, a->serve.health ? a->serve.health : "/health",
-		    timeout);
+		wait_healthy(e, p, a->serve.health ? a->serve.health :
+		    "/health", timeout);
 	}
 	if (e->state == ENGINE_READY)
 		check_port_owner(e);

@@ -6,10 +6,12 @@
  *
  * An engine that fails is an outcome, not an error: engine_start() returns
  * an error only when warden itself cannot proceed (no directory, no
- * memory); otherwise e->state says what happened (ready, server_crash with
- * exit status and log tail, not_ready, wrong_model, port_conflict,
- * setup_failed). The process is always stopped and reaped by
- * engine_stop()/engine_free().
+ * memory); otherwise e->state says what happened (ready; start_failed
+ * when its program cannot be executed; not_ready when it exits before it
+ * answers, with its exit status and log tail, or does not answer in time;
+ * server_crash when it exits after it was ready; wrong_model;
+ * port_conflict; setup_failed). The process is always stopped and reaped
+ * by engine_stop()/engine_free().
  *
  * Around the server run the adapter's steps: serve.pre_start before each
  * start (a failing step is setup_failed, unless the step may fail) and
@@ -33,12 +35,16 @@
 enum engine_state {
 	ENGINE_STARTING = 0,	/* "starting" */
 	ENGINE_READY,		/* "ready" */
-	ENGINE_CRASHED,		/* "server_crash": exited or killed */
-	ENGINE_NOT_READY,	/* "not_ready": no healthy answer in time */
+	ENGINE_CRASHED,		/* "server_crash": exited or killed after
+				   it was ready */
+	ENGINE_NOT_READY,	/* "not_ready": exited before it answered,
+				   or no healthy answer in time */
 	ENGINE_WRONG_MODEL,	/* "wrong_model": serves another model */
 	ENGINE_PORT_CONFLICT,	/* "port_conflict": port not its own */
 	ENGINE_SETUP_FAILED,	/* "setup_failed": a pre_start step failed */
 	ENGINE_STOPPED,		/* "stopped" */
+	ENGINE_START_FAILED,	/* "start_failed": its program could not be
+				   executed */
 };
 
 struct engine_params {
@@ -52,6 +58,11 @@ struct engine_params {
 	double ready_timeout_s;	/* 0: the adapter's, else 600 */
 	unsigned stop_grace_ms;	/* 0: 10 s */
 	int port;		/* 0: pick a free ephemeral port */
+	/* Called about every 50 ms while waiting for the engine to answer,
+	 * with the seconds waited; a non-zero return abandons the start
+	 * (the engine is stopped, its state is "stopped"). May be NULL. */
+	int (*on_wait)(void *arg, double waited_s);
+	void *wait_arg;
 };
 
 struct launch;

@@ -1,6 +1,8 @@
 /*
- * initrepo.c - `warden init`: lay out a benchmark repository and commit it
- * with libgit2. Refuses to write into a non-empty directory.
+ * initrepo.c - `warden init`: lay out a benchmark repository on which
+ * `warden campaign` runs at once, and commit it with libgit2. Refuses to
+ * write into a non-empty directory. The example workload's text is made
+ * in initrepo-workload.c.
  */
 #include "config.h"
 
@@ -26,10 +28,13 @@ static const char readme_text[] =
 "- `policy/warden.json` - maintainer rules: allowlist, gates, caps, rosters\n"
 "- `adapters/engines/` - one adapter per engine (agent and community PRs may edit)\n"
 "- `adapters/profiles/` - one profile per model (agent and community PRs may edit)\n"
-"- `workloads/` - prompt splits and the fidelity task (maintainers only)\n"
+"- `workloads/` - prompt splits and the fidelity task (maintainers only);\n"
+"  `chat.jsonl` and `agent.jsonl` are a small example (16 prompts each)\n"
 "- `journals/` - exported maintenance journals\n"
 "- `results/` - official results, written by `warden publish` only\n\n"
-"Run `warden lint` to check policy, adapters and profiles.\n";
+"Run `warden lint` to check policy, adapters and profiles, and\n"
+"`warden campaign` to run the example roster (the simulated engine,\n"
+"`warden-simengine`) over the example workload.\n";
 
 static const char gitignore_text[] = "/.warden/\n";
 
@@ -149,7 +154,7 @@ struct werr *
 initrepo_create(const char *dir, char *commit_out, char **official_branch_out)
 {
 	static const char *const keep[] = {
-		"workloads/.gitkeep", "journals/.gitkeep", "results/.gitkeep", NULL,
+		"journals/.gitkeep", "results/.gitkeep", NULL,
 	};
 	struct policy *policy = NULL;
 	struct werr *err;
@@ -174,6 +179,15 @@ initrepo_create(const char *dir, char *commit_out, char **official_branch_out)
 	if (err == NULL)
 		err = write_file(dir, "adapters/profiles/qwen3-0.6b.json",
 		    profile_example_text());
+	for (i = 0; err == NULL && i < policy->campaign.splits.n; i++) {
+		char *rel = xasprintf("workloads/%s.jsonl",
+		    policy->campaign.splits.v[i]);
+		char *text = initrepo_workload_text(policy->campaign.splits.v[i]);
+
+		err = write_file(dir, rel, text);
+		free(text);
+		free(rel);
+	}
 	if (err == NULL && policy->agent.instructions != NULL)
 		err = write_file(dir, policy->agent.instructions,
 		    agent_instructions_default_text());

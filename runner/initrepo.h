@@ -1,12 +1,17 @@
 /*
  * initrepo.h - create a new benchmark repository: the layout, a default
- * policy, an example adapter and profile, one commit, and the official
- * branch at that commit.
+ * policy whose roster is the simulated engine, its adapter, a profile, a
+ * small workload per split, one commit, and the official branch at that
+ * commit, so that `warden campaign` runs on it at once.
  */
 #ifndef WARDEN_INITREPO_H
 #define WARDEN_INITREPO_H
 
 #include "error.h"
+
+/* The small example workload of split SPLIT as JSONL text (caller
+ * frees): 3 warmup and 16 timed prompts, the same bytes every time. */
+char *initrepo_workload_text(const char *split);
 
 /* dir must not exist or be an empty directory. commit_out: 41 bytes. */
 struct werr *initrepo_create(const char *dir, char *commit_out,

@@ -79,6 +79,8 @@ struct lg_req {
 	uint64_t *tok;
 	size_t ntok, captok;
 	struct curl_slist *id_header;	/* X-Request-Id, then lg->headers */
+	uint64_t connect_ns;		/* CURLINFO_CONNECT_TIME_T, ns */
+	int new_connection;		/* CURLINFO_NUM_CONNECTS > 0 */
 	char curlerr[CURL_ERROR_SIZE];
 };
 
@@ -100,6 +102,8 @@ struct lg {
 	enum loadgen_end end;
 	uint64_t last_byte_ns, next_tick_ns, tick_ns, timeout_ns;
 	struct lg_tally tally;		/* the summary being built */
+	CURL **pre;			/* the preconnect GETs in flight */
+	size_t npre, pre_left;
 };
 
 /* loadgen-req.c: one request. */
@@ -114,6 +118,8 @@ void req_fail(struct lg_req *r, enum loadgen_outcome outcome,
     const char *fmt, const char *detail, size_t detail_len);
 /* Close the counting of the loop pass the last read belonged to. */
 void req_close_pass(struct lg_req *r);
+/* Read libcurl's connect time and connection count of the transfer. */
+void req_connect_info(struct lg_req *r);
 /* Decide the outcome of a transfer libcurl finished; 1 for a transport
  * failure (the server may be gone). */
 int req_classify(struct lg_req *r, CURLcode rc);

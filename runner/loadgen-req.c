@@ -166,6 +166,8 @@ req_reset(struct lg_req *r)
 	r->status = 0;
 	r->outcome = LOADGEN_OK;
 	r->ntok = 0;
+	r->connect_ns = 0;
+	r->new_connection = 0;
 	r->curlerr[0] = '\0';
 }
 
@@ -243,6 +245,19 @@ req_teardown(struct lg_req *r)
 	buf_free(&r->error);
 	buf_free(&r->errbody);
 	free(r->tok);
+}
+
+void
+req_connect_info(struct lg_req *r)
+{
+	curl_off_t us = 0;
+	long n = 0;
+
+	if (curl_easy_getinfo(r->easy, CURLINFO_CONNECT_TIME_T, &us) ==
+	    CURLE_OK && us > 0)
+		r->connect_ns = (uint64_t)us * 1000u;
+	if (curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &n) == CURLE_OK)
+		r->new_connection = n > 0;
 }
 
 static int
@@ -340,4 +355,6 @@ req_record(struct lg_req *r, struct loadgen_record *rec)
 	rec->error = r->outcome == LOADGEN_OK ? NULL : buf_cstr(&r->error);
 	rec->token_ns = r->tok;
 	rec->ntoken_ns = r->ntok;
+	rec->connect_ns = r->connect_ns;
+	rec->new_connection = r->new_connection;
 }

@@ -33,7 +33,7 @@ const char *
 loadgen_end_name(enum loadgen_end end)
 {
 	static const char *names[] = { "complete", "hang", "deadline",
-	    "server_crash" };
+	    "server_crash", "stopped" };
 
 	if ((unsigned)end >= LOADGEN_END_COUNT)
 		return "unknown";
@@ -67,6 +67,8 @@ lg_tally_record(struct lg_tally *t, const struct loadgen_record *rec)
 		return;
 	}
 	t->done++;
+	if (rec->new_connection)
+		s->new_connections++;
 	if (rec->end_ns > t->last_end_ns)
 		t->last_end_ns = rec->end_ns;
 	s->token_events += rec->token_events;
@@ -261,6 +263,8 @@ loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
 	json_object_set_new(o, "failed_by_class", failed);
 	set_int(o, "warmups_ok", s->warmups_ok);
 	set_int(o, "warmups_failed", s->warmups_failed);
+	set_int(o, "preconnected", s->preconnected);
+	set_int(o, "new_connections", s->new_connections);
 	set_int(o, "total_input_tokens", s->total_input_tokens);
 	set_int(o, "total_output_tokens", s->total_output_tokens);
 	set_int(o, "usage_server", s->usage_server);

@@ -33,6 +33,24 @@
 /* ---- submitting and ending requests ---- */
 
 static void lg_deliver(struct lg *, struct lg_req *);
+static void lg_pass(struct lg *);
+
+/* Take every preconnect GET still in flight off the multi handle. */
+static void
+lg_preconnect_free(struct lg *lg)
+{
+	size_t i;
+
+	for (i = 0; i < lg->npre; i++) {
+		if (lg->pre[i] == NULL)
+			continue;
+		curl_multi_remove_handle(lg->multi, lg->pre[i]);
+		curl_easy_cleanup(lg->pre[i]);
+	}
+	free(lg->pre);
+	lg->pre = NULL;
+	lg->npre = lg->pre_left = 0;
+}
 
 static struct lg_req *
 lg_free_slot(struct lg *lg)
@@ -103,6 +121,7 @@ lg_finish(struct lg *lg, struct lg_req *r, CURLcode rc)
 	int transport;
 
 	r->end_ns = mono_ns();
+	req_connect_info(r);
 	curl_multi_remove_handle(lg->multi, r->easy);
 	lg->in_flight--;
 	transport = req_classify(r, rc);
@@ -130,6 +149,7 @@ lg_abort(struct lg *lg, enum loadgen_end end, enum loadgen_outcome outcome,
 			continue;
 		if (r->state == REQ_ACTIVE) {
 			r->end_ns = mono_ns();
+			req_connect_info(r);
 			curl_multi_remove_handle(lg->multi, r->easy);
 			lg->in_flight--;
 			sse_parser_finish(&r->parser);
@@ -173,6 +193,28 @@ lg_timer_cb(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
+/* A preconnect GET ended: take it off the multi handle (its connection
+ * stays in the pool) and count it if it got an answer. 0 if easy is not
+ * one of them. */
+static int
+lg_preconnect_done(struct lg *lg, CURL *easy, CURLcode rc)
+{
+	size_t i;
+
+	for (i = 0; i < lg->npre; i++) {
+		if (lg->pre[i] != easy)
+			continue;
+		curl_multi_remove_handle(lg->multi, easy);
+		curl_easy_cleanup(easy);
+		lg->pre[i] = NULL;
+		lg->pre_left--;
+		if (rc == CURLE_OK)
+			lg->tally.sum->preconnected++;
+		return 1;
+	}
+	return 0;
+}
+
 static void
 lg_collect(struct lg *lg)
 {
@@ -182,6 +224,9 @@ lg_collect(struct lg *lg)
 
 	while ((msg = curl_multi_info_read(lg->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
+			continue;
+		if (lg->pre_left > 0 && lg_preconnect_done(lg, msg->easy_handle,
+		    msg->data.result))
 			continue;
 		r = NULL;
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
@@ -221,6 +266,11 @@ lg_tick(struct lg *lg, uint64_t now)
 	if (act == LOADGEN_TICK_SERVER_CRASH) {
 		lg_abort(lg, LOADGEN_END_SERVER_CRASH, LOADGEN_SERVER_CRASH,
 		    "the server exited");
+		return;
+	}
+	if (act == LOADGEN_TICK_STOP) {
+		lg_abort(lg, LOADGEN_END_STOPPED, LOADGEN_TIMEOUT,
+		    "stopped: warden was interrupted");
 		return;
 	}
 	if (act == LOADGEN_TICK_HANG) {
@@ -319,6 +369,57 @@ lg_run_list(struct lg *lg, const struct loadgen_body *list, size_t n,
 		lg_pass(lg);
 }
 
+static size_t
+discard(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	(void)ptr;
+	(void)arg;
+	return size * nmemb;
+}
+
+/*
+ * Open the c connections before the timed list: c GETs of preconnect_url
+ * at once, each needing a connection of its own; they end in the multi
+ * handle's pool, where the timed requests find them. The handles are set
+ * up like a request's (loadgen-req.c) where that decides whether libcurl
+ * may reuse a connection: HTTP/1.1, no proxy.
+ */
+static void
+lg_preconnect(struct lg *lg)
+{
+	const struct loadgen_config *cfg = lg->cfg;
+	uint64_t timeout_ms = lg->timeout_ns / 1000000;
+	CURL *e;
+	size_t i;
+
+	if (timeout_ms > 10000)
+		timeout_ms = 10000;
+	lg->npre = cfg->concurrency;
+	lg->pre = xcalloc(lg->npre, sizeof(*lg->pre));
+	lg->warming_up = 1;	/* not measured: no loop-lag samples */
+	for (i = 0; i < lg->npre; i++) {
+		if ((e = curl_easy_init()) == NULL)
+			break;
+		curl_easy_setopt(e, CURLOPT_URL, cfg->preconnect_url);
+		curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
+		    (long)CURL_HTTP_VERSION_1_1);
+		curl_easy_setopt(e, CURLOPT_PROXY, "");
+		curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+		curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+		curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+		if (curl_multi_add_handle(lg->multi, e) != CURLM_OK) {
+			curl_easy_cleanup(e);
+			break;
+		}
+		lg->pre[i] = e;
+		lg->pre_left++;
+	}
+	while (!lg->stopping && lg->pre_left > 0)
+		lg_pass(lg);
+	lg_preconnect_free(lg);
+}
+
 static int64_t
 realtime_ns(void)
 {
@@ -372,6 +473,8 @@ lg_teardown(struct lg *lg)
 {
 	size_t i;
 
+	if (lg->multi != NULL)
+		lg_preconnect_free(lg);
 	for (i = 0; i < lg->nreqs; i++) {
 		if (lg->reqs[i].state == REQ_ACTIVE && lg->multi != NULL)
 			curl_multi_remove_handle(lg->multi, lg->reqs[i].easy);
@@ -427,6 +530,8 @@ loadgen_run(const struct loadgen_config *cfg, struct loadgen_summary *summary)
 	    rtsched_raise(&sched) : "normal";
 	if (cfg->nwarmups > 0)
 		lg_run_list(&lg, cfg->warmups, cfg->nwarmups, 1);
+	if (!lg.stopping && cfg->preconnect_url != NULL)
+		lg_preconnect(&lg);
 	if (!lg.stopping)
 		lg_run_list(&lg, cfg->bodies, cfg->nbodies, 0);
 	if (cfg->raise_priority)

@@ -56,6 +56,8 @@ enum loadgen_end {
 					   or on_tick returned LOADGEN_TICK_HANG */
 	LOADGEN_END_DEADLINE,		/* "deadline": deadline_ns passed */
 	LOADGEN_END_SERVER_CRASH,	/* "server_crash": on_tick said so */
+	LOADGEN_END_STOPPED,		/* "stopped": on_tick asked to stop
+					   (warden was interrupted) */
 	LOADGEN_END_COUNT
 };
 
@@ -109,6 +111,12 @@ struct loadgen_record {
 	const char *error;		/* NULL when outcome is LOADGEN_OK */
 	const uint64_t *token_ns;	/* time of each token event */
 	size_t ntoken_ns;		/* == token_events */
+	/* libcurl's CURLINFO_CONNECT_TIME_T: from submission until the TCP
+	 * connection was made (near 0 on a connection already open), so a
+	 * TTFT splits into connect and wait; 0 when it never connected. */
+	uint64_t connect_ns;
+	int new_connection;		/* 1: this request opened its connection
+					   (CURLINFO_NUM_CONNECTS); 0: reused */
 };
 
 /* What on_tick sees, about every tick_ms. */
@@ -132,6 +140,9 @@ enum loadgen_tick_action {
 					   server_crash; sweep ends */
 	LOADGEN_TICK_HANG,		/* in-flight requests become timeout
 					   ("hang"); sweep ends */
+	LOADGEN_TICK_STOP,		/* in-flight requests become timeout
+					   ("stopped"); sweep ends as
+					   LOADGEN_END_STOPPED */
 };
 
 struct loadgen_config {
@@ -146,6 +157,15 @@ struct loadgen_config {
 	size_t nbodies;
 	const struct loadgen_body *warmups;	/* may be NULL */
 	size_t nwarmups;
+	/*
+	 * When set, after the warmups and before the first timed request,
+	 * `concurrency` GETs of this URL (the server's health path) run at
+	 * once, so `concurrency` connections are open in the pool when the
+	 * timed loop starts and no timed request pays for a TCP connect.
+	 * A GET that fails is not an error: a timed request that finds no
+	 * open connection opens one, and its record says so.
+	 */
+	const char *preconnect_url;
 	unsigned concurrency;		/* >= 1 */
 	uint64_t request_timeout_ns;	/* 0: 300 s */
 	uint64_t deadline_ns;		/* absolute mono_ns() end of the sweep
@@ -198,6 +218,10 @@ struct loadgen_summary {
 	size_t not_started;		/* never submitted (sweep ended early) */
 	size_t failed_by_outcome[LOADGEN_OUTCOME_COUNT];
 	size_t warmups_ok, warmups_failed;
+	size_t preconnected;		/* connections opened before the timed
+					   loop (preconnect GETs that ended
+					   well) */
+	size_t new_connections;		/* timed requests that opened one */
 	uint64_t total_input_tokens;	/* usage prompt tokens, ok requests */
 	uint64_t total_output_tokens;	/* completion tokens, ok requests */
 	size_t usage_server;		/* ok requests with usage_source server */
@@ -207,12 +231,12 @@ struct loadgen_summary {
 	double output_throughput;	/* total_output_tokens / duration */
 	double total_token_throughput;	/* (input + output) / duration */
 	struct loadgen_stat ttft;	/* ms, ok requests */
-	/* Per request (last - first token) / (output tokens - 1), ok
-	 * requests with >= 2 tokens: DESIGN.md's "ITL per request"; its
-	 * median is what tables print as ITL p50. vllm calls this TPOT. */
+	/* TPOT, as vllm names it: per request (last - first token) /
+	 * (output tokens - 1), ok requests with >= 2 tokens. */
 	struct loadgen_stat tpot;
-	struct loadgen_stat itl;	/* ms, every gap between successive
-					   token events of ok requests */
+	/* ITL, as vllm names it: every gap between successive token events
+	 * of ok requests (0 between events that arrived in one read). */
+	struct loadgen_stat itl;
 	struct loadgen_stat e2el;	/* ms, submit to last token, ok */
 	uint64_t token_events;		/* all timed requests */
 	uint64_t coalesced_events;	/* of which shared a read */

@@ -37,7 +37,8 @@ static const char default_policy[] =
 "    \"server_per_level\": true,\n"
 "    \"memory_sample_hz\": 1,\n"
 "    \"client_realtime\": true,\n"
-"    \"send_tools\": false\n"
+"    \"send_tools\": false,\n"
+"    \"progress_interval_s\": 30\n"
 "  },\n"
 "  \"models\": [\"qwen3-0.6b\", \"qwen3.5-0.8b\", \"gemma-4-e4b-it\"],\n"
 "  \"rosters\": {\n"
@@ -109,6 +110,7 @@ static const struct schema_field f_campaign[] = {
 	{ "memory_sample_hz", &s_seconds, 1 },
 	{ "client_realtime", &s_bool, 0 },
 	{ "send_tools", &s_bool, 0 },
+	{ "progress_interval_s", &s_seconds, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_campaign = { .type = SCHEMA_OBJECT, .fields = f_campaign };
@@ -295,6 +297,8 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	v = json_object_get(o, "client_realtime");
 	p->campaign.client_realtime = v == NULL || json_is_true(v);
 	p->campaign.send_tools = json_is_true(json_object_get(o, "send_tools"));
+	v = json_object_get(o, "progress_interval_s");
+	p->campaign.progress_interval_s = v != NULL ? json_number_value(v) : 30;
 	strlist_from_json(&p->models, json_object_get(doc, "models"));
 	o = json_object_get(doc, "rosters");
 	p->n_rosters = json_object_size(o);

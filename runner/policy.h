@@ -63,6 +63,10 @@ struct policy {
 		int send_tools;		/* optional, default false: send each
 					   workload line's tools (SiliconBench
 					   sends none) */
+		/* optional, default 30: seconds between progress lines
+		 * when stderr is not a terminal (0: none but each sweep's
+		 * start and end) */
+		double progress_interval_s;
 	} campaign;
 
 	struct roster *rosters;

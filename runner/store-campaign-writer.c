@@ -52,6 +52,7 @@ queued_free(struct queued *q)
 {
 	free((char *)q->rec.finish_reason);
 	free((char *)q->rec.error);
+	free((uint64_t *)q->rec.token_ns);
 	free(q);
 }
 
@@ -158,6 +159,13 @@ store_campaign_writer_push(struct store_campaign_writer *w,
 	q->rec.error = r->error ? xstrdup(r->error) : NULL;
 	q->rec.token_ns = NULL;
 	q->rec.ntoken_ns = 0;
+	if (r->ntoken_ns > 0 && r->token_ns != NULL) {
+		uint64_t *t = xcalloc(r->ntoken_ns, sizeof(*t));
+
+		memcpy(t, r->token_ns, r->ntoken_ns * sizeof(*t));
+		q->rec.token_ns = t;
+		q->rec.ntoken_ns = r->ntoken_ns;
+	}
 	q->prompt_id = id;
 	pthread_mutex_lock(&w->lock);
 	if (w->tail != NULL) {

@@ -5,8 +5,8 @@
  * the writer lock, and every state change (run created, sweep begun,
  * sweep finished, sweep discarded, run finished) carries its journal
  * entry in the same transaction. Request rows are plain inserts, written
- * in batches by the writer thread in store-campaign-writer.c.
- * Never prints.
+ * in batches by the writer thread in store-campaign-writer.c. The
+ * queries are in store-campaign-read.c. Never prints.
  */
 #include "config.h"
 
@@ -54,19 +54,17 @@ commit_or_rollback(struct store *store, struct werr *err)
 	return store_commit(store);
 }
 
+/* Does the statement compile (the tables and columns it names exist)? */
 static int
-table_exists(struct store *store, const char *name)
+sql_compiles(struct store *store, const char *sql)
 {
 	sqlite3_stmt *st = NULL;
-	int found = 0;
+	int ok;
 
-	if (sqlite3_prepare_v2(store_db(store), "SELECT 1 FROM sqlite_master "
-	    "WHERE type = 'table' AND name = ?1", -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	store_bind_text(st, 1, name);
-	found = sqlite3_step(st) == SQLITE_ROW;
+	ok = sqlite3_prepare_v2(store_db(store), sql, -1, &st, NULL) ==
+	    SQLITE_OK;
 	sqlite3_finalize(st);
-	return found;
+	return ok;
 }
 
 struct werr *
@@ -74,12 +72,17 @@ store_campaign_ensure(struct store *store)
 {
 	struct werr *err;
 
-	if (table_exists(store, "campaign_memory"))
+	if (sql_compiles(store, "SELECT connect_ms FROM campaign_requests "
+	    "LIMIT 0") && sql_compiles(store, "SELECT 1 FROM campaign_memory "
+	    "LIMIT 0"))
 		return NULL;
 	if ((err = store_begin(store)) != NULL)
 		return err;
-	return commit_or_rollback(store, store_exec(store,
-	    STORE_CAMPAIGN_SCHEMA));
+	err = store_exec(store, STORE_CAMPAIGN_SCHEMA);
+	if (err == NULL && !sql_compiles(store, "SELECT connect_ms FROM "
+	    "campaign_requests LIMIT 0"))
+		err = store_exec(store, STORE_CAMPAIGN_SCHEMA_5);
+	return commit_or_rollback(store, err);
 }
 
 struct werr *
@@ -119,73 +122,6 @@ store_campaign_run_create(struct store *store, const char *run_id,
 		json_decref(body);
 	}
 	return commit_or_rollback(store, err);
-}
-
-static char *
-column_strdup(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-
-	return s != NULL ? xstrdup((const char *)s) : NULL;
-}
-
-static json_t *
-column_json(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	json_error_t jerr;
-
-	if (s == NULL)
-		return json_null();
-	return json_loads((const char *)s, JSON_DECODE_ANY, &jerr);
-}
-
-struct werr *
-store_campaign_run_get(struct store *store, const char *run_id, int *found,
-    char **machine, char **state, json_t **grid)
-{
-	sqlite3_stmt *st = NULL;
-	struct werr *err;
-	int rc;
-
-	*found = 0;
-	if ((err = store_prepare(store, &st, "SELECT machine, state, grid FROM "
-	    "campaign_runs WHERE run_id = ?1")) != NULL)
-		return err;
-	store_bind_text(st, 1, run_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*found = 1;
-		if (machine != NULL)
-			*machine = column_strdup(st, 0);
-		if (state != NULL)
-			*state = column_strdup(st, 1);
-		if (grid != NULL)
-			*grid = column_json(st, 2);
-	} else if (rc != SQLITE_DONE) {
-		err = store_error(store, "select run");
-	}
-	sqlite3_finalize(st);
-	return err;
-}
-
-struct werr *
-store_campaign_run_unfinished(struct store *store, const char *machine,
-    char **run_id)
-{
-	sqlite3_stmt *st = NULL;
-	struct werr *err;
-
-	*run_id = NULL;
-	if ((err = store_prepare(store, &st, "SELECT run_id FROM campaign_runs "
-	    "WHERE machine = ?1 AND state = 'running' "
-	    "ORDER BY created DESC, rowid DESC LIMIT 1")) != NULL)
-		return err;
-	store_bind_text(st, 1, machine);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*run_id = column_strdup(st, 0);
-	sqlite3_finalize(st);
-	return NULL;
 }
 
 struct werr *
@@ -267,47 +203,6 @@ store_campaign_discard_unfinished(struct store *store, const char *run_id,
 	return commit_or_rollback(store, err);
 }
 
-struct werr *
-store_campaign_sweep_done(struct store *store, const char *run_id, int seq,
-    int *done)
-{
-	sqlite3_stmt *st = NULL;
-	struct werr *err;
-
-	*done = 0;
-	if ((err = store_prepare(store, &st, "SELECT 1 FROM campaign_sweeps WHERE "
-	    "run_id = ?1 AND seq = ?2 AND state = 'done'")) != NULL)
-		return err;
-	store_bind_text(st, 1, run_id);
-	sqlite3_bind_int(st, 2, seq);
-	*done = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return NULL;
-}
-
-struct werr *
-store_campaign_engine_seconds(struct store *store, const char *run_id,
-    const char *engine, double *seconds)
-{
-	sqlite3_stmt *st = NULL;
-	struct werr *err;
-
-	*seconds = 0;
-	if ((err = store_prepare(store, &st, "SELECT COALESCE(SUM("
-	    "(julianday(finished) - julianday(started)) * 86400.0), 0) "
-	    "FROM campaign_sweeps WHERE run_id = ?1 AND engine = ?2 "
-	    "AND state = 'done' AND finished IS NOT NULL")) != NULL)
-		return err;
-	store_bind_text(st, 1, run_id);
-	store_bind_text(st, 2, engine);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*seconds = sqlite3_column_double(st, 0);
-	else
-		err = store_error(store, "sum engine time");
-	sqlite3_finalize(st);
-	return err;
-}
-
 /* Attempts so far of (run_id, seq), counted from the journal. */
 static int
 sweep_attempts(struct store *store, const char *run_id, int seq)
@@ -382,6 +277,26 @@ bind_ms(sqlite3_stmt *st, int i, uint64_t from, uint64_t to)
 		sqlite3_bind_double(st, i, (double)(to - from) / 1e6);
 }
 
+/* The gaps between successive token times as a JSON array of ns (NULL
+ * for fewer than two tokens). */
+static void
+bind_gaps(sqlite3_stmt *st, int i, const uint64_t *t, size_t n)
+{
+	json_t *a;
+	size_t k;
+
+	if (t == NULL || n < 2) {
+		sqlite3_bind_null(st, i);
+		return;
+	}
+	a = json_array();
+	for (k = 1; k < n; k++)
+		json_array_append_new(a, json_integer((json_int_t)(t[k] -
+		    t[k - 1])));
+	bind_json(st, i, a);
+	json_decref(a);
+}
+
 /* Insert one request row with a prepared statement. */
 static struct werr *
 request_insert(struct store *store, sqlite3_stmt *st, int64_t sweep_id,
@@ -422,6 +337,10 @@ request_insert(struct store *store, sqlite3_stmt *st, int64_t sweep_id,
 		sqlite3_bind_int64(st, 23, r->http_status);
 	store_bind_text(st, 24, loadgen_outcome_name(r->outcome));
 	store_bind_text(st, 25, r->error);
+	if (r->connect_ns != 0 || r->new_connection || r->http_status > 0)
+		sqlite3_bind_double(st, 26, (double)r->connect_ns / 1e6);
+	sqlite3_bind_int(st, 27, r->new_connection ? 1 : 0);
+	bind_gaps(st, 28, r->token_ns, r->ntoken_ns);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return store_error(store, "insert request");
 	return NULL;
@@ -446,8 +365,9 @@ store_campaign_requests_add(struct store *store, int64_t sweep_id,
 	    "token_events, coalesced_events, max_events_per_read, "
 	    "prompt_tokens, completion_tokens, usage_source, content_bytes, "
 	    "reasoning_bytes, tool_calls, finish_reason, http_status, outcome, "
-	    "error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-	    "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"))
+	    "error, connect_ms, new_connection, itl_ns) VALUES (?1, ?2, ?3, "
+	    "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+	    "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)"))
 	    != NULL)
 		return commit_or_rollback(store, err);
 	for (i = 0; i < n && err == NULL; i++)
@@ -565,53 +485,4 @@ out:
 	json_decref(body);
 	free(subject);
 	return commit_or_rollback(store, err);
-}
-
-struct werr *
-store_campaign_sweeps_json(struct store *store, const char *run_id,
-    json_t **out)
-{
-	sqlite3_stmt *st = NULL;
-	struct werr *err;
-	json_t *arr, *o, *v;
-	int i, ncol;
-
-	*out = NULL;
-	if ((err = store_prepare(store, &st, "SELECT * FROM campaign_sweeps WHERE "
-	    "run_id = ?1 AND state = 'done' ORDER BY seq")) != NULL)
-		return err;
-	store_bind_text(st, 1, run_id);
-	arr = json_array();
-	ncol = sqlite3_column_count(st);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		o = json_object();
-		for (i = 0; i < ncol; i++) {
-			const char *name = sqlite3_column_name(st, i);
-
-			switch (sqlite3_column_type(st, i)) {
-			case SQLITE_INTEGER:
-				v = json_integer(sqlite3_column_int64(st, i));
-				break;
-			case SQLITE_FLOAT:
-				v = json_real(sqlite3_column_double(st, i));
-				break;
-			case SQLITE_NULL:
-				v = json_null();
-				break;
-			default:
-				if (strcmp(name, "summary") == 0 ||
-				    strcmp(name, "provenance") == 0)
-					v = column_json(st, i);
-				else
-					v = json_string((const char *)
-					    sqlite3_column_text(st, i));
-				break;
-			}
-			json_object_set_new(o, name, v ? v : json_null());
-		}
-		json_array_append_new(arr, o);
-	}
-	sqlite3_finalize(st);
-	*out = arr;
-	return NULL;
 }

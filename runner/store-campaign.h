@@ -87,7 +87,20 @@
 	"CREATE INDEX IF NOT EXISTS campaign_sweeps_by_point" \
 	"  ON campaign_sweeps(engine, model, split, concurrency);"
 
-/* Create the tables if this database lacks them. */
+/*
+ * Migration 5: per request, libcurl's connect time (connect_ms, NULL
+ * when it never connected), whether the request opened its connection
+ * (new_connection), and the gaps between its token events (itl_ns, a
+ * JSON array of nanoseconds, the per-request ITLs of vllm's "itls").
+ * The campaign tables are created first where they are missing.
+ */
+#define STORE_CAMPAIGN_SCHEMA_5 \
+	"ALTER TABLE campaign_requests ADD COLUMN connect_ms REAL;" \
+	"ALTER TABLE campaign_requests ADD COLUMN new_connection INTEGER;" \
+	"ALTER TABLE campaign_requests ADD COLUMN itl_ns TEXT;"
+
+/* Create the tables (all migrations of the campaign) if this database
+ * lacks them. */
 /* Seconds the finished sweeps of engine in run_id took (from their UTC
  * start and finish records), so the engine wall cap holds across --resume. */
 struct werr *store_campaign_engine_seconds(struct store *store,
@@ -176,5 +189,17 @@ struct werr *store_campaign_sweep_finish(struct store *store,
  * reference): the columns, with summary and provenance parsed. */
 struct werr *store_campaign_sweeps_json(struct store *store,
     const char *run_id, json_t **out);
+/* The run's row (grid and provenance parsed) with sweeps_done, the count
+ * of its done sweeps; *out NULL when there is no such run. */
+struct werr *store_campaign_run_json(struct store *store,
+    const char *run_id, json_t **out);
+/* Every run, newest first: run_id, created, finished, state, machine,
+ * grid (parsed), sweeps_done. */
+struct werr *store_campaign_runs_json(struct store *store, json_t **out);
+/* The timed request rows of a sweep in index order: idx, prompt_id,
+ * ttft_ms, e2el_ms, prompt_tokens, completion_tokens, token_events,
+ * outcome, error, connect_ms, new_connection, itl_ns (parsed). */
+struct werr *store_campaign_requests_json(struct store *store,
+    int64_t sweep_id, json_t **out);
 
 #endif

@@ -99,6 +99,9 @@ static const char *const migrations[] = {
 
 	/* 5: the maintainer agent's runs. */
 	STORE_AGENT_SCHEMA,
+
+	/* 6: connect time, connection reuse and token gaps per request. */
+	STORE_CAMPAIGN_SCHEMA STORE_CAMPAIGN_SCHEMA_5,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

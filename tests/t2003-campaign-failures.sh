@@ -2,7 +2,8 @@
 # t2003: engine failures are results, and the campaign moves on: a crash
 # mid-sweep is server_crash with its completed count, exit status and log
 # tail; the per-engine wall cap ends that engine's grid and is recorded;
-# an engine that cannot start or serves another model is an outcome.
+# an engine that exits before it is ready (not_ready, see also t2007) or
+# serves another model is an outcome.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 
@@ -65,20 +66,20 @@ test_expect_success 'the wall cap ends the engine grid, is recorded, and the nex
 	    "not run: the engine wall cap of 6 s was reached"
 '
 
-test_expect_success 'an engine that exits at start is server_crash with its status; the rest of its grid is not run' '
+test_expect_success 'an engine that exits at start is not_ready with its status; the rest of its grid is not run' '
 	bench_init early &&
 	fake_adapter early fakedead --exit-before-ready 7 &&
 	sim_adapter early simfine --itl 1 --prefill-rate 50000 &&
 	bench_policy early "campaign.concurrency=[1, 4]" &&
 	cd early &&
 	expect_exit 0 warden campaign --limit 4 --run-id r3 &&
-	expect_grep "^fakedead  *1 .* 0/4  *server_crash$" out &&
-	expect_grep "^fakedead  *4 .* 0/4  *server_crash$" out &&
+	expect_grep "^fakedead  *1 .* 0/4  *not_ready$" out &&
+	expect_grep "^fakedead  *4 .* 0/4  *not_ready$" out &&
 	expect_grep "^simfine  *4 .* 4/4  *complete$" out &&
 	sqlite3 .warden/warden.db "select detail from campaign_sweeps where engine = '"'"'fakedead'"'"' order by seq" >detail &&
-	expect_grep "server exited: exit status 7; log tail:" detail &&
+	expect_grep "exited before it was ready: exit status 7; log tail:" detail &&
 	expect_grep "fatal: cannot load model" detail &&
-	expect_grep "^not run: server exited: exit status 7$" detail
+	expect_grep "^not run: exited before it was ready: exit status 7$" detail
 '
 
 test_expect_success 'an engine serving another model is wrong_model, not a result' '

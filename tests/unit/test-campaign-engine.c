@@ -212,24 +212,28 @@ test_ready_engine_serves_profile_model(void **state)
 	fixture_free(&f);
 }
 
+/* An engine that exits before it answers (it cannot load its model)
+ * never served: not_ready, with its exit status and log tail. */
 static void
-test_exit_before_ready_is_server_crash(void **state)
+test_exit_before_ready_is_not_ready(void **state)
 {
 	struct fixture f;
 	struct engine *e;
 
 	fixture_init(&f, ", \"--exit-before-ready\", \"3\"", "early");
 	assert_null(engine_start(&e, &f.params));
-	assert_string_equal(engine_state_name(e->state), "server_crash");
-	assert_non_null(strstr(e->detail, "server exited: exit status 3"));
+	assert_string_equal(engine_state_name(e->state), "not_ready");
+	assert_non_null(strstr(e->detail,
+	    "exited before it was ready: exit status 3"));
 	assert_non_null(strstr(e->detail, "fatal: cannot load model"));
 	assert_null(e->served_model);
 	engine_free(e);
 	fixture_free(&f);
 }
 
+/* A program that cannot be executed never started: start_failed. */
 static void
-test_missing_program_is_server_crash(void **state)
+test_missing_program_is_start_failed(void **state)
 {
 	struct fixture f;
 	struct engine *e;
@@ -238,8 +242,9 @@ test_missing_program_is_server_crash(void **state)
 	free(f.adapter->serve.argv.v[0]);
 	f.adapter->serve.argv.v[0] = xstrdup("/nonexistent/engine-server");
 	assert_null(engine_start(&e, &f.params));
-	assert_string_equal(engine_state_name(e->state), "server_crash");
+	assert_string_equal(engine_state_name(e->state), "start_failed");
 	assert_non_null(strstr(e->detail, "exec '/nonexistent/engine-server'"));
+	assert_non_null(strstr(e->detail, "No such file or directory"));
 	engine_free(e);
 	fixture_free(&f);
 }
@@ -535,8 +540,8 @@ main(void)
 		cmocka_unit_test(test_expand_templates),
 		cmocka_unit_test(test_every_known_placeholder_expands),
 		cmocka_unit_test(test_ready_engine_serves_profile_model),
-		cmocka_unit_test(test_exit_before_ready_is_server_crash),
-		cmocka_unit_test(test_missing_program_is_server_crash),
+		cmocka_unit_test(test_exit_before_ready_is_not_ready),
+		cmocka_unit_test(test_missing_program_is_start_failed),
 		cmocka_unit_test(test_ready_timeout_is_not_ready),
 		cmocka_unit_test(test_wrong_model_is_an_outcome),
 		cmocka_unit_test(test_crash_after_ready_is_seen_with_signal),

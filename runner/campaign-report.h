@@ -1,0 +1,43 @@
+/*
+ * campaign-report.h - a campaign run as data, for `warden campaign` and
+ * `warden campaign show` to print: its sweeps grouped per (model, split)
+ * into rows that read as `vllm bench serve` results, the scaling of each
+ * engine between its lowest and highest level, and the list of runs.
+ *
+ * Each figure has one name: vllm's where the meaning is the same
+ * (median_tpot_ms is the per-request TPOT, median_itl_ms the median gap
+ * between chunks), warden's own otherwise (peak_engine_memory_bytes,
+ * peak_system_memory_bytes, client_limited, ...). Never prints; reads the
+ * store only.
+ */
+#ifndef WARDEN_CAMPAIGN_REPORT_H
+#define WARDEN_CAMPAIGN_REPORT_H
+
+#include <jansson.h>
+
+#include "error.h"
+#include "store.h"
+
+/*
+ * The report of run_id (new reference in *out): run_id, machine, state,
+ * created, finished, date (vllm's %Y%m%d-%H%M%S, UTC), roster, limit,
+ * ad_hoc_levels, sweeps, sweeps_done, provenance, and tables: [{model,
+ * split, rows, scaling}]. With per_request, each row also carries vllm's
+ * per-request arrays (ttfts, itls, e2els, output_lens, input_lens, errors)
+ * and warden's connect_times, in seconds. WEXIT_INPUT for an unknown run.
+ */
+struct werr *campaign_report(json_t **out, struct store *store,
+    const char *run_id, int per_request);
+
+/* Every run, newest first: run_id, created, finished, state, machine,
+ * roster, sweeps, sweeps_done, limit, ad_hoc_levels. */
+struct werr *campaign_run_list(json_t **out, struct store *store);
+
+/*
+ * A sweep's detail in one line (caller frees; NULL for NULL): its first
+ * line without the log tail, and the last line of the log tail after
+ * "; log: " when there is one.
+ */
+char *campaign_reason(const char *detail);
+
+#endif
