@@ -72,6 +72,8 @@ struct allowlist_file {
 	uint32_t old_mode;		/* from the base tree, 0 if absent */
 	uint32_t new_mode;
 	size_t added, deleted;		/* line counts */
+	size_t first_line;		/* first changed line on the new side
+					 * (1 when none: binary, deleted) */
 };
 
 struct allowlist_report {
@@ -85,6 +87,10 @@ struct allowlist_report {
 	const char *commit;		/* set by range checks: violations
 					 * added now name this commit */
 };
+
+/* Fill f's line counts and first changed line from patch (may be NULL:
+ * no counts, first line 1). */
+void allowlist_file_stats(struct allowlist_file *f, git_patch *patch);
 
 void allowlist_report_init(struct allowlist_report *r);
 void allowlist_report_free(struct allowlist_report *r);

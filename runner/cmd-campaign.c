@@ -11,7 +11,6 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,7 +333,6 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "resume", no_argument, NULL, 'R' },
 		{ "run-id", required_argument, NULL, 'i' },
 		{ "shard", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct names engines = { 0 }, models = { 0 }, splits = { 0 };
@@ -347,7 +345,8 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	long limit;
 
 	memset(&o, 0, sizeof(o));
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_campaign_entry, argc, argv, opts,
+	    &err)) != -1) {
 		switch (ch) {
 		case 'r':
 			o.roster = optarg;
@@ -401,14 +400,10 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
-		default:
-			err = cmd_usage_error(&cmd_campaign_entry, "bad option");
-			goto out;
 		}
 	}
+	if (err != NULL)
+		goto out;
 	if (optind != argc) {
 		err = cmd_usage_error(&cmd_campaign_entry,
 		    "'campaign' takes no arguments");
@@ -461,8 +456,7 @@ out:
 const struct cmd_entry cmd_campaign_entry = {
 	"campaign",
 	"[--roster R] [--engine E]... [--model M]... [--split S]... "
-	"[--concurrency 1,8,16] [--limit N] [--shard K/N] [--run-id ID] [--resume] "
-	"[--json]",
+	"[--concurrency 1,8,16] [--limit N] [--shard K/N] [--run-id ID] [--resume]",
 	"run the benchmark grid and print its results",
 	"Runs engine x model x split x concurrency from policy and the roster,\n"
 	"a fresh engine server per concurrency level (policy server_per_level),\n"
@@ -484,7 +478,8 @@ const struct cmd_entry cmd_campaign_entry = {
 	"  --resume            continue the newest unfinished run of this machine\n"
 	"                      (or --run-id ID): finished sweeps are kept, the\n"
 	"                      interrupted one runs again\n"
-	"  --json              print the results as JSON\n"
+	"  --json              print the results as JSON (a global option)\n"
+	"  -q                  no progress lines\n"
 	"Engine failures (server_crash, hang, wrong_model, not_ready, engine_cap)\n"
 	"are results, not errors: exit 0 when the grid ran to its end.\n",
 	campaign_exec,

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,18 +25,25 @@
 static struct werr *
 help_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	const struct cmd_entry *e;
+	const struct cmd_entry *e = NULL;
+	struct werr *err;
+	json_t *doc;
 
-	(void)ctx;
-	if (argc < 2) {
-		cmd_print_overview(stdout);
-		return NULL;
-	}
-	e = cmd_find(argv[1]);
-	if (e == NULL)
+	if ((err = cmd_no_options(ctx, &cmd_help_entry, argc, argv)) != NULL)
+		return err;
+	if (argc - optind > 1)
+		return cmd_usage_error(&cmd_help_entry, "help takes one COMMAND");
+	if (argc - optind == 1 && (e = cmd_find(argv[optind])) == NULL)
 		return werr_usage("'%s' is not a warden command; see 'warden help'",
-		    argv[1]);
-	cmd_print_help(stdout, e);
+		    argv[optind]);
+	if (ctx->json) {
+		doc = cmd_help_json(e);
+		output_json(doc);
+		json_decref(doc);
+	} else if (e != NULL)
+		cmd_print_help(stdout, e);
+	else
+		cmd_print_overview(stdout);
 	return NULL;
 }
 
@@ -49,10 +57,14 @@ version_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	int gmaj, gmin, grev;
 	curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+	struct werr *err;
 	json_t *o;
 
-	(void)argc;
-	(void)argv;
+	if ((err = cmd_no_options(ctx, &cmd_version_entry, argc, argv)) != NULL)
+		return err;
+	if (optind != argc)
+		return cmd_usage_error(&cmd_version_entry,
+		    "version takes no arguments");
 	git_libgit2_version(&gmaj, &gmin, &grev);
 	if (ctx->json) {
 		json_t *libs = json_object();
@@ -97,58 +109,65 @@ join_argv(int argc, char **argv)
 	return buf_detach(&b);
 }
 
+/* A usage error before any command: the message, then the synopsis. */
+static int
+global_usage_error(const char *msg)
+{
+	fprintf(stderr, "warden: %s\n"
+	    "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
+	    "       warden help\n", msg);
+	return WEXIT_INPUT;
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "repo", required_argument, NULL, 'C' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	enum { OPT_VERSION = 'V', OPT_HELP = 'h' };
+	static char version_name[] = "version";
+	static char *version_argv[] = { version_name, NULL };
+	struct option opts[8];
 	struct cmd_ctx ctx;
 	const struct cmd_entry *entry;
 	struct werr *err;
-	char *cmdline;
+	char *cmdline, *msg;
 	int ch, code;
+	size_t n;
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.progname = "warden";
 	/* A file-size limit makes write(2) fail with EFBIG, an error warden
 	 * reports, instead of killing it halfway through a write. */
 	signal(SIGXFSZ, SIG_IGN);
+	for (n = 0; cmd_global_options[n].name != NULL; n++)
+		opts[n] = cmd_global_options[n];
+	opts[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+	opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	memset(&opts[n], 0, sizeof(opts[n]));
+	opterr = 0;	/* every error is warden's own message, printed once */
 	/* '+': stop at the command name; its options are its own. */
-	while ((ch = getopt_long(argc, argv, "+C:jqvVh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:qvVh", opts, NULL)) != -1) {
+		if (cmd_global_option(&ctx, ch, optarg))
+			continue;
 		switch (ch) {
-		case 'C':
-			ctx.repo_arg = optarg;
-			break;
-		case 'j':
-			ctx.json = 1;
-			break;
-		case 'q':
-			ctx.verbosity = -1;
-			break;
-		case 'v':
-			ctx.verbosity = 1;
-			break;
-		case 'V':
+		case OPT_VERSION:
 			entry = &cmd_version_entry;
-			goto run_version;
-		case 'h':
+			argc = 1;
+			argv = version_argv;
+			goto run;
+		case OPT_HELP:
 			cmd_print_overview(stdout);
-			return 0;
+			return fflush(stdout) == 0 ? WEXIT_OK : WEXIT_ENV;
 		default:
-			cmd_print_overview(stderr);
-			return WEXIT_INPUT;
+			msg = cmd_getopt_failure(ch, argv, opts);
+			code = global_usage_error(msg);
+			free(msg);
+			return code;
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc == 0) {
+		fprintf(stderr, "warden: no command given\n");
 		cmd_print_overview(stderr);
 		return WEXIT_INPUT;
 	}
@@ -160,9 +179,9 @@ main(int argc, char **argv)
 	}
 	if (cmd_wants_help(argc, argv)) {
 		cmd_print_help(stdout, entry);
-		return 0;
+		return fflush(stdout) == 0 ? WEXIT_OK : WEXIT_ENV;
 	}
-run_version:
+run:
 	repo_lib_init();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	cmdline = join_argv(argc, argv);
@@ -180,7 +199,12 @@ run_version:
 	free(cmdline);
 	curl_global_cleanup();
 	repo_lib_shutdown();
-	if (fflush(stdout) != 0 && code == WEXIT_OK)
+	/* Output that never arrived is an I/O failure, said once. */
+	errno = 0;
+	if ((fflush(stdout) != 0 || ferror(stdout)) && code != WEXIT_ENV) {
+		fprintf(stderr, "warden: cannot write standard output: %s\n",
+		    errno != 0 ? strerror(errno) : "write error");
 		code = WEXIT_ENV;
+	}
 	return code;
 }
