@@ -39,6 +39,8 @@ const struct cmd_exit_code cmd_exit_codes[] = {
 };
 
 enum { OPT_REPO = 0x100, OPT_JSON, OPT_QUIET = 'q', OPT_VERBOSE = 'v' };
+/* The most options one command may have (the globals come on top). */
+#define CMD_MAX_OPTIONS 40
 
 const struct option cmd_global_options[] = {
 	{ "repo", required_argument, NULL, OPT_REPO },
@@ -135,14 +137,17 @@ int
 cmd_getopt(struct cmd_ctx *ctx, const struct cmd_entry *entry, int argc,
     char **argv, const struct option *opts, struct werr **err)
 {
-	struct option all[48];
+	struct option all[CMD_MAX_OPTIONS + 8];
 	size_t n = 0, i;
 	char *msg;
 	int ch;
 
 	*err = NULL;
-	for (i = 0; opts != NULL && opts[i].name != NULL; i++)
+	for (i = 0; opts != NULL && opts[i].name != NULL; i++) {
+		if (n == CMD_MAX_OPTIONS)
+			abort();	/* a command with too many options */
 		all[n++] = opts[i];
+	}
 	for (i = 0; cmd_global_options[i].name != NULL; i++)
 		all[n++] = cmd_global_options[i];
 	memset(&all[n], 0, sizeof(all[n]));

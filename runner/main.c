@@ -109,6 +109,43 @@ join_argv(int argc, char **argv)
 	return buf_detach(&b);
 }
 
+/* Is argv[i] a global option (and how many words does it take)? */
+static int
+global_words(char **argv, int i, int argc)
+{
+	const char *a = argv[i];
+
+	if (strcmp(a, "--json") == 0 || strcmp(a, "-q") == 0 ||
+	    strcmp(a, "-v") == 0 || strcmp(a, "--quiet") == 0 ||
+	    strcmp(a, "--verbose") == 0 || strncmp(a, "--repo=", 7) == 0)
+		return 1;
+	if (strcmp(a, "--repo") == 0 && i + 1 < argc)
+		return 2;
+	return 0;
+}
+
+/*
+ * Global options between the command name and its subcommand
+ * ("warden journal --json show") move behind the subcommand, where the
+ * subcommand's cmd_getopt reads them: after the command name they are
+ * accepted wherever an option may stand.
+ */
+static void
+hoist_globals(int argc, char **argv)
+{
+	int i = 1, k, w;
+	char *sub;
+
+	while (i < argc && (w = global_words(argv, i, argc)) > 0)
+		i += w;
+	if (i == 1 || i >= argc || argv[i][0] == '-')
+		return;
+	sub = argv[i];
+	for (k = i; k > 1; k--)
+		argv[k] = argv[k - 1];
+	argv[1] = sub;
+}
+
 /* A usage error before any command: the message, then the synopsis. */
 static int
 global_usage_error(const char *msg)
@@ -130,7 +167,7 @@ main(int argc, char **argv)
 	const struct cmd_entry *entry;
 	struct werr *err;
 	char *cmdline, *msg;
-	int ch, code;
+	int ch, code, version = 0;
 	size_t n;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -150,10 +187,8 @@ main(int argc, char **argv)
 			continue;
 		switch (ch) {
 		case OPT_VERSION:
-			entry = &cmd_version_entry;
-			argc = 1;
-			argv = version_argv;
-			goto run;
+			version = 1;	/* after the other global options */
+			break;
 		case OPT_HELP:
 			cmd_print_overview(stdout);
 			return fflush(stdout) == 0 ? WEXIT_OK : WEXIT_ENV;
@@ -166,6 +201,12 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (version) {
+		entry = &cmd_version_entry;
+		argc = 1;
+		argv = version_argv;
+		goto run;
+	}
 	if (argc == 0) {
 		fprintf(stderr, "warden: no command given\n");
 		cmd_print_overview(stderr);
@@ -181,6 +222,7 @@ main(int argc, char **argv)
 		cmd_print_help(stdout, entry);
 		return fflush(stdout) == 0 ? WEXIT_OK : WEXIT_ENV;
 	}
+	hoist_globals(argc, argv);
 run:
 	repo_lib_init();
 	curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -90,6 +90,19 @@ test_expect_success 'journal show, verify and export --json in either position' 
 	python3 -c "import json; assert json.load(open(\"after\"))[\"appended\"] == 0"
 '
 
+test_expect_success 'global options between a command and its subcommand' '
+	cd bench &&
+	warden journal show --json >after &&
+	warden journal --json show >between && expect_equal after between &&
+	warden journal -q --repo . --json show >between && expect_equal after between &&
+	warden review --json list >between && json_ok between
+'
+
+test_expect_success '--version takes --json before or after it' '
+	warden --version --json >a && json_ok a &&
+	warden --json --version >b && expect_equal a b
+'
+
 test_expect_success 'journal note --json after the command prints the seq' '
 	cd bench &&
 	warden journal note "a note" --json >out &&
