@@ -190,7 +190,7 @@ def check_fields(srcdir):
                 if not words or not all(IDENT.match(t) for t in words):
                     continue    # a sentence, a path, a command line
                 for t in words:
-                    if not re.search(r"(?<![A-Za-z0-9_.-])%s(?![A-Za-z0-9_-])" % re.escape(t), mantext):
+                    if not re.search(r"(?<![A-Za-z0-9_-])%s(?![A-Za-z0-9_-])" % re.escape(t), mantext):
                         bad("README (%s) shows '%s'; warden.1.md does not" % (h, t))
 
 
