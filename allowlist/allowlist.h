@@ -72,6 +72,8 @@ struct allowlist_file {
 	uint32_t old_mode;		/* from the base tree, 0 if absent */
 	uint32_t new_mode;
 	size_t added, deleted;		/* line counts */
+	size_t first_line;		/* first changed line on the new side
+					 * (1 when none: binary, deleted) */
 };
 
 struct allowlist_report {
@@ -85,6 +87,10 @@ struct allowlist_report {
 	const char *commit;		/* set by range checks: violations
 					 * added now name this commit */
 };
+
+/* Fill f's line counts and first changed line from patch (may be NULL:
+ * no counts, first line 1). */
+void allowlist_file_stats(struct allowlist_file *f, git_patch *patch);
 
 void allowlist_report_init(struct allowlist_report *r);
 void allowlist_report_free(struct allowlist_report *r);
@@ -112,14 +118,18 @@ char allowlist_status_char(git_delta_t status);
 int allowlist_glob_match(const char *glob, const char *path);
 int allowlist_match_any(const char *const *globs, size_t n, const char *path);
 /*
- * The collision key of a path: ASCII folded to lower case, Unicode code
- * points HFS+/APFS ignore removed, Latin letters with diacritics (composed
- * or decomposed) reduced to their base letter. Coarser than the file
- * system's own folding, so it can only over-report. Returns NULL when the
- * path holds a code point the gate does not accept (see
- * allowlist_check_path). Caller frees.
+ * The collision key of a path (utf8proc): compatibility decomposition,
+ * Unicode case folding, default-ignorable code points (HFS+/APFS's among
+ * them) and every combining mark removed, recomposed. So Λάμδα, λαμδα and
+ * the NFD form share a key, as do café and cafe, ß and ss, ｑｗｅｎ and
+ * qwen. Coarser than the file system's own folding, so it can only
+ * over-report. Returns NULL when the path holds a code point the gate does
+ * not accept (see allowlist_check_path). Caller frees.
  */
 char *allowlist_fold(const char *path);
+/* Do a and b differ only in case (Unicode case folding, no
+ * normalisation)? Tells a case-collision from a unicode-collision. */
+int allowlist_case_equal(const char *a, const char *b);
 /* Path-only rules (bad-path, dotgit, gitfile) for one path; appends to r.
  * Returns the number of violations added. */
 int allowlist_check_path(struct allowlist_report *r, const char *path);

@@ -176,25 +176,11 @@ mode_kind(uint32_t mode)
 	}
 }
 
-/* Does a differ from b only in ASCII case? */
-static int
-ascii_caseeq(const char *a, const char *b)
-{
-	for (; *a != '\0' && *b != '\0'; a++, b++) {
-		char x = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a;
-		char y = (*b >= 'A' && *b <= 'Z') ? *b + 32 : *b;
-
-		if (x != y)
-			return 0;
-	}
-	return *a == *b;
-}
-
 static void
 report_collision(struct allowlist_report *r, const char *path,
     const char *mine, const char *other)
 {
-	if (ascii_caseeq(mine, other))
+	if (allowlist_case_equal(mine, other))
 		allowlist_report_add(r, AL_CASE_COLLISION, path,
 		    "'%s' differs only in case from existing '%s'", mine,
 		    other);

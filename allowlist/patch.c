@@ -113,10 +113,7 @@ record_file(struct allowlist_report *r, const struct allowlist_change *c,
     uint32_t old_mode, git_patch *patch)
 {
 	struct allowlist_file *f;
-	size_t adds = 0, dels = 0;
 
-	if (patch != NULL)
-		git_patch_line_stats(NULL, &adds, &dels, patch);
 	if (r->nfiles == r->capfiles) {
 		r->capfiles = r->capfiles ? r->capfiles * 2 : 16;
 		r->files = xrealloc(r->files, r->capfiles * sizeof(*r->files));
@@ -127,8 +124,7 @@ record_file(struct allowlist_report *r, const struct allowlist_change *c,
 	f->new_path = c->new_path ? xstrdup(c->new_path) : NULL;
 	f->old_mode = old_mode;
 	f->new_mode = c->new_mode;
-	f->added = adds;
-	f->deleted = dels;
+	allowlist_file_stats(f, patch);
 }
 
 /* Decide on every parsed delta; fill the declared sets. */

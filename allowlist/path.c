@@ -4,8 +4,11 @@
  * the path-only checks (bad-path, dotgit, gitfile).
  *
  * Everything here is pure string work on repository-relative paths as git
- * stores them ('/'-separated, no prefix). It must never accept a path it
- * cannot fully classify: an unknown code point is a bad path.
+ * stores them ('/'-separated, no prefix); Unicode properties, case folding
+ * and normalisation come from utf8proc. It must never accept a path it
+ * cannot fully classify: a code point that is not a letter, mark or digit
+ * (outside ASCII), or that utf8proc does not know as assigned, is a bad
+ * path.
  */
 #include "config.h"
 
@@ -14,51 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utf8proc.h>
+
 #include "allowlist.h"
 #include "buf.h"
 #include "util.h"
 
-/* U+00C0..U+017F: the ASCII base letter (lower case) of each Latin letter
- * with a diacritic, '.' where there is none (the code point is refused). */
-static const char latin_base[] =
-	"aaaaaa.ceeeeiiii.nooooo..uuuuy..aaaaaa.ceeeeiiii.nooooo..uuuuy.y"
-	"aaaaaaccccccccdd..eeeeeeeeeegggggggghh..iiiiiiiii...jjkk.llllll."
-	"...nnnnnn...oooooo..rrrrrrsssssssstttt..uuuuuuuuuuuuwwyyyzzzzzz.";
-
-/* Decode one UTF-8 code point at s; return its length, 0 if invalid. */
+/* Decode one UTF-8 code point at s (NUL-terminated); return its length, 0
+ * if invalid (overlong forms, surrogates and values past U+10FFFF are). */
 static size_t
 utf8_decode(const unsigned char *s, uint32_t *cp)
 {
-	size_t n, i;
-	uint32_t c;
+	utf8proc_int32_t c;
+	utf8proc_ssize_t n = utf8proc_iterate(s, -1, &c);
 
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		c = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		c = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		c = s[0] & 0x07;
-	} else
+	if (n <= 0 || c < 0)
 		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and out-of-range values are invalid. */
-	if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) ||
-	    (n == 4 && c < 0x10000) || c > 0x10ffff ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
+	*cp = (uint32_t)c;
+	return (size_t)n;
 }
 
 /* Code points HFS+ and APFS ignore when comparing names (git's list). */
@@ -69,49 +45,89 @@ hfs_ignorable(uint32_t c)
 	    (c >= 0x206a && c <= 0x206f) || c == 0xfeff;
 }
 
+/* Invisible in a name: HFS+'s list and Unicode's default ignorables. */
+static int
+invisible(uint32_t c)
+{
+	return hfs_ignorable(c) ||
+	    (c >= 0x80 && utf8proc_get_property((utf8proc_int32_t)c)->ignorable);
+}
+
 static int
 combining_mark(uint32_t c)
 {
-	return c >= 0x300 && c <= 0x36f;
+	utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
+
+	return cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC ||
+	    cat == UTF8PROC_CATEGORY_ME;
 }
 
 /*
- * Fold one code point into key. Returns 0 if the code point is refused.
+ * Is a code point past ASCII one a name may hold? Letters, marks and
+ * digits of any script, assigned in the Unicode version utf8proc knows.
+ * Everything else (spaces, punctuation, symbols, controls, format
+ * characters, private use, unassigned) is refused: deny by default.
  */
 static int
-fold_cp(struct buf *key, uint32_t c)
+accepted_cp(uint32_t c)
 {
-	if (c < 0x80) {
-		buf_addch(key, (c >= 'A' && c <= 'Z') ? (char)(c + 32) :
-		    (char)c);
+	switch (utf8proc_category((utf8proc_int32_t)c)) {
+	case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL:
+	case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
+	case UTF8PROC_CATEGORY_LO:
+	case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC:
+	case UTF8PROC_CATEGORY_ME:
+	case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL:
+	case UTF8PROC_CATEGORY_NO:
 		return 1;
+	default:
+		return 0;
 	}
-	if (hfs_ignorable(c) || combining_mark(c))
-		return 1;
-	if (c >= 0xc0 && c <= 0x17f && latin_base[c - 0xc0] != '.') {
-		buf_addch(key, latin_base[c - 0xc0]);
-		return 1;
-	}
-	return 0;
 }
+
+/*
+ * The key: NFKD, Unicode case folding, default ignorables and every mark
+ * removed, recomposed (utf8proc). That is coarser than HFS+ and APFS
+ * (canonical equivalence, case, their ignorables), so two names one of
+ * those volumes takes for one always share a key; names it tells apart
+ * may share one too (café and cafe), which only refuses more.
+ */
+#define FOLD_OPTIONS (UTF8PROC_NULLTERM | UTF8PROC_STABLE | UTF8PROC_COMPAT | \
+	UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD | UTF8PROC_IGNORE | \
+	UTF8PROC_STRIPMARK | UTF8PROC_REJECTNA)
 
 char *
 allowlist_fold(const char *path)
 {
 	const unsigned char *s = (const unsigned char *)path;
-	struct buf key = BUF_INIT;
+	utf8proc_uint8_t *key = NULL;
 	uint32_t c;
 	size_t n;
 
-	buf_puts(&key, "");
-	while (*s != '\0') {
-		if ((n = utf8_decode(s, &c)) == 0 || !fold_cp(&key, c)) {
-			buf_free(&key);
+	for (; *s != '\0'; s += n)
+		if ((n = utf8_decode(s, &c)) == 0 ||
+		    (c >= 0x80 && !hfs_ignorable(c) && !accepted_cp(c)))
 			return NULL;
-		}
-		s += n;
-	}
-	return buf_detach(&key);
+	if (utf8proc_map((const utf8proc_uint8_t *)path, 0, &key,
+	    FOLD_OPTIONS) < 0)
+		return NULL;
+	return (char *)key;
+}
+
+int
+allowlist_case_equal(const char *a, const char *b)
+{
+	utf8proc_uint8_t *fa = NULL, *fb = NULL;
+	int eq;
+
+	eq = utf8proc_map((const utf8proc_uint8_t *)a, 0, &fa,
+	    UTF8PROC_NULLTERM | UTF8PROC_CASEFOLD) >= 0 &&
+	    utf8proc_map((const utf8proc_uint8_t *)b, 0, &fb,
+	    UTF8PROC_NULLTERM | UTF8PROC_CASEFOLD) >= 0 &&
+	    strcmp((char *)fa, (char *)fb) == 0;
+	free(fa);
+	free(fb);
+	return eq;
 }
 
 /*
@@ -144,11 +160,39 @@ segment_fs_name(const char *seg, size_t len)
 	return buf_detach(&b);
 }
 
+/* Drop trailing dots and spaces, as Windows volumes do. */
+static void
+trim_trailing(char *name)
+{
+	size_t n = strlen(name);
+
+	while (n > 0 && (name[n - 1] == '.' || name[n - 1] == ' '))
+		name[--n] = '\0';
+}
+
+static int
+is_dotgit(const char *name)
+{
+	return strcmp(name, ".git") == 0 || strcmp(name, "git~1") == 0;
+}
+
+static int
+is_gitfile(const char *name)
+{
+	return strncmp(name, ".git", 4) == 0 || strcmp(name, ".mailmap") == 0 ||
+	    strcmp(name, ".lfsconfig") == 0;
+}
+
+/*
+ * A segment is .git (or a file git reads) if it is so as a file system
+ * sees it (segment_fs_name) or under the collision key (a fullwidth
+ * ".ｇｉｔ", ".gît"): the coarser reading refuses more, never less.
+ */
 static int
 check_segment(struct allowlist_report *r, const char *path, const char *seg,
     size_t len)
 {
-	char *name;
+	char *name, *copy, *key;
 	int added = 0;
 
 	if (len == 0) {
@@ -163,17 +207,22 @@ check_segment(struct allowlist_report *r, const char *path, const char *seg,
 		return 1;
 	}
 	name = segment_fs_name(seg, len);
-	if (strcmp(name, ".git") == 0 || strcmp(name, "git~1") == 0) {
+	copy = xstrndup(seg, len);
+	key = allowlist_fold(copy);
+	if (key != NULL)
+		trim_trailing(key);
+	if (is_dotgit(name) || (key != NULL && is_dotgit(key))) {
 		allowlist_report_add(r, AL_DOTGIT, path,
 		    "segment '%.*s' names the repository's .git", (int)len,
 		    seg);
 		added++;
-	} else if (strncmp(name, ".git", 4) == 0 ||
-	    strcmp(name, ".mailmap") == 0 || strcmp(name, ".lfsconfig") == 0) {
+	} else if (is_gitfile(name) || (key != NULL && is_gitfile(key))) {
 		allowlist_report_add(r, AL_GITFILE, path,
 		    "'%.*s' is read by git itself", (int)len, seg);
 		added++;
 	}
+	free(key);
+	free(copy);
 	free(name);
 	return added;
 }
@@ -206,16 +255,22 @@ allowlist_check_path(struct allowlist_report *r, const char *path)
 			    "backslash or control character");
 			return 1;
 		}
-		if (hfs_ignorable(c)) {
+		if (invisible(c)) {
 			allowlist_report_add(r, AL_BAD_PATH, path,
 			    "invisible code point U+%04X", (unsigned)c);
 			added++;
 			break;
 		}
-		if (c >= 0x80 && !combining_mark(c) &&
-		    !(c >= 0xc0 && c <= 0x17f && latin_base[c - 0xc0] != '.')) {
+		if (c >= 0x80 && !accepted_cp(c)) {
 			allowlist_report_add(r, AL_BAD_PATH, path,
 			    "code point U+%04X is not accepted in paths",
+			    (unsigned)c);
+			return 1;
+		}
+		if (combining_mark(c) && (s == (const unsigned char *)path ||
+		    s[-1] == '/')) {
+			allowlist_report_add(r, AL_BAD_PATH, path,
+			    "a segment starts with the combining mark U+%04X",
 			    (unsigned)c);
 			return 1;
 		}

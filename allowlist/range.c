@@ -147,7 +147,7 @@ gate_trees(struct allowlist_report *r, git_repository *repo,
 		const git_diff_delta *dl = git_diff_get_delta(diff, i);
 		struct allowlist_change c;
 		git_blob *blob = NULL;
-
+		git_patch *patch = NULL;
 		size_t k;
 
 		for (k = 0; k < nothers; k++)
@@ -187,6 +187,13 @@ gate_trees(struct allowlist_report *r, git_repository *repo,
 			f->old_mode = c.old_path ?
 			    allowlist_base_mode(base, c.old_path) : 0;
 			f->new_mode = c.new_mode;
+			/* Line counts, and the first changed line that
+			 * annotations point at. */
+			if (git_patch_from_diff(&patch, diff, i) < 0)
+				patch = NULL;
+			allowlist_file_stats(f, patch);
+			git_patch_free(patch);
+			patch = NULL;
 		}
 	}
 	git_diff_free(diff);

@@ -35,6 +35,41 @@ static const char *const code_names[AL_CODE_COUNT] = {
 	[AL_RESULT_MISMATCH] = "result-mismatch",
 };
 
+void
+allowlist_file_stats(struct allowlist_file *f, git_patch *patch)
+{
+	const git_diff_hunk *h;
+	const git_diff_line *l;
+	size_t nlines, i, adds = 0, dels = 0;
+	int pos;
+
+	f->added = f->deleted = 0;
+	f->first_line = 1;
+	if (patch == NULL)
+		return;
+	git_patch_line_stats(NULL, &adds, &dels, patch);
+	f->added = adds;
+	f->deleted = dels;
+	if (git_patch_num_hunks(patch) == 0 ||
+	    git_patch_get_hunk(&h, &nlines, patch, 0) < 0)
+		return;
+	/* The first added line, or where the first deletion was. */
+	pos = h->new_start;
+	for (i = 0; i < nlines; i++) {
+		if (git_patch_get_line_in_hunk(&l, patch, 0, i) < 0)
+			break;
+		if (l->origin == GIT_DIFF_LINE_ADDITION) {
+			pos = l->new_lineno;
+			break;
+		}
+		if (l->origin == GIT_DIFF_LINE_DELETION)
+			break;
+		if (l->new_lineno > 0)
+			pos = l->new_lineno + 1;
+	}
+	f->first_line = pos > 0 ? (size_t)pos : 1;
+}
+
 char
 allowlist_status_char(git_delta_t s)
 {

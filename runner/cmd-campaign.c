@@ -12,7 +12,6 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -248,20 +247,18 @@ report_options(struct cmd_ctx *ctx, int argc, char **argv, const char *sub,
     enum format *fmt, int *per_request)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "per-request", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct werr *err = NULL;
 	int ch, csv = 0;
 
 	*per_request = 0;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_campaign_entry, argc, argv, opts,
+	    &err)) != -1) {
 		switch (ch) {
-		case 'j':
-			ctx->json = 1;
-			break;
 		case 'c':
 			csv = 1;
 			break;
@@ -274,6 +271,8 @@ report_options(struct cmd_ctx *ctx, int argc, char **argv, const char *sub,
 			goto bad;
 		}
 	}
+	if (err != NULL)
+		return err;
 	if (ctx->json && csv)
 		return cmd_usage_error(&cmd_campaign_entry, "'campaign %s' takes "
 		    "--json or --csv, not both", sub);
@@ -396,16 +395,17 @@ parse_run(struct cmd_ctx *ctx, int argc, char **argv, struct campaign_opts *o,
 		{ "run-id", required_argument, NULL, 'i' },
 		{ "shard", required_argument, NULL, 'S' },
 		{ "progress-interval", required_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'j' },
 		{ "per-request", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct werr *err = NULL;
 	char *end;
 	double d;
 	long limit;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_campaign_entry, argc, argv, opts,
+	    &err)) != -1) {
 		switch (ch) {
 		case 'r':
 			o->roster = optarg;
@@ -459,9 +459,6 @@ parse_run(struct cmd_ctx *ctx, int argc, char **argv, struct campaign_opts *o,
 				    "or more");
 			a->interval_s = d;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		case 'p':
 			a->per_request = 1;
 			break;
@@ -469,6 +466,8 @@ parse_run(struct cmd_ctx *ctx, int argc, char **argv, struct campaign_opts *o,
 			return cmd_usage_error(&cmd_campaign_entry, "bad option");
 		}
 	}
+	if (err != NULL)
+		return err;
 	if (optind != argc)
 		return cmd_usage_error(&cmd_campaign_entry, "'campaign' takes no "
 		    "arguments but 'list' or 'show RUN' first");

@@ -3,7 +3,6 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,16 +16,14 @@
 static struct werr *
 init_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
 	char commit[41] = "";
 	char *branch = NULL;
 	struct store *store = NULL;
 	struct werr *err;
 	json_t *body;
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
-		return cmd_usage_error(&cmd_init_entry, "unknown option");
+	if ((err = cmd_no_options(ctx, &cmd_init_entry, argc, argv)) != NULL)
+		return err;
 	argc -= optind;
 	argv += optind;
 	if (argc != 1)
@@ -68,6 +65,7 @@ const struct cmd_entry cmd_init_entry = {
 	"create a new benchmark repository with a default policy",
 	"Creates DIR (which must not exist or be empty) with policy/warden.json,\n"
 	"an example adapter and profile, workloads/, journals/ and results/,\n"
-	"commits it, and creates the official branch at that commit.\n",
+	"commits it, and creates the official branch at that commit.\n"
+	"-q drops the closing line; --json: {repository, commit, official_branch}.\n",
 	init_exec,
 };

@@ -3,7 +3,6 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <git2.h>
 
 #include "cmd.h"
+#include "isotime.h"
 #include "journal.h"
 #include "output.h"
 #include "policy.h"
@@ -42,6 +42,37 @@ show_one(void *arg, const struct journal_entry *e)
 	return NULL;
 }
 
+/* A kind as the journal writes them (lower-case words joined by dots),
+ * or such a prefix ending in a dot. */
+static int
+kind_ok(const char *k)
+{
+	size_t word = 0;
+
+	for (; *k != '\0'; k++) {
+		if ((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') ||
+		    *k == '_' || *k == '-')
+			word++;
+		else if (*k == '.' && word > 0)
+			word = 0;
+		else
+			return 0;
+	}
+	return 1;
+}
+
+/* A cycle id names journals/CYCLE.md: no separators, no leading dot. */
+static int
+cycle_ok(const char *c)
+{
+	if (c[0] == '\0' || c[0] == '.')
+		return 0;
+	for (; *c != '\0'; c++)
+		if (*c == '/' || *c == '\\' || (unsigned char)*c < 0x20)
+			return 0;
+	return 1;
+}
+
 static struct werr *
 journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -51,29 +82,40 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "kind", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char since[ISOTIME_LEN];
 	struct journal_filter f;
 	struct show_state s;
 	struct store *store;
-	struct werr *err;
+	struct werr *err = NULL;
 	int ch;
 
 	memset(&f, 0, sizeof(f));
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 's':
-			f.since = optarg;
-			break;
-		case 'c':
+	while ((ch = cmd_getopt(ctx, &cmd_journal_entry, argc, argv, opts,
+	    &err)) != -1) {
+		if (ch == 's') {
+			if (isotime_to_utc(since, optarg) != 0)
+				return cmd_usage_error(&cmd_journal_entry,
+				    "'--since' takes an ISO 8601 date or time such "
+				    "as %s, not '%s'", ISOTIME_EXAMPLES, optarg);
+			f.since = since;
+		} else if (ch == 'c') {
+			if (!cycle_ok(optarg))
+				return cmd_usage_error(&cmd_journal_entry,
+				    "'--cycle' takes a cycle id (no '/', not "
+				    "starting with '.'), not '%s'", optarg);
 			f.cycle = optarg;
-			break;
-		case 'k':
+		} else if (ch == 'k') {
+			if (!kind_ok(optarg) || optarg[0] == '\0')
+				return cmd_usage_error(&cmd_journal_entry,
+				    "'--kind' takes a kind such as 'note' or "
+				    "'review.approved', or a prefix ending in '.' "
+				    "such as 'review.', not '%s'", optarg);
 			f.kind = optarg;
-			break;
-		default:
-			return cmd_usage_error(&cmd_journal_entry, "bad option to 'journal show'");
 		}
 	}
+	if (err != NULL)
+		return err;
 	if (optind != argc)
 		return cmd_usage_error(&cmd_journal_entry, "'journal show' takes no arguments");
 	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
@@ -152,10 +194,11 @@ journal_verify_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	struct werr *err;
 	char *bad = NULL;
 
-	(void)argv;
 	memset(&ev, 0, sizeof(ev));
 	memset(&v, 0, sizeof(v));
-	if (argc != 1)
+	if ((err = cmd_no_options(ctx, &cmd_journal_entry, argc, argv)) != NULL)
+		return err;
+	if (optind != argc)
 		return cmd_usage_error(&cmd_journal_entry, "'journal verify' takes no arguments");
 	if ((err = open_official(ctx, &repo, &branch)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
@@ -190,16 +233,21 @@ journal_export_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	const char *cycle = NULL, *branch;
 	git_repository *repo = NULL;
 	struct store *store;
-	struct werr *err;
+	struct werr *err = NULL;
 	char commit[GIT_OID_HEXSZ + 1];
 	int ch, n = 0;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 'c')
-			return cmd_usage_error(&cmd_journal_entry, "bad option to 'journal export'");
+	while ((ch = cmd_getopt(ctx, &cmd_journal_entry, argc, argv, opts,
+	    &err)) != -1) {
+		if (!cycle_ok(optarg))
+			return cmd_usage_error(&cmd_journal_entry,
+			    "'--cycle' takes a cycle id (no '/', not starting "
+			    "with '.'), not '%s'", optarg);
 		cycle = optarg;
 	}
+	if (err != NULL)
+		return err;
 	if (optind != argc)
 		return cmd_usage_error(&cmd_journal_entry, "'journal export' takes no arguments");
 	if ((err = text_check("--cycle", cycle)) != NULL ||
@@ -234,17 +282,15 @@ journal_note(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	const char *subject = "";
 	struct store *store;
-	struct werr *err;
+	struct werr *err = NULL;
 	int64_t seq = 0;
 	json_t *body;
-	int ch;
 
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 's')
-			return cmd_usage_error(&cmd_journal_entry, "bad option to 'journal note'");
+	while (cmd_getopt(ctx, &cmd_journal_entry, argc, argv, opts, &err) != -1)
 		subject = optarg;
-	}
+	if (err != NULL)
+		return err;
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_journal_entry, "'journal note' takes one TEXT");
 	if ((err = text_check("--subject", subject)) != NULL ||
@@ -295,8 +341,11 @@ const struct cmd_entry cmd_journal_entry = {
 	"export [--cycle C]\n"
 	"note [--subject S] TEXT",
 	"show, verify, export or annotate the hash-chained maintenance journal",
-	"show     entries in order; --since compares UTC ISO times, --kind K matches\n"
-	"         exactly or, ending in '.', as a prefix (e.g. 'review.')\n"
+	"show     entries in order; --since TIME from that time on (ISO 8601:\n"
+	"         2026-12-01, 2026-12-01T10:00[:30[.250]], with Z, +02:00 or\n"
+	"         -0500; no zone is UTC); --kind K matches exactly or, ending\n"
+	"         in '.', as a prefix (e.g. 'review.'); a malformed value is\n"
+	"         an error (exit 2)\n"
 	"verify   recompute the hash chain and check it against every\n"
 	"         Warden-Journal anchor in the official branch's history and\n"
 	"         against the committed journals/journal.jsonl; exit 1 naming\n"
@@ -304,6 +353,7 @@ const struct cmd_entry cmd_journal_entry = {
 	"export   commit journals/journal.jsonl (extended by the new entries)\n"
 	"         and journals/CYCLE.md to the official branch, with an anchor;\n"
 	"         refuses a journal that does not verify (idempotent)\n"
-	"note     append a maintainer's note\n",
+	"note     append a maintainer's note\n"
+	"-q: verify, export and note print nothing on success.\n",
 	journal_exec,
 };

@@ -1,11 +1,11 @@
 /*
  * cmd-lint.c - `warden lint [FILE...]`: validate policy, adapters and
- * profiles, listing every problem (not just the first). Exit 1 when any.
+ * profiles, listing every problem (not just the first). Exit 1 when a
+ * file breaks a rule, 2 when a file cannot be read or parsed at all.
  */
 #include "config.h"
 
 #include <dirent.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,35 +59,55 @@ list_json(const char *root, const char *dir, struct strlist *out)
 	return NULL;
 }
 
+/* The reason at the end of a file_read error ("open 'x': REASON"). */
+static const char *
+read_reason(const struct werr *err)
+{
+	const char *colon = strrchr(err->msg, ':');
+
+	return colon != NULL && colon[1] == ' ' ? colon + 2 : err->msg;
+}
+
+/* Lint one file into probs; a file that cannot be read, or is none of
+ * the three kinds, is an unusable input (exit 2), like invalid JSON. */
 static void
 lint_file(const char *path, const char *display, struct problems *probs)
 {
 	struct adapter *a = NULL;
 	struct profile *p = NULL;
 	struct policy *pol = NULL;
-	struct werr *err = NULL;
+	struct buf text = BUF_INIT;
+	enum lint_kind kind = kind_of(display);
+	struct werr *err;
 
-	switch (kind_of(display)) {
-	case LINT_POLICY:
-		err = policy_load_file(&pol, path, display, probs);
-		break;
-	case LINT_ADAPTER:
-		err = adapter_load_file(&a, path, display, probs);
-		break;
-	case LINT_PROFILE:
-		err = profile_load_file(&p, path, display, probs);
-		break;
-	case LINT_UNKNOWN:
+	if ((err = file_read(&text, path)) != NULL) {
+		problems_add(probs, display, 0, 0, NULL, "cannot be read: %s",
+		    read_reason(err));
+		probs->v[probs->n - 1].unusable = 1;
+		werr_free(err);
+		buf_free(&text);
+		return;
+	}
+	if (kind == LINT_UNKNOWN) {
 		problems_add(probs, display, 0, 0, NULL, "is not a policy, adapter "
 		    "or profile (expected policy/warden.json, adapters/engines/*.json "
 		    "or adapters/profiles/*.json)");
+		probs->v[probs->n - 1].unusable = 1;
+		buf_free(&text);
 		return;
 	}
-	/* Unreadable files come back as errors without problems. */
-	if (err != NULL && (probs->n == 0 ||
-	    strcmp(probs->v[probs->n - 1].file, display) != 0))
-		problems_add(probs, display, 0, 0, NULL, "%s", err->msg);
+	/* Problems land in probs; the error only repeats the first. */
+	if (kind == LINT_POLICY)
+		err = policy_load_buffer(&pol, buf_cstr(&text), text.len, display,
+		    probs);
+	else if (kind == LINT_ADAPTER)
+		err = adapter_load_buffer(&a, buf_cstr(&text), text.len, display,
+		    probs);
+	else
+		err = profile_load_buffer(&p, buf_cstr(&text), text.len, display,
+		    probs);
 	werr_free(err);
+	buf_free(&text);
 	policy_free(pol);
 	adapter_free(a);
 	profile_free(p);
@@ -142,88 +162,120 @@ out:
 	free(path);
 }
 
+/* Lint one file and, with -v, say how it went. */
+static void
+lint_one(struct cmd_ctx *ctx, const char *path, const char *display,
+    struct problems *probs)
+{
+	size_t before = probs->n;
+
+	lint_file(path, display, probs);
+	if (ctx->verbosity > 0 && !ctx->json) {
+		if (probs->n == before)
+			fprintf(stderr, "%s: ok\n", display);
+		else
+			fprintf(stderr, "%s: %zu problem%s\n", display,
+			    probs->n - before, probs->n - before == 1 ? "" : "s");
+	}
+}
+
+/* Every file of the repository lint reads, policy first. */
+static struct strlist
+repo_files(const char *root)
+{
+	struct strlist files = { NULL, 0 }, more;
+	const char *dirs[] = { "adapters/engines", "adapters/profiles" };
+	size_t i, d;
+
+	files.v = xcalloc(1, sizeof(char *));
+	files.v[files.n++] = xstrdup("policy/warden.json");
+	for (d = 0; d < 2; d++) {
+		list_json(root, dirs[d], &more);
+		for (i = 0; i < more.n; i++) {
+			files.v = xrealloc(files.v, (files.n + 1) * sizeof(char *));
+			files.v[files.n++] = more.v[i];
+		}
+		free(more.v);
+	}
+	return files;
+}
+
+static void
+print_problems(struct cmd_ctx *ctx, const struct problems *probs, size_t nfiles,
+    size_t unusable)
+{
+	struct buf line = BUF_INIT;
+	json_t *o, *arr;
+	size_t i;
+
+	if (ctx->json) {
+		arr = json_array();
+		for (i = 0; i < probs->n; i++)
+			json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:s?, "
+			    "s:s, s:s}", "file", probs->v[i].file, "line",
+			    probs->v[i].line, "column", probs->v[i].col, "field",
+			    probs->v[i].field, "message", probs->v[i].msg, "class",
+			    probs->v[i].unusable ? "input" : "schema"));
+		o = json_pack("{s:I, s:o}", "files", (json_int_t)nfiles,
+		    "problems", arr);
+		output_json(o);
+		json_decref(o);
+		return;
+	}
+	for (i = 0; i < probs->n; i++) {
+		buf_reset(&line);
+		problem_format(&probs->v[i], &line);
+		printf("%s\n", buf_cstr(&line));
+	}
+	buf_free(&line);
+	if (ctx->verbosity < 0)
+		return;
+	fprintf(stderr, "%zu file%s checked, %zu problem%s", nfiles,
+	    nfiles == 1 ? "" : "s", probs->n, probs->n == 1 ? "" : "s");
+	if (unusable > 0)
+		fprintf(stderr, " (%zu input%s could not be read or parsed)",
+		    unusable, unusable == 1 ? "" : "s");
+	fputc('\n', stderr);
+}
+
 static struct werr *
 lint_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
 	struct problems probs = { NULL, 0, 0 };
-	struct strlist files = { NULL, 0 }, more;
+	struct strlist files;
 	const char *root = NULL;
 	struct werr *err = NULL;
-	size_t i, nfiles = 0;
-	int ch;
+	size_t i, nfiles = 0, unusable = 0;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
-		return cmd_usage_error(&cmd_lint_entry, "unknown option");
+	if ((err = cmd_no_options(ctx, &cmd_lint_entry, argc, argv)) != NULL)
+		return err;
 	argc -= optind;
 	argv += optind;
 	if (argc > 0) {
-		for (i = 0; i < (size_t)argc; i++) {
-			if (!path_exists(argv[i]))
-				problems_add(&probs, argv[i], 0, 0, NULL,
-				    "no such file");
-			else
-				lint_file(argv[i], argv[i], &probs);
-			nfiles++;
-		}
+		for (i = 0; i < (size_t)argc; i++)
+			lint_one(ctx, argv[i], argv[i], &probs);
+		nfiles = (size_t)argc;
 	} else {
 		if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
 			return err;
-		files.v = xcalloc(1, sizeof(char *));
-		files.v[0] = xstrdup("policy/warden.json");
-		files.n = 1;
-		list_json(root, "adapters/engines", &more);
-		for (i = 0; i < more.n; i++) {
-			files.v = xrealloc(files.v, (files.n + 1) * sizeof(char *));
-			files.v[files.n++] = more.v[i];
-		}
-		free(more.v);
-		list_json(root, "adapters/profiles", &more);
-		for (i = 0; i < more.n; i++) {
-			files.v = xrealloc(files.v, (files.n + 1) * sizeof(char *));
-			files.v[files.n++] = more.v[i];
-		}
-		free(more.v);
+		files = repo_files(root);
 		for (i = 0; i < files.n; i++) {
 			char *abs = path_join(root, files.v[i]);
 
-			if (!path_exists(abs))
-				problems_add(&probs, files.v[i], 0, 0, NULL,
-				    "no such file");
-			else
-				lint_file(abs, files.v[i], &probs);
+			lint_one(ctx, abs, files.v[i], &probs);
 			free(abs);
 		}
 		nfiles = files.n;
 		lint_repo_refs(root, &probs);
 		strlist_free(&files);
 	}
-	if (ctx->json) {
-		json_t *o = json_object(), *arr = json_array();
-
-		for (i = 0; i < probs.n; i++)
-			json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:s?, s:s}",
-			    "file", probs.v[i].file, "line", probs.v[i].line,
-			    "column", probs.v[i].col, "field", probs.v[i].field,
-			    "message", probs.v[i].msg));
-		json_object_set_new(o, "files", json_integer((json_int_t)nfiles));
-		json_object_set_new(o, "problems", arr);
-		output_json(o);
-		json_decref(o);
-	} else {
-		struct buf line = BUF_INIT;
-
-		for (i = 0; i < probs.n; i++) {
-			buf_reset(&line);
-			problem_format(&probs.v[i], &line);
-			printf("%s\n", buf_cstr(&line));
-		}
-		buf_free(&line);
-		if (ctx->verbosity >= 0)
-			fprintf(stderr, "%zu file%s checked, %zu problem%s\n", nfiles,
-			    nfiles == 1 ? "" : "s", probs.n, probs.n == 1 ? "" : "s");
-	}
-	if (probs.n > 0)
+	for (i = 0; i < probs.n; i++)
+		unusable += probs.v[i].unusable != 0;
+	print_problems(ctx, &probs, nfiles, unusable);
+	/* The problems are the output; exit status alone says which kind. */
+	if (unusable > 0)
+		err = werr_new(WEXIT_INPUT, "%s", "");
+	else if (probs.n > 0)
 		err = werr_new(WEXIT_PROBLEM, "%s", "");
 	problems_free(&probs);
 	return err;
@@ -235,6 +287,11 @@ const struct cmd_entry cmd_lint_entry = {
 	"With no FILE: policy/warden.json, adapters/engines/*.json and\n"
 	"adapters/profiles/*.json of the repository, and that every roster engine\n"
 	"has an adapter and every model a profile. Prints every problem as\n"
-	"FILE:LINE:COLUMN: 'FIELD' MESSAGE. Exit 1 when there is any.\n",
+	"FILE:LINE:COLUMN: 'FIELD' MESSAGE. Exit 1 when files break a schema or\n"
+	"cross-file rule; exit 2 when any file cannot be read, is not valid JSON\n"
+	"or is none of the three kinds (every problem is still printed).\n"
+	"-v names every file checked; -q drops the closing summary.\n"
+	"--json: {files, problems: [{file, line, column, field, message, class}]},\n"
+	"class \"schema\" (exit 1) or \"input\" (exit 2).\n",
 	lint_exec,
 };

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +93,11 @@ print_report(struct cmd_ctx *ctx, const struct allowlist_report *r,
 	}
 	review_format_violations(&out, r);
 	fputs(buf_cstr(&out), stdout);
+	if (ctx->verbosity > 0) {
+		buf_reset(&out);
+		review_format_files(&out, r);
+		fputs(buf_cstr(&out), stderr);
+	}
 	buf_free(&out);
 	if (ctx->verbosity >= 0)
 		fprintf(stderr, "%zu file%s checked against %s (%.12s): %s\n",
@@ -115,19 +119,19 @@ patch_check(struct cmd_ctx *ctx, int argc, char **argv)
 	git_repository *repo = NULL;
 	const char *base = NULL, *worktree = NULL, *branch;
 	char *ref = NULL;
-	struct werr *err;
+	struct werr *err = NULL;
 	int ch;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_patch_entry, argc, argv, opts,
+	    &err)) != -1) {
 		if (ch == 'b')
 			base = optarg;
 		else if (ch == 'w')
 			worktree = optarg;
-		else
-			return cmd_usage_error(&cmd_patch_entry,
-			    "unknown option");
 	}
+	if (err != NULL)
+		return err;
 	if (optind != argc - (worktree ? 0 : 1))
 		return cmd_usage_error(&cmd_patch_entry, "patch check needs "
 		    "one INPUT (a file, or - for stdin) or --worktree DIR");
@@ -176,13 +180,14 @@ patch_submit(struct cmd_ctx *ctx, int argc, char **argv)
 	struct store *store;
 	const char *branch, *worktree = NULL;
 	char *ref = NULL;
-	struct werr *err;
+	struct werr *err = NULL;
 	int64_t id = 0;
 	int ch;
 
 	memset(&sub, 0, sizeof(sub));
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_patch_entry, argc, argv, opts,
+	    &err)) != -1) {
 		if (ch == 's')
 			sub.source = optarg;
 		else if (ch == 'a')
@@ -191,10 +196,9 @@ patch_submit(struct cmd_ctx *ctx, int argc, char **argv)
 			sub.note = optarg;
 		else if (ch == 'w')
 			worktree = optarg;
-		else
-			return cmd_usage_error(&cmd_patch_entry,
-			    "unknown option");
 	}
+	if (err != NULL)
+		return err;
 	if (optind != argc - (worktree ? 0 : 1))
 		return cmd_usage_error(&cmd_patch_entry, "patch submit needs "
 		    "one INPUT (a file, or - for stdin) or --worktree DIR");
@@ -225,9 +229,18 @@ patch_submit(struct cmd_ctx *ctx, int argc, char **argv)
 
 		print_report(ctx, &r, &b, extra);
 		json_decref(extra);
-	} else
+	} else {
+		/* The review number is the result: printed even with -q. */
+		if (ctx->verbosity > 0) {
+			struct buf files = BUF_INIT;
+
+			review_format_files(&files, &r);
+			fputs(buf_cstr(&files), stderr);
+			buf_free(&files);
+		}
 		printf("queued as review %lld (refs/warden/review/%lld)\n",
 		    (long long)id, (long long)id);
+	}
 out:
 	review_base_free(&b);
 	allowlist_report_free(&r);
@@ -264,6 +277,10 @@ const struct cmd_entry cmd_patch_entry = {
 	"         --worktree DIR gates what DIR changed against the base\n"
 	"submit   check, then queue the change as a commit kept under\n"
 	"         refs/warden/review/N; a refused patch is journaled, not queued\n"
-	"--json   the gate result as JSON: violations [{code, path, reason}]",
+	"-v lists each file (status, path, lines added and deleted); -q drops\n"
+	"the summary; submit's review number is printed always.\n"
+	"--json   the gate result as JSON: ok, violations [{code, path, reason}],\n"
+	"         files [{status, old_path, new_path, old_mode, new_mode, added,\n"
+	"         deleted}], result_tree, base, base_commit (submit: review, status)\n",
 	patch_exec,
 };

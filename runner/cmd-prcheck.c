@@ -7,16 +7,17 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <git2.h>
 
 #include "cmd.h"
 #include "output.h"
 #include "review.h"
+#include "schema.h"
 #include "util.h"
 
 extern const struct cmd_entry cmd_prcheck_entry;
@@ -82,6 +83,37 @@ xml_escape(struct buf *out, const char *str)
 	}
 }
 
+/* A lint entry of review_prcheck as lint prints it:
+ * "FILE:LINE:COL: 'FIELD' MESSAGE". */
+static void
+lint_line(struct buf *out, json_t *p)
+{
+	struct problem pr;
+
+	pr.file = (char *)json_string_value(json_object_get(p, "file"));
+	pr.line = (int)json_integer_value(json_object_get(p, "line"));
+	pr.col = (int)json_integer_value(json_object_get(p, "column"));
+	pr.field = (char *)json_string_value(json_object_get(p, "field"));
+	pr.msg = (char *)json_string_value(json_object_get(p, "message"));
+	pr.unusable = 0;
+	problem_format(&pr, out);
+}
+
+/* The first changed line of path in the change, 1 if it has none. */
+static size_t
+first_line(const struct allowlist_report *r, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfiles; i++)
+		if ((r->files[i].new_path != NULL &&
+		    strcmp(r->files[i].new_path, path) == 0) ||
+		    (r->files[i].new_path == NULL && r->files[i].old_path != NULL &&
+		    strcmp(r->files[i].old_path, path) == 0))
+			return r->files[i].first_line;
+	return 1;
+}
+
 static void
 print_text(const struct allowlist_report *r, json_t *lint)
 {
@@ -90,26 +122,95 @@ print_text(const struct allowlist_report *r, json_t *lint)
 	size_t i;
 
 	review_format_violations(&out, r);
-	json_array_foreach(lint, i, p)
-		buf_printf(&out, "lint %s\n",
-		    json_string_value(json_object_get(p, "message")));
+	json_array_foreach(lint, i, p) {
+		buf_puts(&out, "lint ");
+		lint_line(&out, p);
+		buf_addch(&out, '\n');
+	}
 	fputs(buf_cstr(&out), stdout);
 	buf_free(&out);
 }
 
+/* Markdown table cell text: '|' and newlines would end the cell. */
 static void
+md_cell(struct buf *out, const char *s)
+{
+	for (; s != NULL && *s != '\0'; s++) {
+		if (*s == '|')
+			buf_puts(out, "\\|");
+		else if (*s == '\n' || *s == '\r')
+			buf_addch(out, ' ');
+		else
+			buf_addch(out, *s);
+	}
+}
+
+static void
+github_summary(struct buf *md, const struct allowlist_report *r, json_t *lint,
+    int failed)
+{
+	json_t *p;
+	const char *field;
+	size_t i;
+
+	buf_printf(md, "## warden pr-check: %s\n\n", failed ? "failed" :
+	    "passed");
+	buf_printf(md, "%zu file%s changed, %zu gate violation%s, %zu lint "
+	    "problem%s\n\n", r->nfiles, r->nfiles == 1 ? "" : "s", r->nv,
+	    r->nv == 1 ? "" : "s", json_array_size(lint),
+	    json_array_size(lint) == 1 ? "" : "s");
+	if (r->nv > 0) {
+		buf_puts(md, "| code | path | reason |\n|---|---|---|\n");
+		for (i = 0; i < r->nv; i++) {
+			buf_printf(md, "| `%s` | `", allowlist_code_name(r->v[i].code));
+			md_cell(md, r->v[i].path);
+			buf_puts(md, "` | ");
+			md_cell(md, r->v[i].reason);
+			buf_puts(md, " |\n");
+		}
+		buf_addch(md, '\n');
+	}
+	if (json_array_size(lint) > 0) {
+		buf_puts(md, "| file | line:column | field | problem |\n"
+		    "|---|---|---|---|\n");
+		json_array_foreach(lint, i, p) {
+			buf_puts(md, "| `");
+			md_cell(md, json_string_value(json_object_get(p, "file")));
+			buf_printf(md, "` | %lld:%lld | ",
+			    json_integer_value(json_object_get(p, "line")),
+			    json_integer_value(json_object_get(p, "column")));
+			field = json_string_value(json_object_get(p, "field"));
+			if (field != NULL) {
+				buf_addch(md, '`');
+				md_cell(md, field);
+				buf_puts(md, "` ");
+			}
+			buf_puts(md, "| ");
+			md_cell(md, json_string_value(json_object_get(p, "message")));
+			buf_puts(md, " |\n");
+		}
+		buf_addch(md, '\n');
+	}
+}
+
+/* ::error annotations, each at the file and line it is about (for a gate
+ * violation, the first line the change touched in that file), and the
+ * step summary appended to $GITHUB_STEP_SUMMARY (printed when unset). */
+static struct werr *
 print_github(const struct allowlist_report *r, json_t *lint, int failed)
 {
-	struct buf out = BUF_INIT, md = BUF_INIT;
+	struct buf out = BUF_INIT, md = BUF_INIT, msg = BUF_INIT;
 	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	struct werr *err = NULL;
+	const char *field;
 	json_t *p;
 	size_t i;
 	FILE *fp;
 
 	for (i = 0; i < r->nv; i++) {
 		const struct allowlist_violation *v = &r->v[i];
-		struct buf msg = BUF_INIT;
 
+		buf_reset(&msg);
 		buf_printf(&msg, "%s: %s", allowlist_code_name(v->code),
 		    v->reason);
 		if (v->commit != NULL)
@@ -118,95 +219,175 @@ print_github(const struct allowlist_report *r, json_t *lint, int failed)
 		if (v->path[0] != '\0') {
 			buf_puts(&out, "file=");
 			gh_escape(&out, v->path, 1);
-			buf_puts(&out, ",line=1,");
+			buf_printf(&out, ",line=%zu,", first_line(r, v->path));
 		}
 		buf_puts(&out, "title=warden gate::");
 		gh_escape(&out, buf_cstr(&msg), 0);
 		buf_addch(&out, '\n');
-		buf_free(&msg);
 	}
 	json_array_foreach(lint, i, p) {
+		buf_reset(&msg);
+		field = json_string_value(json_object_get(p, "field"));
+		if (field != NULL)
+			buf_printf(&msg, "'%s' ", field);
+		buf_puts(&msg, json_string_value(json_object_get(p, "message")));
 		buf_puts(&out, "::error file=");
 		gh_escape(&out, json_string_value(json_object_get(p, "file")), 1);
 		buf_printf(&out, ",line=%lld,col=%lld,title=warden lint::",
 		    json_integer_value(json_object_get(p, "line")),
 		    json_integer_value(json_object_get(p, "column")));
-		gh_escape(&out, json_string_value(json_object_get(p, "message")),
-		    0);
+		gh_escape(&out, buf_cstr(&msg), 0);
 		buf_addch(&out, '\n');
 	}
 	fputs(buf_cstr(&out), stdout);
-	buf_printf(&md, "## warden pr-check: %s\n\n", failed ? "failed" :
-	    "passed");
-	buf_printf(&md, "%zu file%s changed, %zu gate violation%s, %zu lint "
-	    "problem%s\n\n", r->nfiles, r->nfiles == 1 ? "" : "s", r->nv,
-	    r->nv == 1 ? "" : "s", json_array_size(lint),
-	    json_array_size(lint) == 1 ? "" : "s");
-	if (r->nv > 0) {
-		buf_puts(&md, "| code | path | reason |\n|---|---|---|\n");
-		for (i = 0; i < r->nv; i++)
-			buf_printf(&md, "| `%s` | `%s` | %s |\n",
-			    allowlist_code_name(r->v[i].code), r->v[i].path,
-			    r->v[i].reason);
-	}
-	if (summary != NULL && *summary != '\0' &&
-	    (fp = fopen(summary, "a")) != NULL) {
-		fputs(buf_cstr(&md), fp);
-		fclose(fp);
+	github_summary(&md, r, lint, failed);
+	if (summary != NULL && *summary != '\0') {
+		if ((fp = fopen(summary, "a")) == NULL ||
+		    fputs(buf_cstr(&md), fp) == EOF || fclose(fp) != 0)
+			err = werr_errno("write the step summary", summary);
 	} else
 		fputs(buf_cstr(&md), stdout);
 	buf_free(&out);
 	buf_free(&md);
+	buf_free(&msg);
+	return err;
 }
 
-/* One testcase per changed path (violations as failures), one for the
- * change as a whole, one per linted file with problems. */
 static void
-print_junit(const struct allowlist_report *r, json_t *lint)
+xml_attr(struct buf *x, const char *name, const char *value)
 {
-	struct buf x = BUF_INIT;
-	size_t i, j, failures = 0, tests = r->nfiles + 1;
-	json_t *p;
+	buf_printf(x, " %s=\"", name);
+	xml_escape(x, value);
+	buf_addch(x, '"');
+}
+
+static void
+junit_suite_open(struct buf *x, const char *name, size_t tests,
+    size_t failures, double seconds, const char *stamp)
+{
+	buf_puts(x, "<testsuite");
+	xml_attr(x, "name", name);
+	buf_printf(x, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+	    "skipped=\"0\" time=\"%.3f\" timestamp=\"%s\">\n", tests, failures,
+	    seconds, stamp);
+}
+
+/* A path no violation names passes the gate. */
+static int
+file_clean(const struct allowlist_report *r, const struct allowlist_file *f)
+{
+	size_t i;
 
 	for (i = 0; i < r->nv; i++)
-		failures++;
-	failures += json_array_size(lint);
-	tests += json_array_size(lint);
+		if ((f->new_path != NULL && strcmp(r->v[i].path, f->new_path) == 0) ||
+		    (f->old_path != NULL && strcmp(r->v[i].path, f->old_path) == 0))
+			return 0;
+	return 1;
+}
+
+/*
+ * JUnit XML: a "gate" suite with a passing testcase per clean file and a
+ * failing one per violation ("gate CODE PATH"), a "lint" suite with a
+ * failing testcase per lint problem ("lint FILE:LINE:COL 'FIELD'"). Each
+ * suite has the wall time of its part and the UTC start time; the gate
+ * judges the change as a whole, so a testcase's own time is 0.
+ */
+static void
+print_junit(const struct allowlist_report *r, json_t *lint,
+    const struct review_prcheck_times *t, const char *stamp,
+    const char *base, const char *head)
+{
+	struct buf x = BUF_INIT, name = BUF_INIT;
+	size_t i, nclean = 0, nlint = json_array_size(lint);
+	const char *field;
+	json_t *p;
+
+	for (i = 0; i < r->nfiles; i++)
+		nclean += file_clean(r, &r->files[i]);
 	buf_puts(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	buf_printf(&x, "<testsuites name=\"warden pr-check\" tests=\"%zu\" "
-	    "failures=\"%zu\">\n<testsuite name=\"gate\" tests=\"%zu\" "
-	    "failures=\"%zu\">\n", tests, failures, tests, failures);
-	buf_puts(&x, "<testcase classname=\"gate\" name=\"change\">\n");
+	    "failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n",
+	    nclean + r->nv + nlint, r->nv + nlint, t->gate_s + t->lint_s);
+	junit_suite_open(&x, "warden pr-check gate", nclean + r->nv, r->nv,
+	    t->gate_s, stamp);
+	buf_puts(&x, "<properties>\n<property name=\"base\"");
+	xml_attr(&x, "value", base);
+	buf_puts(&x, "/>\n<property name=\"head\"");
+	xml_attr(&x, "value", head);
+	buf_puts(&x, "/>\n</properties>\n");
+	for (i = 0; i < r->nfiles; i++) {
+		const struct allowlist_file *f = &r->files[i];
+
+		if (!file_clean(r, f))
+			continue;
+		buf_reset(&name);
+		buf_printf(&name, "gate %s", f->new_path ? f->new_path :
+		    f->old_path);
+		buf_puts(&x, "<testcase classname=\"warden.gate\"");
+		xml_attr(&x, "name", buf_cstr(&name));
+		buf_puts(&x, " time=\"0.000\"/>\n");
+	}
 	for (i = 0; i < r->nv; i++) {
 		const struct allowlist_violation *v = &r->v[i];
 
-		buf_puts(&x, "<failure type=\"");
-		xml_escape(&x, allowlist_code_name(v->code));
-		buf_puts(&x, "\" message=\"");
-		xml_escape(&x, v->path);
-		buf_puts(&x, ": ");
-		xml_escape(&x, v->reason);
-		buf_puts(&x, "\"/>\n");
+		buf_reset(&name);
+		buf_printf(&name, "gate %s %s", allowlist_code_name(v->code),
+		    v->path[0] != '\0' ? v->path : "(the change)");
+		buf_puts(&x, "<testcase classname=\"warden.gate\"");
+		xml_attr(&x, "name", buf_cstr(&name));
+		buf_puts(&x, " time=\"0.000\">\n<failure");
+		xml_attr(&x, "type", allowlist_code_name(v->code));
+		xml_attr(&x, "message", v->reason);
+		buf_puts(&x, ">");
+		buf_reset(&name);
+		review_format_violations(&name, &(struct allowlist_report){
+		    .v = (struct allowlist_violation *)v, .nv = 1 });
+		xml_escape(&x, buf_cstr(&name));
+		buf_puts(&x, "</failure>\n</testcase>\n");
 	}
-	buf_puts(&x, "</testcase>\n");
-	for (j = 0; j < r->nfiles; j++) {
-		const char *path = r->files[j].new_path ? r->files[j].new_path :
-		    r->files[j].old_path;
-
-		buf_puts(&x, "<testcase classname=\"gate.file\" name=\"");
-		xml_escape(&x, path);
-		buf_puts(&x, "\"/>\n");
-	}
+	buf_puts(&x, "</testsuite>\n");
+	junit_suite_open(&x, "warden pr-check lint", nlint, nlint, t->lint_s,
+	    stamp);
 	json_array_foreach(lint, i, p) {
-		buf_puts(&x, "<testcase classname=\"lint\" name=\"");
-		xml_escape(&x, json_string_value(json_object_get(p, "file")));
-		buf_puts(&x, "\">\n<failure type=\"lint\" message=\"");
-		xml_escape(&x, json_string_value(json_object_get(p, "message")));
-		buf_puts(&x, "\"/>\n</testcase>\n");
+		buf_reset(&name);
+		buf_printf(&name, "lint %s:%lld:%lld",
+		    json_string_value(json_object_get(p, "file")),
+		    json_integer_value(json_object_get(p, "line")),
+		    json_integer_value(json_object_get(p, "column")));
+		if ((field = json_string_value(json_object_get(p, "field"))) != NULL)
+			buf_printf(&name, " '%s'", field);
+		buf_puts(&x, "<testcase classname=\"warden.lint\"");
+		xml_attr(&x, "name", buf_cstr(&name));
+		buf_puts(&x, " time=\"0.000\">\n<failure type=\"lint\"");
+		xml_attr(&x, "message", json_string_value(json_object_get(p,
+		    "message")));
+		buf_puts(&x, ">");
+		buf_reset(&name);
+		lint_line(&name, p);
+		xml_escape(&x, buf_cstr(&name));
+		buf_puts(&x, "</failure>\n</testcase>\n");
 	}
 	buf_puts(&x, "</testsuite>\n</testsuites>\n");
 	fputs(buf_cstr(&x), stdout);
 	buf_free(&x);
+	buf_free(&name);
+}
+
+static struct werr *
+parse_format(const char *s, enum format *fmt)
+{
+	if (strcmp(s, "text") == 0)
+		*fmt = FMT_TEXT;
+	else if (strcmp(s, "json") == 0)
+		*fmt = FMT_JSON;
+	else if (strcmp(s, "github") == 0)
+		*fmt = FMT_GITHUB;
+	else if (strcmp(s, "junit") == 0)
+		*fmt = FMT_JUNIT;
+	else
+		return cmd_usage_error(&cmd_prcheck_entry, "'--format' takes "
+		    "text, json, github or junit, not '%s'", s);
+	return NULL;
 }
 
 static struct werr *
@@ -216,31 +397,31 @@ prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	enum format fmt = ctx->json ? FMT_JSON : FMT_TEXT;
+	enum format fmt = FMT_TEXT;
+	const char *format = NULL;
+	struct review_prcheck_times times = { 0, 0 };
 	struct allowlist_report r;
 	git_repository *repo = NULL;
 	const char *root;
 	json_t *lint = NULL;
-	struct werr *err;
-	int ch, code, failed;
+	struct werr *err = NULL;
+	char stamp[32];
+	struct tm tm;
+	time_t now;
+	int code, failed;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 'f')
-			return cmd_usage_error(&cmd_prcheck_entry,
-			    "unknown option");
-		if (strcmp(optarg, "text") == 0)
-			fmt = FMT_TEXT;
-		else if (strcmp(optarg, "json") == 0)
-			fmt = FMT_JSON;
-		else if (strcmp(optarg, "github") == 0)
-			fmt = FMT_GITHUB;
-		else if (strcmp(optarg, "junit") == 0)
-			fmt = FMT_JUNIT;
-		else
-			return cmd_usage_error(&cmd_prcheck_entry,
-			    "--format must be text, json, github or junit");
-	}
+	while (cmd_getopt(ctx, &cmd_prcheck_entry, argc, argv, opts, &err) != -1)
+		format = optarg;
+	if (err != NULL)
+		return err;
+	if (format != NULL && (err = parse_format(format, &fmt)) != NULL)
+		return err;
+	if (ctx->json && format != NULL && fmt != FMT_JSON)
+		return cmd_usage_error(&cmd_prcheck_entry, "'--json' is "
+		    "'--format json'; it cannot go with '--format %s'", format);
+	if (ctx->json)
+		fmt = FMT_JSON;
 	if (optind != argc - 2)
 		return cmd_usage_error(&cmd_prcheck_entry,
 		    "pr-check needs BASE and HEAD");
@@ -249,8 +430,11 @@ prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (git_repository_open(&repo, root) < 0)
 		return werr_git("cannot open '%s'", root);
 	allowlist_report_init(&r);
+	now = time(NULL);
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	if ((err = review_prcheck(&r, &lint, repo, argv[optind],
-	    argv[optind + 1])) != NULL)
+	    argv[optind + 1], &times)) != NULL)
 		goto out;
 	code = allowlist_report_exit(&r);
 	if (code == 0 && json_array_size(lint) > 0)
@@ -269,16 +453,26 @@ prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		break;
 	}
 	case FMT_GITHUB:
-		print_github(&r, lint, failed);
+		err = print_github(&r, lint, failed);
 		break;
 	case FMT_JUNIT:
-		print_junit(&r, lint);
+		print_junit(&r, lint, &times, stamp, argv[optind],
+		    argv[optind + 1]);
 		break;
 	default:
 		print_text(&r, lint);
 		break;
 	}
-	if (fmt != FMT_JSON && fmt != FMT_JUNIT)
+	if (err != NULL)
+		goto out;
+	if (fmt == FMT_TEXT && ctx->verbosity > 0) {
+		struct buf files = BUF_INIT;
+
+		review_format_files(&files, &r);
+		fputs(buf_cstr(&files), stderr);
+		buf_free(&files);
+	}
+	if ((fmt == FMT_TEXT || fmt == FMT_GITHUB) && ctx->verbosity >= 0)
 		printf("pr-check: %s (%zu file%s, %zu violation%s, %zu lint "
 		    "problem%s)\n", failed ? "FAIL" : "ok", r.nfiles,
 		    r.nfiles == 1 ? "" : "s", r.nv, r.nv == 1 ? "" : "s",
@@ -299,9 +493,19 @@ const struct cmd_entry cmd_prcheck_entry = {
 	"the write-allowlist gate over merge-base(BASE, HEAD)..HEAD and over\n"
 	"every commit in it, with the policy of BASE (never HEAD's), and lint\n"
 	"of the changed adapters and profiles; exit 0 clean, 1 problems,\n"
-	"2 malformed\n"
-	"--format github  ::error annotations, and a Markdown summary appended\n"
-	"                 to $GITHUB_STEP_SUMMARY (or printed when unset)\n"
-	"--format junit   JUnit XML on stdout",
+	"2 malformed input or a BASE or HEAD that does not resolve\n"
+	"--format text    violations, then lint problems as lint prints them,\n"
+	"                 then a closing line (dropped by -q; -v lists files)\n"
+	"--format json    {ok, base, head, violations, files [{..., added,\n"
+	"                 deleted}], lint [{file, line, column, field, message,\n"
+	"                 class}]}; --json is the same\n"
+	"--format github  ::error annotations at each file's first changed line,\n"
+	"                 and a Markdown summary of violations and lint problems\n"
+	"                 appended to $GITHUB_STEP_SUMMARY (printed when unset)\n"
+	"--format junit   JUnit XML: suites 'warden pr-check gate' (a testcase\n"
+	"                 per clean file, a failing 'gate CODE PATH' per\n"
+	"                 violation) and 'warden pr-check lint' (a failing\n"
+	"                 'lint FILE:LINE:COL 'FIELD'' per problem), each with\n"
+	"                 its time and UTC timestamp\n",
 	prcheck_exec,
 };

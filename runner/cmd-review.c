@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,24 +51,22 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	const char *status = NULL;
 	struct store *store;
 	json_t *rows = NULL, *row;
-	struct werr *err;
+	struct werr *err = NULL;
 	size_t i;
-	int ch;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 's')
-			return cmd_usage_error(&cmd_review_entry,
-			    "unknown option");
+	while (cmd_getopt(ctx, &cmd_review_entry, argc, argv, opts, &err) != -1)
 		status = optarg;
-	}
+	if (err != NULL)
+		return err;
 	if (optind != argc)
 		return cmd_usage_error(&cmd_review_entry,
 		    "review list takes no arguments");
 	if (status != NULL && strcmp(status, "pending") != 0 &&
 	    strcmp(status, "approved") != 0 && strcmp(status, "rejected") != 0)
 		return cmd_usage_error(&cmd_review_entry,
-		    "--status must be pending, approved or rejected");
+		    "'--status' takes pending, approved or rejected, not '%s'",
+		    status);
 	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
 	    (err = review_list(&rows, store, status)) != NULL)
 		return err;
@@ -135,10 +132,12 @@ review_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	json_t *o;
 	int64_t id;
 
-	if (argc != 2)
+	if ((err = cmd_no_options(ctx, &cmd_review_entry, argc, argv)) != NULL)
+		return err;
+	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_review_entry,
 		    "review show needs one review number");
-	if ((err = parse_id(argv[1], &id)) != NULL ||
+	if ((err = parse_id(argv[optind], &id)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
 	    (err = review_show(&o, store, id)) != NULL)
 		return err;
@@ -179,20 +178,20 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	git_repository *repo = NULL;
 	struct store *store;
 	char commit[GIT_OID_HEXSZ + 1];
-	struct werr *err;
+	struct werr *err = NULL;
 	int64_t id;
 	int ch;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_review_entry, argc, argv, opts,
+	    &err)) != -1) {
 		if (ch == 'a')
 			as = optarg;
 		else if (ch == 'c')
 			comment = optarg;
-		else
-			return cmd_usage_error(&cmd_review_entry,
-			    "unknown option");
 	}
+	if (err != NULL)
+		return err;
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_review_entry,
 		    "review approve needs one review number");
@@ -222,7 +221,7 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 
 		output_json(o);
 		json_decref(o);
-	} else
+	} else if (ctx->verbosity >= 0)
 		printf("approved review %lld: %s is now %.12s\n",
 		    (long long)id, branch, commit);
 out:
@@ -241,20 +240,20 @@ review_reject_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	const char *reason = NULL, *as = NULL;
 	struct store *store;
-	struct werr *err;
+	struct werr *err = NULL;
 	int64_t id;
 	int ch;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_review_entry, argc, argv, opts,
+	    &err)) != -1) {
 		if (ch == 'r')
 			reason = optarg;
 		else if (ch == 'a')
 			as = optarg;
-		else
-			return cmd_usage_error(&cmd_review_entry,
-			    "unknown option");
 	}
+	if (err != NULL)
+		return err;
 	if (optind != argc - 1 || reason == NULL || *reason == '\0')
 		return cmd_usage_error(&cmd_review_entry,
 		    "review reject needs one review number and --reason TEXT");
@@ -268,7 +267,7 @@ review_reject_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 
 		output_json(o);
 		json_decref(o);
-	} else
+	} else if (ctx->verbosity >= 0)
 		printf("rejected review %lld\n", (long long)id);
 	return NULL;
 }
@@ -303,6 +302,9 @@ const struct cmd_entry cmd_review_entry = {
 	"approve  re-run the gate against the current official tip and, when\n"
 	"         clean, commit the change there with a Reviewed-by trailer;\n"
 	"         a change that no longer applies stays pending\n"
-	"reject   record the rejection and its reason",
+	"reject   record the rejection and its reason\n"
+	"-q: approve and reject print nothing on success.\n"
+	"--json: list and show print the rows; approve {review, status, branch,\n"
+	"commit}; reject {review, status}.\n",
 	review_exec,
 };

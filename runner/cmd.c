@@ -31,6 +31,154 @@ const struct cmd_entry *const cmd_table[] = {
 	NULL,
 };
 
+const struct cmd_exit_code cmd_exit_codes[] = {
+	{ WEXIT_OK, "ok" },
+	{ WEXIT_PROBLEM, "a problem found" },
+	{ WEXIT_INPUT, "usage or input error" },
+	{ WEXIT_ENV, "environment error" },
+	{ 0, NULL },
+};
+
+enum { OPT_REPO = 0x100, OPT_JSON, OPT_QUIET = 'q', OPT_VERBOSE = 'v' };
+/* The most options one command may have (the globals come on top). */
+#define CMD_MAX_OPTIONS 40
+
+const struct option cmd_global_options[] = {
+	{ "repo", required_argument, NULL, OPT_REPO },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+cmd_global_option(struct cmd_ctx *ctx, int ch, const char *arg)
+{
+	switch (ch) {
+	case OPT_REPO:
+		ctx->repo_arg = arg;
+		return 1;
+	case OPT_JSON:
+		ctx->json = 1;
+		return 1;
+	case OPT_QUIET:
+		ctx->verbosity = -1;
+		return 1;
+	case OPT_VERBOSE:
+		ctx->verbosity = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The options whose names start with name (len bytes); the exact match,
+ * if there is one, is the only one counted. */
+static size_t
+long_matches(const struct option *opts, const char *name, size_t len,
+    const struct option **one, struct buf *names)
+{
+	size_t i, n = 0;
+
+	*one = NULL;
+	for (i = 0; opts[i].name != NULL; i++)
+		if (strlen(opts[i].name) == len &&
+		    strncmp(opts[i].name, name, len) == 0) {
+			*one = &opts[i];
+			return 1;
+		}
+	for (i = 0; opts[i].name != NULL; i++)
+		if (strncmp(opts[i].name, name, len) == 0) {
+			buf_printf(names, "%s--%s", n ? ", " : "", opts[i].name);
+			*one = &opts[i];
+			n++;
+		}
+	return n;
+}
+
+char *
+cmd_getopt_failure(int ch, char **argv, const struct option *opts)
+{
+	/* GNU and BSD getopt_long step past a failing long option. */
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	const struct option *o = NULL;
+	struct buf names = BUF_INIT;
+	const char *eq;
+	size_t len, n;
+	char *msg;
+
+	if (strncmp(arg, "--", 2) == 0 && arg[2] != '\0') {
+		arg += 2;
+		eq = strchr(arg, '=');
+		len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+		n = long_matches(opts, arg, len, &o, &names);
+		if (ch == ':' && o != NULL)
+			msg = xasprintf("option '--%s' needs a value", o->name);
+		else if (n > 1)
+			msg = xasprintf("option '--%.*s' is ambiguous (%s)", (int)len,
+			    arg, buf_cstr(&names));
+		else if (n == 1 && eq != NULL && o->has_arg == no_argument)
+			msg = xasprintf("option '--%s' takes no value", o->name);
+		else if (n == 0 || optopt == 0)
+			msg = xasprintf("unknown option '--%.*s'", (int)len, arg);
+		else
+			msg = NULL;
+		buf_free(&names);
+		if (msg != NULL)
+			return msg;
+	}
+	if (ch == ':')
+		return xasprintf("option '-%c' needs a value", optopt);
+	if (optopt > 0 && optopt < 0x80 && optopt >= ' ')
+		return xasprintf("unknown option '-%c'", optopt);
+	return xasprintf("unknown option '%s'", optind > 0 ? argv[optind - 1] : "");
+}
+
+int
+cmd_getopt(struct cmd_ctx *ctx, const struct cmd_entry *entry, int argc,
+    char **argv, const struct option *opts, struct werr **err)
+{
+	struct option all[CMD_MAX_OPTIONS + 8];
+	size_t n = 0, i;
+	char *msg;
+	int ch;
+
+	*err = NULL;
+	for (i = 0; opts != NULL && opts[i].name != NULL; i++) {
+		if (n == CMD_MAX_OPTIONS)
+			abort();	/* a command with too many options */
+		all[n++] = opts[i];
+	}
+	for (i = 0; cmd_global_options[i].name != NULL; i++)
+		all[n++] = cmd_global_options[i];
+	memset(&all[n], 0, sizeof(all[n]));
+	opterr = 0;
+	for (;;) {
+		ch = getopt_long(argc, argv, ":qv", all, NULL);
+		if (ch == -1 || !cmd_global_option(ctx, ch, optarg))
+			break;
+	}
+	if (ch != '?' && ch != ':')
+		return ch;
+	msg = cmd_getopt_failure(ch, argv, all);
+	*err = cmd_usage_error(entry, "%s", msg);
+	free(msg);
+	return -1;
+}
+
+struct werr *
+cmd_no_options(struct cmd_ctx *ctx, const struct cmd_entry *entry, int argc,
+    char **argv)
+{
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	struct werr *err = NULL;
+
+	optind = 0;
+	while (cmd_getopt(ctx, entry, argc, argv, none, &err) != -1)
+		;
+	return err;
+}
+
 const struct cmd_entry *
 cmd_find(const char *name)
 {
@@ -59,15 +207,31 @@ cmd_print_usage(FILE *fp, const struct cmd_entry *entry)
 	} while (u != NULL);
 }
 
+static void
+print_exit_codes(FILE *fp)
+{
+	size_t i;
+
+	fputs("Exit status:", fp);
+	for (i = 0; cmd_exit_codes[i].meaning != NULL; i++)
+		fprintf(fp, "%s %d %s", i ? "," : "", cmd_exit_codes[i].code,
+		    cmd_exit_codes[i].meaning);
+	fputs(".\n", fp);
+}
+
 void
 cmd_print_help(FILE *fp, const struct cmd_entry *entry)
 {
 	cmd_print_usage(fp, entry);
 	fprintf(fp, "\n%s\n", entry->summary);
 	if (entry->help != NULL && entry->help[0] != '\0')
-		fprintf(fp, "\n%s", entry->help);
-	fprintf(fp, "\nGlobal options (before the command): --repo DIR, --json, -q, -v.\n"
-	    "See warden(1) for exit codes and the files each command writes.\n");
+		fprintf(fp, "\n%s%s", entry->help,
+		    entry->help[strlen(entry->help) - 1] == '\n' ? "" : "\n");
+	fprintf(fp, "\nGlobal options, before or after the command name: --repo DIR,\n"
+	    "--json, -q (only data and errors), -v (more detail).\n");
+	print_exit_codes(fp);
+	fprintf(fp, "See warden(1) for each code's cases and the files each command "
+	    "writes.\n");
 }
 
 void
@@ -81,9 +245,51 @@ cmd_print_overview(FILE *fp)
 	    "measures change. Commands:\n\n");
 	for (i = 0; cmd_table[i] != NULL; i++)
 		fprintf(fp, "  %-10s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
-	fprintf(fp, "\n'warden help COMMAND' or 'warden COMMAND --help' for one command.\n"
-	    "Exit status: 0 ok, 1 a problem found, 2 usage or input error,\n"
-	    "3 environment error.\n");
+	fprintf(fp, "\n'warden help COMMAND' or 'warden COMMAND --help' for one command;\n"
+	    "the global options also work after the command name.\n");
+	print_exit_codes(fp);
+	fprintf(fp, "Manual: warden(1). Report bugs to %s.\n", PACKAGE_BUGREPORT);
+}
+
+static json_t *
+help_entry_json(const struct cmd_entry *e)
+{
+	json_t *usage = json_array();
+	const char *u = e->usage, *nl;
+
+	do {
+		nl = strchr(u, '\n');
+		json_array_append_new(usage, json_stringn(u,
+		    nl != NULL ? (size_t)(nl - u) : strlen(u)));
+		u = nl != NULL ? nl + 1 : NULL;
+	} while (u != NULL);
+	return json_pack("{s:s, s:o, s:s, s:s}", "name", e->name, "usage",
+	    usage, "summary", e->summary, "help", e->help);
+}
+
+json_t *
+cmd_help_json(const struct cmd_entry *entry)
+{
+	json_t *cmds, *codes, *globals;
+	size_t i;
+
+	if (entry != NULL)
+		return help_entry_json(entry);
+	cmds = json_array();
+	for (i = 0; cmd_table[i] != NULL; i++)
+		json_array_append_new(cmds, help_entry_json(cmd_table[i]));
+	codes = json_array();
+	for (i = 0; cmd_exit_codes[i].meaning != NULL; i++)
+		json_array_append_new(codes, json_pack("{s:i, s:s}", "code",
+		    cmd_exit_codes[i].code, "meaning", cmd_exit_codes[i].meaning));
+	globals = json_array();
+	for (i = 0; cmd_global_options[i].name != NULL; i++)
+		json_array_append_new(globals, json_sprintf("--%s",
+		    cmd_global_options[i].name));
+	return json_pack("{s:s, s:o, s:o, s:o, s:s}", "usage",
+	    "warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]",
+	    "global_options", globals, "commands", cmds, "exit_codes", codes,
+	    "bug_report", PACKAGE_BUGREPORT);
 }
 
 struct werr *
@@ -138,8 +344,12 @@ cmd_ctx_repo(struct cmd_ctx *ctx, const char **root)
 	}
 	if (start == NULL)
 		start = getenv("WARDEN_REPO");
+	/* A repository the user named (--repo, $WARDEN_REPO) that cannot be
+	 * used is an input error; none around the current directory is the
+	 * environment's. */
 	if (start != NULL && start[0] != '\0' && !path_is_dir(start))
-		return werr_new(WEXIT_ENV, "repository '%s' is not a directory", start);
+		return werr_new(WEXIT_INPUT, "repository '%s' is not a directory",
+		    start);
 	if (start == NULL || start[0] == '\0') {
 		cwd = getcwd(NULL, 0);
 		if (cwd == NULL)
@@ -147,6 +357,8 @@ cmd_ctx_repo(struct cmd_ctx *ctx, const char **root)
 		start = cwd;
 	}
 	err = repo_find_root(&ctx->repo_root, start);
+	if (err != NULL && cwd == NULL)
+		err->exit = WEXIT_INPUT;
 	free(cwd);
 	if (err != NULL)
 		return err;

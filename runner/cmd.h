@@ -3,7 +3,9 @@
  *
  * Adding a command (git's checklist, ours):
  *  1. runner/cmd-NAME.c defining `const struct cmd_entry cmd_NAME_entry`
- *     with a static exec function; it parses options, calls modules, prints.
+ *     with a static exec function; it parses options (cmd_getopt, so the
+ *     global ones work after the name too), calls modules, prints: data
+ *     as JSON with --json, nothing but data and errors with -q;
  *  2. one line in the table in runner/cmd.c;
  *  3. the file in warden_SOURCES (Makefile.am or the area's fragment);
  *  4. a section in doc/warden.1.md (the man page source) with the same
@@ -15,6 +17,7 @@
 #ifndef WARDEN_CMD_H
 #define WARDEN_CMD_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -29,7 +32,7 @@ struct cmd_ctx {
 	const char *progname;
 	const char *repo_arg;	/* --repo DIR, or NULL */
 	int json;		/* --json: machine output on stdout */
-	int verbosity;		/* -q: -1, default 0, -v: 1 */
+	int verbosity;		/* -q: -1, default 0, -v: 1; the last wins */
 	char *repo_root;	/* resolved by cmd_ctx_repo() */
 	struct policy *policy;	/* loaded by cmd_ctx_policy() */
 	struct store *store;	/* opened by cmd_ctx_store() */
@@ -47,10 +50,47 @@ struct cmd_entry {
 /* The table, NULL-terminated. */
 extern const struct cmd_entry *const cmd_table[];
 
+/* The exit codes and their one-line meanings, as `warden help` prints
+ * them (README and warden(1) say the same); ends with a NULL meaning. */
+struct cmd_exit_code {
+	int code;
+	const char *meaning;
+};
+extern const struct cmd_exit_code cmd_exit_codes[];
+
+/*
+ * The global options (--repo DIR, --json, -q, -v), accepted before the
+ * command name and after it. Commands parse their options with
+ * cmd_getopt, never getopt_long directly, so that the global options work
+ * everywhere and getopt prints nothing of its own.
+ */
+extern const struct option cmd_global_options[];
+/* Apply global option ch (a val of cmd_global_options); 0 if it is not
+ * one. */
+int cmd_global_option(struct cmd_ctx *ctx, int ch, const char *arg);
+/* What went wrong when getopt_long (with opterr 0 and a ':' optstring)
+ * returned '?' or ':', as one message: "unknown option '--x'", "option
+ * '--since' needs a value", ... Caller frees. */
+char *cmd_getopt_failure(int ch, char **argv, const struct option *opts);
+/*
+ * getopt_long over opts (the command's own, NULL-terminated) and the
+ * global options, which it applies to ctx. Returns the next command
+ * option's val, or -1 at the end or on a usage error (then *err is set,
+ * naming the option, with entry's usage). Reset optind to 0 first.
+ */
+int cmd_getopt(struct cmd_ctx *ctx, const struct cmd_entry *entry, int argc,
+    char **argv, const struct option *opts, struct werr **err);
+/* For a command or subcommand without options of its own: parse the
+ * global ones; optind is then the first operand. */
+struct werr *cmd_no_options(struct cmd_ctx *ctx, const struct cmd_entry *entry,
+    int argc, char **argv);
+
 const struct cmd_entry *cmd_find(const char *name);
 void cmd_print_usage(FILE *fp, const struct cmd_entry *entry);
 void cmd_print_help(FILE *fp, const struct cmd_entry *entry);
 void cmd_print_overview(FILE *fp);
+/* `warden help --json`: every command, or one (entry non-NULL). */
+json_t *cmd_help_json(const struct cmd_entry *entry);
 /* A usage error for entry: "usage: warden NAME USAGE" after msg. */
 struct werr *cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,18 +25,25 @@
 static struct werr *
 help_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	const struct cmd_entry *e;
+	const struct cmd_entry *e = NULL;
+	struct werr *err;
+	json_t *doc;
 
-	(void)ctx;
-	if (argc < 2) {
-		cmd_print_overview(stdout);
-		return NULL;
-	}
-	e = cmd_find(argv[1]);
-	if (e == NULL)
+	if ((err = cmd_no_options(ctx, &cmd_help_entry, argc, argv)) != NULL)
+		return err;
+	if (argc - optind > 1)
+		return cmd_usage_error(&cmd_help_entry, "help takes one COMMAND");
+	if (argc - optind == 1 && (e = cmd_find(argv[optind])) == NULL)
 		return werr_usage("'%s' is not a warden command; see 'warden help'",
-		    argv[1]);
-	cmd_print_help(stdout, e);
+		    argv[optind]);
+	if (ctx->json) {
+		doc = cmd_help_json(e);
+		output_json(doc);
+		json_decref(doc);
+	} else if (e != NULL)
+		cmd_print_help(stdout, e);
+	else
+		cmd_print_overview(stdout);
 	return NULL;
 }
 
@@ -49,10 +57,14 @@ version_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	int gmaj, gmin, grev;
 	curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+	struct werr *err;
 	json_t *o;
 
-	(void)argc;
-	(void)argv;
+	if ((err = cmd_no_options(ctx, &cmd_version_entry, argc, argv)) != NULL)
+		return err;
+	if (optind != argc)
+		return cmd_usage_error(&cmd_version_entry,
+		    "version takes no arguments");
 	git_libgit2_version(&gmaj, &gmin, &grev);
 	if (ctx->json) {
 		json_t *libs = json_object();
@@ -97,58 +109,106 @@ join_argv(int argc, char **argv)
 	return buf_detach(&b);
 }
 
+/* Is argv[i] a global option (and how many words does it take)? */
+static int
+global_words(char **argv, int i, int argc)
+{
+	const char *a = argv[i];
+
+	if (strcmp(a, "--json") == 0 || strcmp(a, "-q") == 0 ||
+	    strcmp(a, "-v") == 0 || strcmp(a, "--quiet") == 0 ||
+	    strcmp(a, "--verbose") == 0 || strncmp(a, "--repo=", 7) == 0)
+		return 1;
+	if (strcmp(a, "--repo") == 0 && i + 1 < argc)
+		return 2;
+	return 0;
+}
+
+/*
+ * Global options between the command name and its subcommand
+ * ("warden journal --json show") move behind the subcommand, where the
+ * subcommand's cmd_getopt reads them: after the command name they are
+ * accepted wherever an option may stand.
+ */
+static void
+hoist_globals(int argc, char **argv)
+{
+	int i = 1, k, w;
+	char *sub;
+
+	while (i < argc && (w = global_words(argv, i, argc)) > 0)
+		i += w;
+	if (i == 1 || i >= argc || argv[i][0] == '-')
+		return;
+	sub = argv[i];
+	for (k = i; k > 1; k--)
+		argv[k] = argv[k - 1];
+	argv[1] = sub;
+}
+
+/* A usage error before any command: the message, then the synopsis. */
+static int
+global_usage_error(const char *msg)
+{
+	fprintf(stderr, "warden: %s\n"
+	    "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
+	    "       warden help\n", msg);
+	return WEXIT_INPUT;
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "repo", required_argument, NULL, 'C' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	enum { OPT_VERSION = 'V', OPT_HELP = 'h' };
+	static char version_name[] = "version";
+	static char *version_argv[] = { version_name, NULL };
+	struct option opts[8];
 	struct cmd_ctx ctx;
 	const struct cmd_entry *entry;
 	struct werr *err;
-	char *cmdline;
-	int ch, code;
+	char *cmdline, *msg;
+	int ch, code, version = 0;
+	size_t n;
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.progname = "warden";
 	/* A file-size limit makes write(2) fail with EFBIG, an error warden
 	 * reports, instead of killing it halfway through a write. */
 	signal(SIGXFSZ, SIG_IGN);
+	for (n = 0; cmd_global_options[n].name != NULL; n++)
+		opts[n] = cmd_global_options[n];
+	opts[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+	opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	memset(&opts[n], 0, sizeof(opts[n]));
+	opterr = 0;	/* every error is warden's own message, printed once */
 	/* '+': stop at the command name; its options are its own. */
-	while ((ch = getopt_long(argc, argv, "+C:jqvVh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:qvVh", opts, NULL)) != -1) {
+		if (cmd_global_option(&ctx, ch, optarg))
+			continue;
 		switch (ch) {
-		case 'C':
-			ctx.repo_arg = optarg;
+		case OPT_VERSION:
+			version = 1;	/* after the other global options */
 			break;
-		case 'j':
-			ctx.json = 1;
-			break;
-		case 'q':
-			ctx.verbosity = -1;
-			break;
-		case 'v':
-			ctx.verbosity = 1;
-			break;
-		case 'V':
-			entry = &cmd_version_entry;
-			goto run_version;
-		case 'h':
+		case OPT_HELP:
 			cmd_print_overview(stdout);
-			return 0;
+			return fflush(stdout) == 0 ? WEXIT_OK : WEXIT_ENV;
 		default:
-			cmd_print_overview(stderr);
-			return WEXIT_INPUT;
+			msg = cmd_getopt_failure(ch, argv, opts);
+			code = global_usage_error(msg);
+			free(msg);
+			return code;
 		}
 	}
 	argc -= optind;
 	argv += optind;
+	if (version) {
+		entry = &cmd_version_entry;
+		argc = 1;
+		argv = version_argv;
+		goto run;
+	}
 	if (argc == 0) {
+		fprintf(stderr, "warden: no command given\n");
 		cmd_print_overview(stderr);
 		return WEXIT_INPUT;
 	}
@@ -160,9 +220,10 @@ main(int argc, char **argv)
 	}
 	if (cmd_wants_help(argc, argv)) {
 		cmd_print_help(stdout, entry);
-		return 0;
+		return fflush(stdout) == 0 ? WEXIT_OK : WEXIT_ENV;
 	}
-run_version:
+	hoist_globals(argc, argv);
+run:
 	repo_lib_init();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	cmdline = join_argv(argc, argv);
@@ -180,7 +241,12 @@ run_version:
 	free(cmdline);
 	curl_global_cleanup();
 	repo_lib_shutdown();
-	if (fflush(stdout) != 0 && code == WEXIT_OK)
+	/* Output that never arrived is an I/O failure, said once. */
+	errno = 0;
+	if ((fflush(stdout) != 0 || ferror(stdout)) && code != WEXIT_ENV) {
+		fprintf(stderr, "warden: cannot write standard output: %s\n",
+		    errno != 0 ? strerror(errno) : "write error");
 		code = WEXIT_ENV;
+	}
 	return code;
 }

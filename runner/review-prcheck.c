@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "adapter.h"
 #include "buf.h"
@@ -42,7 +43,6 @@ lint_changed(json_t *out, git_repository *repo, const git_oid *head,
 	git_commit *c = NULL;
 	git_tree *tree = NULL;
 	struct werr *err = NULL;
-	struct buf line = BUF_INIT;
 	size_t i;
 
 	if (git_commit_lookup(&c, repo, head) < 0 ||
@@ -76,27 +76,36 @@ lint_changed(json_t *out, git_repository *repo, const git_oid *head,
 		git_blob_free(blob);
 		git_tree_entry_free(te);
 	}
-	for (i = 0; i < probs.n; i++) {
-		buf_reset(&line);
-		problem_format(&probs.v[i], &line);
-		json_array_append_new(out, json_pack("{s:s, s:i, s:i, s:s}",
-		    "file", probs.v[i].file, "line", probs.v[i].line,
-		    "column", probs.v[i].col, "message", buf_cstr(&line)));
-	}
+	for (i = 0; i < probs.n; i++)
+		json_array_append_new(out, json_pack("{s:s, s:i, s:i, s:s?, "
+		    "s:s, s:s}", "file", probs.v[i].file, "line",
+		    probs.v[i].line, "column", probs.v[i].col, "field",
+		    probs.v[i].field, "message", probs.v[i].msg, "class",
+		    probs.v[i].unusable ? "input" : "schema"));
 out:
-	buf_free(&line);
 	problems_free(&probs);
 	git_tree_free(tree);
 	git_commit_free(c);
 	return err;
 }
 
+static double
+seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
 struct werr *
 review_prcheck(struct allowlist_report *r, json_t **lint, git_repository *repo,
-    const char *base, const char *head)
+    const char *base, const char *head, struct review_prcheck_times *times)
 {
 	struct review_base b;
 	git_object *obj = NULL, *hc = NULL;
+	struct timespec t0;
 	struct werr *err;
 	git_oid hid;
 
@@ -105,15 +114,21 @@ review_prcheck(struct allowlist_report *r, json_t **lint, git_repository *repo,
 		return err;
 	if (git_revparse_single(&obj, repo, head) < 0 ||
 	    git_object_peel(&hc, obj, GIT_OBJECT_COMMIT) < 0) {
-		err = werr_new(WEXIT_ENV, "'%s' is not a commit in this "
+		err = werr_new(WEXIT_INPUT, "'%s' is not a commit in this "
 		    "repository", head);
 		goto out;
 	}
 	git_oid_cpy(&hid, git_object_id(hc));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((err = allowlist_gate_range(r, repo, &b.commit, &hid,
 	    &b.gate)) != NULL)
 		goto out;
+	if (times != NULL)
+		times->gate_s = seconds_since(&t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = lint_changed(*lint, repo, &hid, r);
+	if (times != NULL)
+		times->lint_s = seconds_since(&t0);
 out:
 	git_object_free(hc);
 	git_object_free(obj);

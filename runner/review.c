@@ -49,7 +49,7 @@ review_base_open(struct review_base *b, git_repository *repo, const char *rev)
 			git_object_peel((git_object **)&commit, obj,
 			    GIT_OBJECT_COMMIT);
 		if (commit == NULL) {
-			err = werr_new(WEXIT_ENV, "'%s' is not a commit in "
+			err = werr_new(WEXIT_INPUT, "'%s' is not a commit in "
 			    "this repository", rev);
 			goto out;
 		}
@@ -60,7 +60,7 @@ review_base_open(struct review_base *b, git_repository *repo, const char *rev)
 	    git_tree_entry_bypath(&te, tree, POLICY_PATH) < 0 ||
 	    git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
 	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
-		err = werr_new(WEXIT_ENV, "'%s' has no %s to gate with", rev,
+		err = werr_new(WEXIT_INPUT, "'%s' has no %s to gate with", rev,
 		    POLICY_PATH);
 		goto out;
 	}
@@ -489,6 +489,23 @@ review_read_input(struct buf *out, const char *path)
 		return werr_errno("read", "standard input");
 	buf_puts(out, "");
 	return NULL;
+}
+
+void
+review_format_files(struct buf *out, const struct allowlist_report *r)
+{
+	const struct allowlist_file *f;
+	size_t i;
+
+	for (i = 0; i < r->nfiles; i++) {
+		f = &r->files[i];
+		buf_printf(out, "%c ", f->status);
+		if (f->old_path != NULL && f->new_path != NULL &&
+		    strcmp(f->old_path, f->new_path) != 0)
+			buf_printf(out, "%s -> ", f->old_path);
+		buf_printf(out, "%s +%zu -%zu\n", f->new_path != NULL ?
+		    f->new_path : f->old_path, f->added, f->deleted);
+	}
 }
 
 void

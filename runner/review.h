@@ -93,14 +93,26 @@ struct werr *review_reject(struct store *store, int64_t id,
 struct werr *review_add_evidence(struct store *store, int64_t id,
     const char *kind, json_t *body);
 
+/* How long pr-check's two parts took, wall seconds. */
+struct review_prcheck_times {
+	double gate_s;
+	double lint_s;
+};
+
 /* pr-check: the gate over merge-base(BASE, HEAD)..HEAD with BASE's
  * policy; lint problems of the changed adapters and profiles at HEAD go
- * to lint (an array of {"file","line","column","message"}). */
+ * to lint (an array of {"file","line","column","field","message",
+ * "class"}, as `warden lint --json` lists them). A BASE or HEAD that does
+ * not resolve is an input error. times may be NULL. */
 struct werr *review_prcheck(struct allowlist_report *r, json_t **lint,
-    git_repository *repo, const char *base, const char *head);
+    git_repository *repo, const char *base, const char *head,
+    struct review_prcheck_times *times);
 
 /* A patch from a file, or from standard input for "-". */
 struct werr *review_read_input(struct buf *out, const char *path);
+/* "S PATH +ADDED -DELETED" lines (S: A, D, M, R, C, T; a rename or copy
+ * as "R OLD -> NEW ..."), for people. */
+void review_format_files(struct buf *out, const struct allowlist_report *r);
 /* "CODE PATH: REASON (commit C)" lines, for people. */
 void review_format_violations(struct buf *out,
     const struct allowlist_report *r);

@@ -42,6 +42,7 @@ problems_add(struct problems *p, const char *file, int line, int col,
 	pr->line = line;
 	pr->col = col;
 	pr->field = field != NULL ? xstrdup(field) : NULL;
+	pr->unusable = 0;
 	va_start(ap, fmt);
 	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
@@ -308,6 +309,7 @@ schema_load(json_t **out, const struct schema *schema, const char *text,
 	if (doc == NULL) {
 		problems_add(probs, file, jerr.line, jerr.column, NULL,
 		    "invalid JSON: %s", jerr.text);
+		probs->v[probs->n - 1].unusable = 1;
 		return 1;
 	}
 	n = schema_validate(schema, doc, text, len, file, probs);

@@ -52,6 +52,8 @@ struct problem {
 	int line, col;
 	char *field;
 	char *msg;
+	int unusable;	/* the file could not be read or parsed (exit 2),
+			 * rather than breaking a schema rule (exit 1) */
 };
 
 struct problems {

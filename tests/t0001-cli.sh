@@ -57,8 +57,8 @@ test_expect_success 'outside any repository a command exits 3' '
 	expect_grep "not in a benchmark repository" err
 '
 
-test_expect_success '--repo pointing at nothing exits 3' '
-	expect_exit 3 warden --repo "$TEST_DIR/nowhere" journal show &&
+test_expect_success '--repo pointing at nothing exits 2' '
+	expect_exit 2 warden --repo "$TEST_DIR/nowhere" journal show &&
 	expect_grep "is not a directory" err
 '
 

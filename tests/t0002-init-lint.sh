@@ -63,10 +63,10 @@ test_expect_success 'lint reports an unknown key, a missing field and a bad plac
 	rm adapters/engines/broken.json
 '
 
-test_expect_success 'lint reports invalid JSON with jansson line and column' '
+test_expect_success 'lint reports invalid JSON with jansson line and column (exit 2)' '
 	cd bench &&
 	printf "{\n  \"schema\": 1,\n  \"name\": \"qwen3-0.6b\",\n}\n" >adapters/profiles/qwen3-0.6b.json &&
-	expect_exit 1 warden lint &&
+	expect_exit 2 warden lint &&
 	expect_grep "^adapters/profiles/qwen3-0.6b.json:4:1: invalid JSON: " out &&
 	git checkout -q adapters/profiles/qwen3-0.6b.json
 '
@@ -105,16 +105,16 @@ assert all(p[\"file\"] == \"adapters/profiles/bad.json\" for p in d[\"problems\"
 " && rm adapters/profiles/bad.json
 '
 
-test_expect_success 'lint of a file that is none of the three kinds exits 1' '
+test_expect_success 'lint of a file that is none of the three kinds exits 2' '
 	echo "{}" >stray.json &&
-	expect_exit 1 warden lint stray.json &&
+	expect_exit 2 warden lint stray.json &&
 	expect_grep "is not a policy, adapter or profile" out
 '
 
-test_expect_success 'lint reports a policy that is not JSON' '
+test_expect_success 'lint reports a policy that is not JSON (exit 2)' '
 	cd bench &&
 	echo "{" >policy/warden.json &&
-	expect_exit 1 warden lint &&
+	expect_exit 2 warden lint &&
 	expect_grep "^policy/warden.json:2: invalid JSON" out &&
 	git checkout -q policy/warden.json
 '

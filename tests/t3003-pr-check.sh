@@ -79,7 +79,7 @@ test_expect_success 'github output annotates files and writes the step summary' 
 	GITHUB_STEP_SUMMARY=$PWD/summary.md &&
 	export GITHUB_STEP_SUMMARY &&
 	expect_exit 1 warden --repo bench pr-check official policy --format github &&
-	expect_grep "^::error file=policy/warden.json,line=1,title=warden gate::outside-allowlist: " out &&
+	expect_grep "^::error file=policy/warden.json,line=4,title=warden gate::outside-allowlist: " out &&
 	expect_grep "^## warden pr-check: failed" summary.md &&
 	expect_grep "| \`outside-allowlist\` | \`workloads/chat.jsonl\` |" summary.md &&
 	unset GITHUB_STEP_SUMMARY &&
@@ -98,7 +98,7 @@ test_expect_success_if $HAVE_XMLLINT 'junit output is valid XML with one failure
 '
 
 test_expect_success 'unknown revisions and formats are refused' '
-	expect_exit 3 warden --repo bench pr-check official no-such-branch &&
+	expect_exit 2 warden --repo bench pr-check official no-such-branch &&
 	expect_exit 2 warden --repo bench pr-check official good --format xml
 '
 

@@ -81,10 +81,98 @@ test_fold_case_and_unicode(void **state)
 	a = allowlist_fold(".g\xe2\x80\x8cit");
 	assert_string_equal(a, ".git");
 	free(a);
-	/* unknown scripts and invalid UTF-8 are refused */
-	assert_null(allowlist_fold("\xce\xb1.json"));
+	/* invalid UTF-8 is refused */
 	assert_null(allowlist_fold("\xff"));
 	assert_null(allowlist_fold("\xc0\xaf"));	/* overlong '/' */
+	assert_null(allowlist_fold("\xed\xa0\x80"));	/* a surrogate */
+}
+
+/* fold(a) and fold(b) are the same key (neither refused). */
+static void
+expect_same_key(const char *a, const char *b)
+{
+	char *ka = allowlist_fold(a), *kb = allowlist_fold(b);
+
+	if (ka == NULL || kb == NULL || strcmp(ka, kb) != 0)
+		fail_msg("'%s' -> '%s', '%s' -> '%s': want one key", a,
+		    ka ? ka : "(refused)", b, kb ? kb : "(refused)");
+	free(ka);
+	free(kb);
+}
+
+static void
+expect_other_key(const char *a, const char *b)
+{
+	char *ka = allowlist_fold(a), *kb = allowlist_fold(b);
+
+	if (ka == NULL || kb == NULL || strcmp(ka, kb) == 0)
+		fail_msg("'%s' -> '%s', '%s' -> '%s': want two keys", a,
+		    ka ? ka : "(refused)", b, kb ? kb : "(refused)");
+	free(ka);
+	free(kb);
+}
+
+/* Model names in other scripts have keys; what a macOS volume (or a
+ * coarser reading of one) takes for one name has one key. */
+static void
+test_fold_other_scripts(void **state)
+{
+	/* Greek: case (including final sigma) and the tonos */
+	expect_same_key("\xce\x9b\xce\xac\xce\xbc\xce\xb4\xce\xb1.json",	/* Λάμδα */
+	    "\xce\xbb\xce\xac\xce\xbc\xce\xb4\xce\xb1.json");			/* λάμδα */
+	expect_same_key("\xce\x9b\xce\xac\xce\xbc\xce\xb4\xce\xb1.json",
+	    "\xce\x9b\xce\xb1\xce\xbc\xce\xb4\xce\xb1.json");			/* Λαμδα */
+	expect_same_key("\xce\x9b\xce\xac\xce\xbc\xce\xb4\xce\xb1.json",
+	    "\xce\x9b\xce\xb1\xcc\x81\xce\xbc\xce\xb4\xce\xb1.json");		/* NFD */
+	expect_same_key("\xce\xbb\xcf\x8c\xce\xb3\xce\xbf\xcf\x82",		/* λόγος */
+	    "\xce\x9b\xce\x8c\xce\x93\xce\x9f\xce\xa3");				/* ΛΌΓΟΣ */
+	expect_other_key("\xce\xb1.json", "\xce\xb2.json");				/* α, β */
+	/* CJK: ideographs are their own key; fullwidth Latin is Latin */
+	expect_same_key("\xe9\x80\x9a\xe4\xb9\x89\xe5\x8d\x83\xe9\x97\xae",	/* 通义千问 */
+	    "\xe9\x80\x9a\xe4\xb9\x89\xe5\x8d\x83\xe9\x97\xae");
+	expect_other_key("\xe5\x8d\x83\xe9\x97\xae", "\xe4\xb8\x87\xe9\x97\xae");	/* 千问, 万问 */
+	expect_same_key("\xef\xbd\x91\xef\xbd\x97\xef\xbd\x85\xef\xbd\x8e-7b",	/* ｑｗｅｎ-7b */
+	    "Qwen-7B");
+	/* Japanese kana with and without the voiced mark */
+	expect_same_key("\xe3\x81\x8c", "\xe3\x81\x8b\xe3\x82\x99");		/* が, か+゙ */
+	/* Latin beyond what the gate took before: ß, ø, æ, ı, ſ */
+	expect_same_key("stra\xc3\x9f" "e", "STRASSE");
+	expect_same_key("\xc5\xbf" "ample", "sample");
+	expect_other_key("\xc3\xb8", "o");
+	/* what was accepted before keeps its key */
+	expect_same_key("caf\xc3\xa9", "CAFE");
+	expect_same_key("\xc4\xb0stanbul", "istanbul");				/* İ */
+}
+
+/* Every code point that is not a letter, a mark or a digit (outside
+ * ASCII) is still refused, and so is anything unassigned. */
+static void
+test_fold_refusals_kept(void **state)
+{
+	static const char *const refused[] = {
+		"a\xc2\xa0" "b",		/* U+00A0 no-break space */
+		"a\xc2\xad" "b",		/* U+00AD soft hyphen */
+		"a\xc2\x85" "b",		/* U+0085 a C1 control */
+		"a\xc3\x97" "b",		/* U+00D7 multiplication sign */
+		"a\xe2\x80\xa8" "b",		/* U+2028 line separator */
+		"a\xe3\x80\x80" "b",		/* U+3000 ideographic space */
+		"a\xef\xbc\x8e" "b",		/* U+FF0E fullwidth full stop */
+		"a\xef\xbc\x8f" "b",		/* U+FF0F fullwidth solidus */
+		"a\xe2\x88\x95" "b",		/* U+2215 division slash */
+		"a\xf0\x9f\x98\x80" "b",	/* U+1F600 an emoji */
+		"a\xee\x80\x80" "b",		/* U+E000 private use */
+		"a\xcd\xb8" "b",		/* U+0378 unassigned */
+		"a\xf4\x8f\xbf\xbf" "b",	/* U+10FFFF a noncharacter */
+		NULL,
+	};
+	size_t i;
+
+	for (i = 0; refused[i] != NULL; i++) {
+		char *k = allowlist_fold(refused[i]);
+
+		if (k != NULL)
+			fail_msg("'%s' folded to '%s'; want refused", refused[i], k);
+	}
 }
 
 /* The codes check_path reports for path, as "code,code". */
@@ -132,7 +220,20 @@ test_check_path_rules(void **state)
 	expect_path("a\\b", "bad-path");
 	expect_path("a/b\tc", "bad-path");
 	expect_path("a/\xff", "bad-path");
-	expect_path("a/\xce\xb1", "bad-path");
+	expect_path("adapters/profiles/\xce\xbb\xce\xac\xce\xbc\xce\xb4\xce\xb1.json", "");
+	expect_path("adapters/profiles/\xe9\x80\x9a\xe4\xb9\x89\xe5\x8d\x83\xe9\x97\xae-7b.json", "");
+	expect_path("adapters/profiles/\xe3\x81\x8b\xe3\x82\x99.json", "");
+	expect_path("a/\xc2\xa0", "bad-path");
+	expect_path("a/\xe2\x80\xa8", "bad-path");
+	expect_path("a/\xef\xbc\x8f" "b", "bad-path");
+	expect_path("a/\xf0\x9f\x98\x80", "bad-path");
+	expect_path("a/\xee\x80\x80", "bad-path");
+	expect_path("a/\xcd\xb8", "bad-path");
+	expect_path("a/\xcc\x81", "bad-path");		/* a mark with no base */
+	expect_path("a/\xe2\x80\xaex", "bad-path");		/* RTL override */
+	expect_path("a/.\xef\xbd\x87\xef\xbd\x89\xef\xbd\x94/x", "dotgit");	/* .ｇｉｔ */
+	expect_path("a/.G\xc4\xb0T/x", "dotgit");		/* .GİT */
+	expect_path("a/.g\xc3\xaet/x", "dotgit");		/* .gît */
 	expect_path("a/.git/config", "dotgit");
 	expect_path("a/.GiT/config", "dotgit");
 	expect_path(".git", "dotgit");
@@ -341,6 +442,8 @@ main(void)
 		cmocka_unit_test(test_glob_double_star),
 		cmocka_unit_test(test_glob_single_star_stays_in_segment),
 		cmocka_unit_test(test_fold_case_and_unicode),
+		cmocka_unit_test(test_fold_other_scripts),
+		cmocka_unit_test(test_fold_refusals_kept),
 		cmocka_unit_test(test_check_path_rules),
 		cmocka_unit_test(test_report_dedup_and_exit),
 		cmocka_unit_test_setup_teardown(test_decide_against_base,

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""check-docs.py - what README.md promises against warden itself and its
+manual (doc/warden.1.md). Used by tests/t0015-docs.sh; one check per
+sub-command, printing every mismatch and exiting 1 when there is any.
+
+  check-docs.py commands  SRCDIR HELP-JSON
+  check-docs.py exits     SRCDIR HELP-JSON HELP-TEXT
+  check-docs.py refs      SRCDIR
+  check-docs.py fields    SRCDIR
+"""
+import json
+import os
+import re
+import sys
+
+problems = []
+
+
+def bad(msg):
+    problems.append(msg)
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def sections(md, level):
+    """{heading: body} for the headings of one level ('## ', '### ')."""
+    depth = len(level.strip())
+    out, name, body = {}, None, []
+    for line in md.splitlines():
+        m = re.match(r"^(#+) (.*)$", line)
+        if m and len(m.group(1)) <= depth:
+            if name is not None:
+                out[name] = "\n".join(body)
+            name, body = (m.group(2).strip(), []) if len(m.group(1)) == depth else (None, [])
+            continue
+        if name is not None:
+            body.append(line)
+    if name is not None:
+        out[name] = "\n".join(body)
+    return out
+
+
+def table_rows(body):
+    """Rows of the first Markdown table in body, as lists of cells."""
+    rows = []
+    for line in body.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+            if all(re.fullmatch(r":?-+:?", c) for c in cells):
+                continue
+            rows.append(cells)
+        elif rows:
+            break
+    return rows[1:] if rows else []
+
+
+def plain(md):
+    """Markdown inline text as a terminal shows it."""
+    s = re.sub(r"\\([\\\[\]_|<>*`-])", lambda m: "\0%d\0" % ord(m.group(1)), md)
+    s = re.sub(r"\*\*|\*|`", "", s)
+    s = re.sub(r"(?<![A-Za-z0-9])_([A-Za-z]+)_(?![A-Za-z0-9])", r"\1", s)
+    s = re.sub(r"\0(\d+)\0", lambda m: chr(int(m.group(1))), s)
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def man_headings(src):
+    return [plain(h) for h in re.findall(r"^## (.*)$", src, re.M)]
+
+
+def check_commands(srcdir, help_json):
+    readme = read(os.path.join(srcdir, "README.md"))
+    man = read(os.path.join(srcdir, "doc/warden.1.md"))
+    helpdoc = json.load(open(help_json))
+    usage = {c["name"]: c["usage"] for c in helpdoc["commands"]}
+    heads = man_headings(man)
+    # Every synopsis line of every command is a man page subsection.
+    for name, lines in usage.items():
+        for u in lines:
+            want = plain((name + " " + u).strip())
+            if want not in heads:
+                bad("warden.1.md has no subsection '## %s' (the usage of '%s')" % (want, name))
+    # Every man page subsection under COMMANDS is a command.
+    for h in heads:
+        words = h.split()
+        if words and words[0] not in usage:
+            bad("warden.1.md has '## %s', but warden has no command '%s'" % (h, words[0]))
+    # Every command of the README table exists, with its subcommand.
+    cmds = sections(readme, "### ").get("Commands", "")
+    seen = set()
+    for row in table_rows(cmds):
+        for syn in re.findall(r"`warden ([^`]*)`", row[0]):
+            words = syn.replace("\\|", "|").split()
+            name = words[0]
+            if name.startswith("--"):
+                continue
+            seen.add(name)
+            if name not in usage:
+                bad("README names 'warden %s', which is not in 'warden help'" % syn)
+                continue
+            if len(words) > 1 and re.fullmatch(r"[a-z-]+", words[1]):
+                if not any(u.split()[0] == words[1] for u in usage[name] if u):
+                    bad("README names 'warden %s %s', which 'warden help %s' lacks" % (name, words[1], name))
+    for name in usage:
+        if name not in seen:
+            bad("'warden %s' has no row in README's command table" % name)
+
+
+def exit_rows(srcdir):
+    readme = read(os.path.join(srcdir, "README.md"))
+    man = read(os.path.join(srcdir, "doc/warden.1.md"))
+    body = next((b for h, b in sections(readme, "### ").items() if h.startswith("Exit codes")), "")
+    rd = {int(r[0]): r[1] for r in table_rows(body) if r[0].isdigit()}
+    mbody = sections(man, "# ").get("EXIT STATUS", "")
+    mm = {int(c): t for c, t in re.findall(r"^\*\*(\d)\*\*\n:\s+(.*(?:\n    .*)*)", mbody, re.M)}
+    return rd, mm
+
+
+def headline(text):
+    return plain(text).split(":")[0].strip().rstrip(".").lower()
+
+
+def check_exits(srcdir, help_json, help_text):
+    rd, mm = exit_rows(srcdir)
+    helpdoc = json.load(open(help_json))
+    hj = {e["code"]: e["meaning"] for e in helpdoc["exit_codes"]}
+    text = re.sub(r"\s+", " ", read(help_text))
+    m = re.search(r"Exit status: (.*?)\.", text)
+    ht = {}
+    if m:
+        for part in m.group(1).split(","):
+            c, _, t = part.strip().partition(" ")
+            ht[int(c)] = t
+    want = {c: headline(t) for c, t in rd.items()}
+    if sorted(want) != [0, 1, 2, 3]:
+        bad("README's exit-code table has codes %s" % sorted(want))
+    for name, got in (("warden.1.md EXIT STATUS", {c: headline(t) for c, t in mm.items()}),
+                      ("'warden help'", ht), ("'warden help --json'", hj)):
+        if got != want:
+            bad("%s says %s; README says %s" % (name, got, want))
+    # The man page says as much as the README does for each code.
+    for c, t in rd.items():
+        rest = [w for w in re.findall(r"[a-z][a-z_-]{3,}", plain(t).lower())]
+        mt = plain(mm.get(c, "")).lower()
+        missing = [w for w in rest if w not in mt]
+        if missing:
+            bad("warden.1.md EXIT STATUS %d lacks what README says: %s" % (c, ", ".join(missing)))
+
+
+def check_refs(srcdir):
+    readme = read(os.path.join(srcdir, "README.md"))
+    if re.search(r"shared notes|DESIGN\.md", readme):
+        bad("README points at notes outside the repository (DESIGN.md, shared notes)")
+    generated = {"CYCLE.md", "REPORT.md"}
+    for ref in sorted(set(re.findall(r"[A-Za-z0-9_./-]+\.md\b", readme))):
+        if ref in generated or ref.startswith("journals/"):
+            continue
+        if not os.path.exists(os.path.join(srcdir, ref)):
+            bad("README refers to '%s', which is not in the repository" % ref)
+    for link in re.findall(r"\]\(([^)#]+)\)", readme):
+        if "://" not in link and not os.path.exists(os.path.join(srcdir, link)):
+            bad("README links to '%s', which is not in the repository" % link)
+
+
+IDENT = re.compile(r"^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$")
+
+
+def check_fields(srcdir):
+    """Schemas, outcomes, violation codes, JSON fields: every identifier
+    the README shows in code in those sections is in the man page."""
+    readme = read(os.path.join(srcdir, "README.md"))
+    man = read(os.path.join(srcdir, "doc/warden.1.md"))
+    mantext = plain(man)
+    want = {}
+    for level in ("## ", "### "):
+        for h, body in sections(readme, level).items():
+            if h.startswith(("policy/warden.json", "adapters/", "The campaign",
+                             "The write-allowlist gate", "The store and the journal")):
+                want[h] = body
+    if len(want) < 6:
+        bad("README lacks one of the sections this check reads: %s" % sorted(want))
+    for h, body in want.items():
+        for para in re.split(r"\n\s*\n", body):
+            if "`make " in para:
+                continue    # how to build and fuzz: not the user's reference
+            for tok in re.findall(r"`([^`]+)`", para):
+                words = [t.strip("{}[]()'\"") for t in re.split(r"[\s,]+", tok.strip()) if t]
+                if not words or not all(IDENT.match(t) for t in words):
+                    continue    # a sentence, a path, a command line
+                for t in words:
+                    if not re.search(r"(?<![A-Za-z0-9_-])%s(?![A-Za-z0-9_-])" % re.escape(t), mantext):
+                        bad("README (%s) shows '%s'; warden.1.md does not" % (h, t))
+
+
+def main():
+    what, args = sys.argv[1], sys.argv[2:]
+    {"commands": check_commands, "exits": check_exits, "refs": check_refs,
+     "fields": check_fields}[what](*args)
+    for p in problems:
+        print(p)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+#!/bin/sh
+# The documentation is true: the man pages format without a groff
+# warning; every command of README's table is in `warden help` and has a
+# subsection in warden(1) whose synopsis is its usage; the exit-code
+# table is the same in README, warden(1) and `warden help`; README names
+# no file outside the repository; the man page carries the schemas,
+# outcomes, codes and JSON fields README shows; the package has a
+# licence and a bug-report address.
+. "$TOP_SRCDIR/tests/lib.sh"
+
+CHECK="python3 $TOP_SRCDIR/tests/check-docs.py"
+
+# The built page: in the build tree, or distributed in the source tree.
+page() {
+	if [ -f "$TOP_BUILDDIR/doc/$1" ]; then
+		echo "$TOP_BUILDDIR/doc/$1"
+	else
+		echo "$TOP_SRCDIR/doc/$1"
+	fi
+}
+
+HAVE_GROFF=no
+command -v groff >/dev/null 2>&1 && HAVE_GROFF=yes
+
+test_expect_success_if $HAVE_GROFF 'groff -ww -man prints no warning for warden.1 and warden-simengine.1' '
+	for p in warden.1 warden-simengine.1; do
+		f=$(page $p) && test -s "$f" || { echo "no $p"; exit 1; }
+		groff -ww -man -z "$f" 2>w1 &&
+		groff -t -ww -man -z "$f" 2>w2 &&
+		groff -t -ww -man -Tutf8 "$f" >/dev/null 2>w3 &&
+		cat w1 w2 w3 >warnings &&
+		if test -s warnings; then echo "$p:"; cat warnings; exit 1; fi
+	done
+'
+
+test_expect_success 'every command is in README, warden help and warden(1) alike' '
+	warden help --json >help.json &&
+	$CHECK commands "$TOP_SRCDIR" help.json
+'
+
+test_expect_success 'the exit-code table agrees in README, warden(1) and warden help' '
+	warden help --json >help.json &&
+	warden help >help.txt &&
+	$CHECK exits "$TOP_SRCDIR" help.json help.txt
+'
+
+test_expect_success 'every command help ends with the exit codes and the manual' '
+	for c in $(warden help | sed -n "s/^  \([a-z][a-z-]*\) .*/\1/p"); do
+		warden help $c >out &&
+		expect_grep "Exit status: 0 ok" out &&
+		expect_grep "warden(1)" out || { echo "in: $c"; exit 1; }
+	done
+'
+
+test_expect_success 'README names no file outside the repository' '
+	$CHECK refs "$TOP_SRCDIR"
+'
+
+test_expect_success 'warden(1) carries the schemas, outcomes, codes and fields README shows' '
+	$CHECK fields "$TOP_SRCDIR"
+'
+
+test_expect_success 'LICENSE is the ISC licence of the warden authors, distributed' '
+	expect_grep "^ISC License" "$TOP_SRCDIR/LICENSE" &&
+	expect_grep "Copyright (c) 2026 the warden authors" "$TOP_SRCDIR/LICENSE" &&
+	expect_grep "^Permission to use, copy, modify, and/or distribute" "$TOP_SRCDIR/LICENSE" &&
+	expect_grep "^EXTRA_DIST = .*LICENSE" "$TOP_SRCDIR/Makefile.am"
+'
+
+test_expect_success 'configure has a bug-report address, and warden help prints it' '
+	addr=$(sed -n "s/^#define PACKAGE_BUGREPORT \"\(.*\)\"$/\1/p" "$TOP_BUILDDIR/config.h") &&
+	test -n "$addr" &&
+	warden help >out &&
+	expect_grep "Report bugs to $addr" out &&
+	expect_grep "$addr" "$TOP_SRCDIR/README.md" &&
+	expect_grep "$addr" "$TOP_SRCDIR/doc/warden.1.md"
+'
+
+test_done

@@ -1,0 +1,106 @@
+/*
+ * test-isotime.c - the ISO 8601 forms `journal show --since` takes, the
+ * UTC text they become, and the forms and values it refuses.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "isotime.h"
+
+static void
+expect_utc(const char *in, const char *want)
+{
+	char out[ISOTIME_LEN];
+
+	if (isotime_to_utc(out, in) != 0)
+		fail_msg("'%s' refused; want '%s'", in, want);
+	if (strcmp(out, want) != 0)
+		fail_msg("'%s' -> '%s'; want '%s'", in, out, want);
+}
+
+static void
+expect_refused(const char *in)
+{
+	char out[ISOTIME_LEN];
+
+	if (isotime_to_utc(out, in) == 0)
+		fail_msg("'%s' accepted as '%s'; want refused", in, out);
+}
+
+static void
+test_forms(void **state)
+{
+	(void)state;
+	expect_utc("2026-12-01", "2026-12-01T00:00:00.000Z");
+	expect_utc("2026-12-01T10:05", "2026-12-01T10:05:00.000Z");
+	expect_utc("2026-12-01 10:05:30", "2026-12-01T10:05:30.000Z");
+	expect_utc("2026-12-01t10:05:30z", "2026-12-01T10:05:30.000Z");
+	expect_utc("2026-12-01T10:05:30.25Z", "2026-12-01T10:05:30.250Z");
+	expect_utc("2026-12-01T10:05:30,5", "2026-12-01T10:05:30.500Z");
+	expect_utc("2024-02-29T23:59:59.999", "2024-02-29T23:59:59.999Z");
+}
+
+static void
+test_zones(void **state)
+{
+	(void)state;
+	expect_utc("2026-12-01T10:00+02:00", "2026-12-01T08:00:00.000Z");
+	expect_utc("2026-12-01T10:00+0230", "2026-12-01T07:30:00.000Z");
+	expect_utc("2026-12-01T10:00-05", "2026-12-01T15:00:00.000Z");
+	/* across a day, a month, a year, a leap day */
+	expect_utc("2026-01-01T00:30+01:00", "2025-12-31T23:30:00.000Z");
+	expect_utc("2024-02-28T23:00-02:00", "2024-02-29T01:00:00.000Z");
+	expect_utc("2023-02-28T23:00-02:00", "2023-03-01T01:00:00.000Z");
+	expect_utc("1969-12-31T23:00-02:00", "1970-01-01T01:00:00.000Z");
+	expect_utc("1900-03-01T00:00+00:01", "1900-02-28T23:59:00.000Z");
+}
+
+static void
+test_fraction_rounds_up(void **state)
+{
+	(void)state;
+	/* "since" must never take in a time earlier than the one given */
+	expect_utc("2026-12-01T10:00:00.0001Z", "2026-12-01T10:00:00.001Z");
+	expect_utc("2026-12-01T10:00:00.5000000Z", "2026-12-01T10:00:00.500Z");
+	expect_utc("2026-12-31T23:59:59.9991Z", "2027-01-01T00:00:00.000Z");
+}
+
+static void
+test_refused(void **state)
+{
+	static const char *const bad[] = {
+		"", "yesterday", "now", "2026", "2026-12", "2026-1-01",
+		"20261201", "2026-13-01", "2026-00-10", "2026-02-29",
+		"2026-04-31", "2026-12-01T24:00", "2026-12-01T10:60",
+		"2026-12-01T10:00:60", "2026-12-01T10", "2026-12-01T",
+		"2026-12-01T10:00:", "2026-12-01T10:00:00.", "2026-12-01Z",
+		"2026-12-01T10:00 UTC", "2026-12-01T10:00+24:00",
+		"2026-12-01T10:00+02:60", "2026-12-01T10:00+2",
+		"2026-12-01T10:00ZZ", "12/01/2026", " 2026-12-01",
+		"2026-12-01 ", "0000-01-01T00:00+01:00", NULL,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; bad[i] != NULL; i++)
+		expect_refused(bad[i]);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_forms),
+		cmocka_unit_test(test_zones),
+		cmocka_unit_test(test_fraction_rounds_up),
+		cmocka_unit_test(test_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
