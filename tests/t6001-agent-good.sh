@@ -12,7 +12,7 @@ test_expect_success 'a bench whose engine does not start, and a campaign that sh
 	agent_bench bench &&
 	agent_use bench good-fix &&
 	expect_exit 0 bw campaign --engine simfix --limit 3 --concurrency 1 --run-id broken &&
-	expect_grep "server_crash" out &&
+	expect_grep "not_ready" out &&
 	git -C bench rev-parse official >official.before &&
 	git -C bench status --porcelain >status.before &&
 	test ! -s status.before
@@ -27,7 +27,7 @@ test_expect_success 'agent run --engine queues the fix as one review item' '
 	expect_grep "^gate:     clean$" out &&
 	expect_grep "^review:   1$" out &&
 	expect_grep "^smoke:    passed$" out &&
-	expect_grep "before simfix qwen3-0.6b chat c=1: server_crash" out &&
+	expect_grep "before simfix qwen3-0.6b chat c=1: not_ready" out &&
 	expect_grep "after  simfix qwen3-0.6b chat c=1: complete 3/3" out &&
 	test "$(sqlite3 bench/.warden/warden.db "select count(*) from reviews")" = 1 &&
 	test "$(sqlite3 bench/.warden/warden.db "select source from reviews")" = agent
@@ -54,7 +54,7 @@ test_expect_success 'the review item carries the passing smoke run and the agent
 
 test_expect_success 'the task context named the failing cell and its log' '
 	expect_grep "^# warden agent run 1: engine simfix" bench/.warden/agent/1/task.md &&
-	expect_grep "| simfix | qwen3-0.6b | chat | 1 | server_crash |" bench/.warden/agent/1/task.md &&
+	expect_grep "| simfix | qwen3-0.6b | chat | 1 | not_ready |" bench/.warden/agent/1/task.md &&
 	expect_grep "Log tail" bench/.warden/agent/1/task.md &&
 	expect_grep "## Instructions" bench/.warden/agent/1/task.md &&
 	expect_grep "adapters/engines/\*\*" bench/.warden/agent/1/task.md &&
