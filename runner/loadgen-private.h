@@ -76,6 +76,7 @@ struct lg_req {
 	enum loadgen_outcome outcome;	/* stream-level failure, or final */
 	struct buf error;
 	struct buf errbody;
+	struct buf content;		/* cfg->keep_content > 0 only */
 	uint64_t *tok;
 	size_t ntok, captok;
 	struct curl_slist *id_header;	/* X-Request-Id, then lg->headers */

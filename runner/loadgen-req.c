@@ -69,6 +69,9 @@ req_chunk(struct lg_req *r, const struct sse_chunk *c, const char *data,
 	if (c->kind == SSE_CHUNK_TOKEN)
 		req_token(r);
 	r->content_bytes += c->content_bytes;
+	if (c->content_bytes > 0 && r->lg->cfg->keep_content > 0)
+		sse_chunk_content_text(data, len, &r->content,
+		    r->lg->cfg->keep_content);
 	r->reasoning_bytes += c->reasoning_bytes;
 	r->tool_deltas += c->tool_call_deltas;
 	r->tool_ids += c->tool_call_ids;
@@ -154,6 +157,7 @@ req_reset(struct lg_req *r)
 	r->finish_reason = NULL;
 	buf_reset(&r->error);
 	buf_reset(&r->errbody);
+	buf_reset(&r->content);
 	r->submit_ns = r->first_ns = r->last_ns = r->end_ns = r->now_ns = 0;
 	r->pass = 0;
 	r->pass_events = r->chunks = r->token_events = r->coalesced = 0;
@@ -181,6 +185,7 @@ req_setup(struct lg *lg, struct lg_req *r)
 	sse_chunk_cache_init(&r->chunk_cache);
 	buf_init(&r->error);
 	buf_init(&r->errbody);
+	buf_init(&r->content);
 	if ((r->easy = e = curl_easy_init()) == NULL)
 		return werr_new(WEXIT_ENV, "curl_easy_init failed");
 	if (curl_easy_setopt(e, CURLOPT_URL, lg->cfg->url) != CURLE_OK)
@@ -244,6 +249,7 @@ req_teardown(struct lg_req *r)
 	free(r->finish_reason);
 	buf_free(&r->error);
 	buf_free(&r->errbody);
+	buf_free(&r->content);
 	free(r->tok);
 }
 
@@ -357,4 +363,8 @@ req_record(struct lg_req *r, struct loadgen_record *rec)
 	rec->ntoken_ns = r->ntok;
 	rec->connect_ns = r->connect_ns;
 	rec->new_connection = r->new_connection;
+	if (r->lg->cfg->keep_content > 0) {
+		rec->content = buf_cstr(&r->content);
+		rec->content_len = r->content.len;
+	}
 }

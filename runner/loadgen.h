@@ -117,6 +117,11 @@ struct loadgen_record {
 	uint64_t connect_ns;
 	int new_connection;		/* 1: this request opened its connection
 					   (CURLINFO_NUM_CONNECTS); 0: reused */
+	/* The answer's content text (delta.content joined), when the
+	 * config asked for it with keep_content; else NULL. At most
+	 * keep_content bytes; may end inside a UTF-8 character. */
+	const char *content;
+	size_t content_len;
 };
 
 /* What on_tick sees, about every tick_ms. */
@@ -180,6 +185,9 @@ struct loadgen_config {
 	/* Wait with poll(2) even where epoll exists (the tests use it to
 	 * keep the portable path exercised). */
 	int portable_wait;
+	/* Keep up to this many bytes of each answer's content text for
+	 * on_record (the fidelity task reads the label); 0: keep none. */
+	size_t keep_content;
 	/*
 	 * Called about every tick_ms. After a connect or transport failure
 	 * (refused, reset, nothing received) no new request is submitted and

@@ -162,3 +162,23 @@ sse_chunk_parse_json(const char *data, size_t len, struct sse_chunk *out)
 out:
 	json_decref(root);
 }
+
+void
+sse_chunk_content_text(const char *data, size_t len, struct buf *out,
+    size_t max)
+{
+	json_t *root, *choice, *v;
+	size_t i, n;
+
+	root = json_loadb(data, len, 0, NULL);
+	json_array_foreach(json_object_get(root, "choices"), i, choice) {
+		v = json_object_get(json_object_get(choice, "delta"), "content");
+		if (!json_is_string(v) || out->len >= max)
+			continue;
+		n = json_string_length(v);
+		if (n > max - out->len)
+			n = max - out->len;
+		buf_add(out, json_string_value(v), n);
+	}
+	json_decref(root);
+}

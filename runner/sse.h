@@ -125,4 +125,12 @@ void sse_chunk_classify_cached(struct sse_chunk_cache *k, const char *data,
 
 const char *sse_chunk_kind_name(enum sse_chunk_kind kind);
 
+/*
+ * Append the decoded `delta.content` strings of a chunk's choices to out,
+ * up to max bytes in out (the rest is dropped). jansson path; for callers
+ * that need the answer's text (the fidelity task), never the hot path.
+ */
+void sse_chunk_content_text(const char *data, size_t len, struct buf *out,
+    size_t max);
+
 #endif

@@ -388,6 +388,7 @@ struct seen {
 	enum loadgen_usage_source usage_source;
 	enum loadgen_outcome outcome;
 	char *finish_reason, *error;
+	char *content;		/* the kept answer text, or NULL */
 };
 
 struct run {
@@ -427,6 +428,8 @@ on_record(void *arg, const struct loadgen_record *rec)
 	s->finish_reason = rec->finish_reason != NULL ?
 	    xstrdup(rec->finish_reason) : NULL;
 	s->error = rec->error != NULL ? xstrdup(rec->error) : NULL;
+	s->content = rec->content != NULL ?
+	    xstrndup(rec->content, rec->content_len) : NULL;
 	assert_int_equal(rec->ntoken_ns, rec->token_events);
 	assert_true(rec->anchor_mono_ns > 0);
 }
@@ -450,6 +453,7 @@ run_free(struct run *run)
 	for (i = 0; i < run->n; i++) {
 		free(run->v[i].finish_reason);
 		free(run->v[i].error);
+		free(run->v[i].content);
 	}
 	free(run);
 }
@@ -953,6 +957,42 @@ test_recorded_streams_through_the_loop(void **state)
 	bodies_free(&b);
 }
 
+/* keep_content hands on_record the answer's text, cut at the limit;
+ * without it the record carries none. */
+static void
+test_content_is_kept_when_asked(void **state)
+{
+	struct bodies b = { 0 };
+	struct loadgen_config cfg = { 0 };
+	struct loadgen_summary sum;
+	struct run *run = NULL;
+	size_t i;
+
+	bodies_add(&b, "{\"id\":0,\"fixture\":\"basic\",\"piece\":7}");
+	bodies_add(&b, "{\"id\":1,\"tokens\":6}");
+	cfg.bodies = b.v;
+	cfg.nbodies = b.n;
+	cfg.concurrency = 1;
+	cfg.keep_content = 9;
+	sweep(&cfg, &sum, &run, 1);
+	assert_int_equal(run->n, 2);
+	for (i = 0; i < run->n; i++) {
+		assert_non_null(run->v[i].content);
+		if (run->v[i].index == 0)
+			assert_string_equal(run->v[i].content, "Hello, wo");
+		else
+			assert_string_equal(run->v[i].content, "abababab" "a");
+	}
+	run_free(run);
+	run = NULL;
+	cfg.keep_content = 0;
+	sweep(&cfg, &sum, &run, 1);
+	assert_int_equal(run->n, 2);
+	assert_null(run->v[0].content);
+	run_free(run);
+	bodies_free(&b);
+}
+
 static void
 test_summary_json(void **state)
 {
@@ -1032,6 +1072,7 @@ main(void)
 		cmocka_unit_test(test_crash_hang_and_deadline_end_the_sweep),
 		cmocka_unit_test(test_coalesced_events_are_counted),
 		cmocka_unit_test(test_recorded_streams_through_the_loop),
+		cmocka_unit_test(test_content_is_kept_when_asked),
 		cmocka_unit_test(test_summary_json),
 		cmocka_unit_test(test_bad_config),
 	};
