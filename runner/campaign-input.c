@@ -15,6 +15,7 @@
 
 #include "campaign-input.h"
 #include "memsample.h"
+#include "repo.h"
 #include "util.h"
 
 void
@@ -252,4 +253,31 @@ provenance_os(void)
 		return json_null();
 	return json_pack("{s:s, s:s, s:s}", "name", u.sysname, "release",
 	    u.release, "version", u.version);
+}
+
+json_t *
+provenance_run(const char *repo_root, const char *policy_path,
+    const char *machine, uint64_t gpu_hint)
+{
+	char commit[41] = "", *path;
+	struct werr *err;
+	json_t *o;
+	int dirty = 0;
+
+	o = json_pack("{s:s, s:s}", "warden_version", PACKAGE_VERSION,
+	    "machine", machine);
+	if ((err = repo_head_state(repo_root, commit, &dirty)) != NULL) {
+		json_object_set_new(o, "repo_error", json_string(err->msg));
+		werr_free(err);
+	} else {
+		json_object_set_new(o, "repo_commit", json_string(commit));
+		json_object_set_new(o, "repo_dirty", json_boolean(dirty));
+	}
+	path = policy_path[0] == '/' ? xstrdup(policy_path) :
+	    path_join(repo_root, policy_path);
+	json_object_set_new(o, "policy_sha256", provenance_file_digest(path));
+	free(path);
+	json_object_set_new(o, "hardware", provenance_hardware(gpu_hint));
+	json_object_set_new(o, "os", provenance_os());
+	return o;
 }

@@ -57,6 +57,14 @@ json_t *provenance_file_digest(const char *path);
 json_t *provenance_hardware(uint64_t gpu_hint);
 /* {"name", "release", "version"} of uname(3) */
 json_t *provenance_os(void);
+/*
+ * What every result of a run carries (the campaign's, the fidelity
+ * task's): {"warden_version", "machine", "repo_commit", "repo_dirty" (or
+ * "repo_error"), "policy_sha256", "hardware", "os"}. policy_path is the
+ * policy file as loaded (relative paths are taken from repo_root).
+ */
+json_t *provenance_run(const char *repo_root, const char *policy_path,
+    const char *machine, uint64_t gpu_hint);
 
 /* This machine's fingerprint: 16 hex digits of sha256 over hostname, OS,
  * architecture, CPU model and installed memory. */

@@ -35,34 +35,25 @@
 static json_t *
 run_provenance(const struct run *r, const char *machine)
 {
-	char commit[41] = "";
 	json_t *o, *wl;
-	struct werr *err;
-	int dirty = 0;
 	size_t i;
 
-	o = json_pack("{s:s, s:s}", "warden_version", PACKAGE_VERSION,
-	    "machine", machine);
+	o = provenance_run(r->o->repo_root, r->o->policy->path, machine,
+	    r->gpu_hint);
 	if (r->o->tree_root != NULL) {
+		/* a smoke run of a change measures the change's checkout, not
+		 * the repository's HEAD */
+		json_object_del(o, "repo_commit");
+		json_object_del(o, "repo_dirty");
+		json_object_del(o, "repo_error");
 		json_object_set_new(o, "tree", json_string(r->o->tree_label ?
 		    r->o->tree_label : r->o->tree_root));
-	} else if ((err = repo_head_state(r->o->repo_root, commit,
-	    &dirty)) != NULL) {
-		json_object_set_new(o, "repo_error", json_string(err->msg));
-		werr_free(err);
-	} else {
-		json_object_set_new(o, "repo_commit", json_string(commit));
-		json_object_set_new(o, "repo_dirty", json_boolean(dirty));
 	}
-	json_object_set_new(o, "policy_sha256",
-	    provenance_file_digest(r->o->policy->path));
 	wl = json_object();
 	for (i = 0; i < r->nworkloads; i++)
 		json_object_set_new(wl, r->workloads[i].split,
 		    json_string(r->workloads[i].digest));
 	json_object_set_new(o, "workload_sha256", wl);
-	json_object_set_new(o, "hardware", provenance_hardware(r->gpu_hint));
-	json_object_set_new(o, "os", provenance_os());
 	return o;
 }
 /* ---- the grid ---- */
