@@ -245,6 +245,20 @@ provenance_file_digest(const char *path)
 }
 
 json_t *
+provenance_repo_digest(const char *repo_root, const char *path)
+{
+	char *full;
+	json_t *v;
+
+	if (path == NULL)
+		return json_null();
+	full = path[0] == '/' ? xstrdup(path) : path_join(repo_root, path);
+	v = provenance_file_digest(full);
+	free(full);
+	return v;
+}
+
+json_t *
 provenance_os(void)
 {
 	struct utsname u;
@@ -259,7 +273,7 @@ json_t *
 provenance_run(const char *repo_root, const char *policy_path,
     const char *machine, uint64_t gpu_hint)
 {
-	char commit[41] = "", *path;
+	char commit[41] = "";
 	struct werr *err;
 	json_t *o;
 	int dirty = 0;
@@ -273,10 +287,8 @@ provenance_run(const char *repo_root, const char *policy_path,
 		json_object_set_new(o, "repo_commit", json_string(commit));
 		json_object_set_new(o, "repo_dirty", json_boolean(dirty));
 	}
-	path = policy_path[0] == '/' ? xstrdup(policy_path) :
-	    path_join(repo_root, policy_path);
-	json_object_set_new(o, "policy_sha256", provenance_file_digest(path));
-	free(path);
+	json_object_set_new(o, "policy_sha256", provenance_repo_digest(repo_root,
+	    policy_path));
 	json_object_set_new(o, "hardware", provenance_hardware(gpu_hint));
 	json_object_set_new(o, "os", provenance_os());
 	return o;

@@ -53,6 +53,9 @@ void bodies_free(struct bodies *b);
 
 /* sha256 of a file as a JSON string, or JSON null if it cannot be read. */
 json_t *provenance_file_digest(const char *path);
+/* The same for a path relative to repo_root (absolute paths as they
+ * are): adapters and profiles keep their repository-relative name. */
+json_t *provenance_repo_digest(const char *repo_root, const char *path);
 /* {"cpu", "cpus", "memory_bytes", "gpu_working_set_hint_bytes", "arch"} */
 json_t *provenance_hardware(uint64_t gpu_hint);
 /* {"name", "release", "version"} of uname(3) */

@@ -179,10 +179,10 @@ sweep_provenance(const struct run *r, const struct walk *w,
 	const struct workload *wl = run_workload(r, pt->split);
 
 	return json_pack("{s:o, s:o, s:s, s:s?, s:n}",
-	    "adapter_sha256", provenance_file_digest(w->adapter ?
-	    w->adapter->path : NULL),
-	    "profile_sha256", provenance_file_digest(w->profile ?
-	    w->profile->path : NULL),
+	    "adapter_sha256", provenance_repo_digest(r->o->repo_root,
+	    w->adapter ? w->adapter->path : NULL),
+	    "profile_sha256", provenance_repo_digest(r->o->repo_root,
+	    w->profile ? w->profile->path : NULL),
 	    "workload_sha256", wl ? wl->digest : "",
 	    "engine_argv", e != NULL ? e->argv_text : NULL,
 	    /* the update step's version manifest, once it records one */
