@@ -28,6 +28,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_review_entry,
 	&cmd_prcheck_entry,
 	&cmd_agent_entry,
+	&cmd_fidelity_entry,
 	NULL,
 };
 

@@ -116,5 +116,6 @@ extern const struct cmd_entry cmd_patch_entry;
 extern const struct cmd_entry cmd_review_entry;
 extern const struct cmd_entry cmd_prcheck_entry;
 extern const struct cmd_entry cmd_agent_entry;
+extern const struct cmd_entry cmd_fidelity_entry;
 
 #endif

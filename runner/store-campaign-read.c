@@ -256,3 +256,59 @@ store_campaign_requests_json(struct store *store, int64_t sweep_id,
 	sqlite3_bind_int64(st, 1, sweep_id);
 	return rows_json(store, st, json_cols, out);
 }
+
+struct werr *
+store_campaign_memory_json(struct store *store, int64_t sweep_id,
+    json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	json_t *t, *sys, *eng;
+	int64_t t0 = -1, tn;
+	int rc;
+
+	*out = NULL;
+	if ((err = store_prepare(store, &st, "SELECT t_ns, system_used_bytes, "
+	    "engine_bytes FROM campaign_memory WHERE sweep_id = ?1 "
+	    "ORDER BY t_ns")) != NULL)
+		return err;
+	sqlite3_bind_int64(st, 1, sweep_id);
+	t = json_array();
+	sys = json_array();
+	eng = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		tn = sqlite3_column_int64(st, 0);
+		if (t0 < 0)
+			t0 = tn;
+		/* milliseconds are enough for a 1 Hz trace */
+		json_array_append_new(t, json_real((double)((tn - t0) /
+		    1000000) / 1000.0));
+		json_array_append_new(sys, json_integer(
+		    sqlite3_column_int64(st, 1)));
+		json_array_append_new(eng, json_integer(
+		    sqlite3_column_int64(st, 2)));
+	}
+	if (rc != SQLITE_DONE)
+		err = store_error(store, "read memory trace");
+	sqlite3_finalize(st);
+	*out = json_pack("{s:o, s:o, s:o}", "t_s", t, "system_used_bytes", sys,
+	    "engine_bytes", eng);
+	return err;
+}
+
+struct werr *
+store_campaign_run_latest(struct store *store, char **run_id)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+
+	*run_id = NULL;
+	if ((err = store_prepare(store, &st, "SELECT run_id FROM campaign_runs "
+	    "WHERE state = 'done' ORDER BY finished DESC, rowid DESC LIMIT 1"))
+	    != NULL)
+		return err;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*run_id = column_strdup(st, 0);
+	sqlite3_finalize(st);
+	return NULL;
+}

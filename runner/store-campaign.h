@@ -202,4 +202,11 @@ struct werr *store_campaign_runs_json(struct store *store, json_t **out);
 struct werr *store_campaign_requests_json(struct store *store,
     int64_t sweep_id, json_t **out);
 
+/* The memory trace of a sweep: {"t_s": [...], "system_used_bytes":
+ * [...], "engine_bytes": [...]}, seconds from its first sample. */
+struct werr *store_campaign_memory_json(struct store *store, int64_t sweep_id,
+    json_t **out);
+/* The newest finished run (*run_id NULL if none). */
+struct werr *store_campaign_run_latest(struct store *store, char **run_id);
+
 #endif

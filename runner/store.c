@@ -26,6 +26,7 @@
 #include "store-official.h"
 #include "agent/store-agent.h"
 #include "util.h"
+#include "results/store-results.h"
 
 #define STORE_DEFAULT_BUSY_MS 5000
 
@@ -102,6 +103,9 @@ static const char *const migrations[] = {
 
 	/* 6: connect time, connection reuse and token gaps per request. */
 	STORE_CAMPAIGN_SCHEMA STORE_CAMPAIGN_SCHEMA_5,
+
+	/* 7: fidelity runs, cells and predictions; gate records. */
+	STORE_RESULTS_SCHEMA,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -1,0 +1,147 @@
+/*
+ * fidelity-table.c - fidelity rows and the comparison with the
+ * reference. See fidelity-table.h. Pure: no I/O.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "results/fidelity-score.h"
+#include "results/fidelity-table.h"
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static int
+label_index(const json_t *labels, const char *s)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(labels, i, v)
+		if (strcmp(json_string_value(v), s) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The reference document and cell of (model, shots), or NULL. */
+static const json_t *
+reference_cell(const json_t *refs, const char *model, json_int_t shots,
+    const json_t **doc_out)
+{
+	const json_t *doc, *c;
+	size_t i, j;
+
+	json_array_foreach(refs, i, doc) {
+		if (strcmp(sget(doc, "model"), model) != 0)
+			continue;
+		json_array_foreach(json_object_get(doc, "cells"), j, c)
+			if (json_integer_value(json_object_get(c, "shots")) ==
+			    shots) {
+				*doc_out = doc;
+				return c;
+			}
+	}
+	return NULL;
+}
+
+/* Compare a cell with the reference cell over their common items. */
+static json_t *
+compare(const json_t *doc, const json_t *cell, const json_t *rdoc,
+    const json_t *rcell)
+{
+	const json_t *labels = json_object_get(json_object_get(doc, "task"),
+	    "labels");
+	const json_t *preds = json_object_get(cell, "predictions");
+	const json_t *rpreds = json_object_get(rcell, "predictions");
+	const json_t *p, *q;
+	json_t *byid = json_object(), *out;
+	struct fidelity_scores a, b;
+	int *gold, *pa, *pb;
+	size_t i, n = 0, agree = 0, nl = json_array_size(labels);
+	double agreement;
+
+	if (strcmp(sget(json_object_get(doc, "task"), "sha256"),
+	    sget(json_object_get(rdoc, "task"), "sha256")) != 0)
+		return json_pack("{s:s, s:s, s:s}", "run_id",
+		    sget(rdoc, "run_id"), "engine", sget(rdoc, "engine"), "error",
+		    "the reference was measured on another task");
+	json_array_foreach(rpreds, i, q)
+		json_object_set(byid, json_string_value(json_array_get(q, 0)),
+		    (json_t *)q);
+	gold = xcalloc(json_array_size(preds) + 1, sizeof(*gold));
+	pa = xcalloc(json_array_size(preds) + 1, sizeof(*pa));
+	pb = xcalloc(json_array_size(preds) + 1, sizeof(*pb));
+	json_array_foreach(preds, i, p) {
+		q = json_object_get(byid, json_string_value(json_array_get(p, 0)));
+		if (q == NULL)
+			continue;
+		gold[n] = label_index(labels, json_string_value(json_array_get(p,
+		    1)));
+		pa[n] = label_index(labels, json_string_value(json_array_get(p,
+		    2)));
+		pb[n] = label_index(labels, json_string_value(json_array_get(q,
+		    2)));
+		n++;
+	}
+	fidelity_score(&a, gold, pa, n, nl);
+	fidelity_score(&b, gold, pb, n, nl);
+	agreement = fidelity_agreement(pa, pb, n, &agree);
+	out = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I}",
+	    "run_id", sget(rdoc, "run_id"), "engine", sget(rdoc, "engine"),
+	    "compared", (json_int_t)n, "weighted_f1", b.weighted_f1,
+	    "this_f1", a.weighted_f1,
+	    "delta_pp", (a.weighted_f1 - b.weighted_f1) * 100.0,
+	    "agreement", agreement, "agree", (json_int_t)agree);
+	fidelity_scores_free(&a);
+	fidelity_scores_free(&b);
+	free(gold);
+	free(pa);
+	free(pb);
+	json_decref(byid);
+	return out;
+}
+
+json_t *
+fidelity_table(const json_t *docs, const json_t *refs)
+{
+	const json_t *doc, *cell, *sc, *rdoc = NULL, *rcell;
+	json_t *rows = json_array(), *row;
+	size_t i, j;
+
+	json_array_foreach(docs, i, doc) {
+		json_array_foreach(json_object_get(doc, "cells"), j, cell) {
+			sc = json_object_get(cell, "scores");
+			row = json_pack("{s:s, s:s, s:O?, s:s, s:s, s:O?, s:O?, "
+			    "s:O?, s:O?, s:O?, s:O?, s:O?}",
+			    "engine", sget(doc, "engine"),
+			    "model", sget(doc, "model"),
+			    "shots", json_object_get(cell, "shots"),
+			    "machine", sget(doc, "machine"),
+			    "run_id", sget(doc, "run_id"),
+			    "outcome", json_object_get(cell, "outcome"),
+			    "items", json_object_get(sc, "items"),
+			    "weighted_f1", json_object_get(sc, "weighted_f1"),
+			    "macro_f1", json_object_get(sc, "macro_f1"),
+			    "accuracy", json_object_get(sc, "accuracy"),
+			    "parse_failures", json_object_get(sc,
+			    "parse_failures"),
+			    "request_failures", json_object_get(sc,
+			    "request_failures"));
+			rcell = reference_cell(refs, sget(doc, "model"),
+			    json_integer_value(json_object_get(cell, "shots")),
+			    &rdoc);
+			json_object_set_new(row, "reference", rcell != NULL ?
+			    compare(doc, cell, rdoc, rcell) : json_null());
+			json_array_append_new(rows, row);
+		}
+	}
+	return rows;
+}

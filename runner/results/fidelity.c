@@ -1,0 +1,664 @@
+/*
+ * fidelity.c - run the fidelity task: the grid of (engine, model, shots)
+ * cells, one engine server per (engine, model) started by engine.h,
+ * prompts sent by loadgen.h, answers parsed and scored, every prediction
+ * stored. See fidelity.h.
+ *
+ * Engine failures are outcomes and every item gets a prediction: this
+ * file must never drop an item from a score, never turn an engine's
+ * failure into an error, and never leave an engine process behind.
+ * Never prints.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adapter.h"
+#include "campaign-input.h"
+#include "engine.h"
+#include "loadgen.h"
+#include "memsample.h"
+#include "util.h"
+#include "results/fidelity.h"
+#include "results/fidelity-score.h"
+#include "results/store-results.h"
+
+#define ANSWER_KEEP 512		/* bytes of each reply kept and stored */
+
+struct cell {
+	const char *engine, *model;	/* borrowed from the grid */
+	int shots;
+};
+
+struct frun {
+	const struct fidelity_opts *o;
+	char *run_id;
+	json_t *grid;
+	struct cell *cells;
+	size_t ncells, nitems;
+	unsigned concurrency;
+	uint64_t t0;
+	int recorded;			/* the run is in the store */
+};
+
+/* What the walk keeps from one cell to the next. */
+struct fwalk {
+	const char *engine, *model;	/* of the current block */
+	struct adapter *adapter;
+	struct profile *profile;
+	struct engine *eng;
+	char *skip_outcome, *skip_detail;	/* the rest of the block */
+	uint64_t deadline;
+};
+
+/* The answers of one cell while it runs. */
+struct answers {
+	struct frun *r;
+	struct engine *eng;
+	size_t k;
+	const struct cell *c;
+	uint64_t hang_ns;
+	int *seen;
+	char **answer, **error;
+	const char **outcome;
+};
+
+char *
+fidelity_new_run_id(const char *machine)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	return xasprintf("%s-%.8s-%04x", stamp, machine,
+	    (unsigned)((uint64_t)getpid() ^ mono_ns()) & 0xffffu);
+}
+
+static void
+emit(struct frun *r, size_t k, const struct cell *c, const char *phase,
+    size_t done, size_t ok, const char *outcome, double f1)
+{
+	struct fidelity_progress p;
+
+	if (r->o->on_progress == NULL)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.cell = k + 1;
+	p.cells = r->ncells;
+	p.engine = c->engine;
+	p.model = c->model;
+	p.shots = c->shots;
+	p.phase = phase;
+	p.done = done;
+	p.ok = ok;
+	p.total = r->nitems;
+	p.outcome = outcome;
+	p.weighted_f1 = f1;
+	p.elapsed_s = (double)(mono_ns() - r->t0) / 1e9;
+	r->o->on_progress(r->o->arg, &p);
+}
+
+/* ---- the grid ---- */
+
+static int
+listed(const char *const *filter, const char *s)
+{
+	if (filter == NULL || filter[0] == NULL)
+		return 1;
+	for (; *filter != NULL; filter++)
+		if (strcmp(*filter, s) == 0)
+			return 1;
+	return 0;
+}
+
+static struct werr *
+grid_build(json_t **out, const struct fidelity_opts *o)
+{
+	static const int default_shots[] = { 0, 5 };
+	const struct policy *pol = o->policy;
+	const char *name = o->roster ? o->roster : pol->default_roster;
+	const struct roster *ro = policy_roster(pol, name);
+	const int *shots = o->shots ? o->shots : default_shots;
+	size_t nshots = o->shots ? o->nshots : 2, e, m, s;
+	json_t *points;
+
+	if (ro == NULL)
+		return werr_new(WEXIT_INPUT, "no roster '%s' in policy", name);
+	for (s = 0; s < nshots; s++)
+		if ((size_t)shots[s] > o->task->nexemplars)
+			return werr_usage("%d-shot needs %d exemplars; the "
+			    "task has %zu", shots[s], shots[s],
+			    o->task->nexemplars);
+	points = json_array();
+	for (e = 0; e < ro->engines.n; e++) {
+		if (!listed(o->engines, ro->engines.v[e]))
+			continue;
+		for (m = 0; m < pol->models.n; m++) {
+			if (!listed(o->models, pol->models.v[m]))
+				continue;
+			for (s = 0; s < nshots; s++)
+				json_array_append_new(points, json_pack(
+				    "{s:s, s:s, s:i}", "engine", ro->engines.v[e],
+				    "model", pol->models.v[m], "shots", shots[s]));
+		}
+	}
+	if (json_array_size(points) == 0) {
+		json_decref(points);
+		return werr_usage("no fidelity cell matches the given filters");
+	}
+	*out = json_pack("{s:o, s:I, s:I, s:s}", "points", points, "limit",
+	    (json_int_t)o->limit, "concurrency", (json_int_t)(o->concurrency ?
+	    o->concurrency : 8), "roster", name);
+	return NULL;
+}
+
+static struct werr *
+grid_load(struct frun *r)
+{
+	json_t *pts = json_object_get(r->grid, "points"), *p;
+	size_t i, limit;
+
+	limit = (size_t)json_integer_value(json_object_get(r->grid, "limit"));
+	r->nitems = limit && limit < r->o->task->nitems ? limit :
+	    r->o->task->nitems;
+	r->concurrency = (unsigned)json_integer_value(json_object_get(r->grid,
+	    "concurrency"));
+	if (r->concurrency == 0)
+		r->concurrency = 8;
+	r->ncells = json_array_size(pts);
+	r->cells = xcalloc(r->ncells + 1, sizeof(*r->cells));
+	json_array_foreach(pts, i, p) {
+		r->cells[i].engine = json_string_value(json_object_get(p,
+		    "engine"));
+		r->cells[i].model = json_string_value(json_object_get(p, "model"));
+		r->cells[i].shots = (int)json_integer_value(json_object_get(p,
+		    "shots"));
+		if (r->cells[i].engine == NULL || r->cells[i].model == NULL)
+			return werr_new(WEXIT_ENV, "fidelity run '%s': bad grid "
+			    "point %zu", r->run_id, i);
+	}
+	return NULL;
+}
+
+/* ---- one cell ---- */
+
+static enum loadgen_tick_action
+cell_tick(void *arg, const struct loadgen_progress *lp)
+{
+	struct answers *a = arg;
+	uint64_t quiet_bytes;
+
+	if (!engine_alive(a->eng))
+		return LOADGEN_TICK_SERVER_CRASH;
+	if (a->hang_ns != 0 && lp->in_flight > 0) {
+		quiet_bytes = lp->now_ns > lp->last_byte_ns ?
+		    lp->now_ns - lp->last_byte_ns : 0;
+		if (quiet_bytes >= a->hang_ns &&
+		    engine_log_quiet_ns(a->eng, lp->now_ns) >= a->hang_ns)
+			return LOADGEN_TICK_HANG;
+	}
+	emit(a->r, a->k, a->c, "asking", lp->done, lp->ok, NULL, 0);
+	return LOADGEN_TICK_CONTINUE;
+}
+
+static void
+cell_record(void *arg, const struct loadgen_record *rec)
+{
+	struct answers *a = arg;
+	size_t i = rec->index;
+
+	if (rec->warmup || i >= a->r->nitems)
+		return;
+	a->seen[i] = 1;
+	a->outcome[i] = loadgen_outcome_name(rec->outcome);
+	if (rec->outcome == LOADGEN_OK)
+		a->answer[i] = xstrndup(rec->content ? rec->content : "",
+		    rec->content_len);
+	else
+		a->error[i] = xstrdup(rec->error ? rec->error : "failed");
+}
+
+static json_t *
+cell_provenance(const struct frun *r, const struct fwalk *w)
+{
+	return json_pack("{s:o, s:o, s:s, s:n, s:n}",
+	    "adapter_sha256", provenance_repo_digest(r->o->repo_root,
+	    w->adapter ? w->adapter->path : NULL),
+	    "profile_sha256", provenance_repo_digest(r->o->repo_root,
+	    w->profile ? w->profile->path : NULL),
+	    "task_sha256", r->o->task->digest,
+	    "engine_argv",
+	    /* the update step's version manifest, once it records one */
+	    "engine_manifest");
+}
+
+/* Parse, score and store a cell; items without an answer are failed. */
+static struct werr *
+cell_finish(struct frun *r, int64_t cell_id, struct answers *a,
+    const char *outcome, const char *detail, const struct engine *eng)
+{
+	const struct fidelity_task *t = r->o->task;
+	struct store_fidelity_prediction *preds;
+	struct store_fidelity_cell_result res;
+	enum fidelity_parse *how;
+	struct werr *err;
+	int *gold, *pred;
+	size_t i;
+
+	preds = xcalloc(r->nitems + 1, sizeof(*preds));
+	how = xcalloc(r->nitems + 1, sizeof(*how));
+	gold = xcalloc(r->nitems + 1, sizeof(*gold));
+	pred = xcalloc(r->nitems + 1, sizeof(*pred));
+	for (i = 0; i < r->nitems; i++) {
+		gold[i] = fidelity_task_label_index(t, t->items[i].label);
+		if (a->answer[i] != NULL)
+			pred[i] = fidelity_parse_answer(&how[i],
+			    (const char *const *)t->labels, t->nlabels,
+			    a->answer[i], strlen(a->answer[i]));
+		else {
+			pred[i] = -1;
+			how[i] = FIDELITY_FAILED;
+		}
+		preds[i].item_id = t->items[i].id;
+		preds[i].gold = t->items[i].label;
+		preds[i].predicted = pred[i] >= 0 ? t->labels[pred[i]] : "none";
+		preds[i].parse = fidelity_parse_name(how[i]);
+		preds[i].outcome = a->seen[i] ? a->outcome[i] : "not_run";
+		preds[i].answer = a->answer[i];
+		preds[i].error = a->error[i] != NULL ? a->error[i] :
+		    a->seen[i] ? NULL : detail != NULL ? detail : outcome;
+	}
+	memset(&res, 0, sizeof(res));
+	res.outcome = outcome;
+	res.detail = detail;
+	res.served_model = eng != NULL ? eng->served_model : NULL;
+	res.engine_argv = eng != NULL ? eng->argv_text : NULL;
+	res.scores = fidelity_cell_scores((const char *const *)t->labels,
+	    t->nlabels, gold, pred, how, r->nitems);
+	res.predictions = preds;
+	res.n = r->nitems;
+	err = store_fidelity_cell_finish(r->o->store, cell_id, &res);
+	emit(r, a->k, a->c, "done", r->nitems, r->nitems - (size_t)
+	    json_integer_value(json_object_get(res.scores, "request_failures")),
+	    outcome, json_number_value(json_object_get(res.scores,
+	    "weighted_f1")));
+	json_decref(res.scores);
+	free(preds);
+	free(how);
+	free(gold);
+	free(pred);
+	return err;
+}
+
+static void
+answers_init(struct answers *a, struct frun *r, size_t k)
+{
+	memset(a, 0, sizeof(*a));
+	a->r = r;
+	a->k = k;
+	a->c = &r->cells[k];
+	a->seen = xcalloc(r->nitems + 1, sizeof(*a->seen));
+	a->answer = xcalloc(r->nitems + 1, sizeof(*a->answer));
+	a->error = xcalloc(r->nitems + 1, sizeof(*a->error));
+	a->outcome = xcalloc(r->nitems + 1, sizeof(*a->outcome));
+	a->hang_ns = (uint64_t)(r->o->policy->caps.hang_s * 1e9);
+}
+
+static void
+answers_free(struct answers *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->r->nitems; i++) {
+		free(a->answer[i]);
+		free(a->error[i]);
+	}
+	free(a->seen);
+	free(a->answer);
+	free(a->error);
+	free(a->outcome);
+}
+
+/* The requests of a cell: the task's messages as workload lines, built
+ * into bodies the way the campaign builds them. */
+static void
+cell_bodies(struct bodies *b, struct frun *r, const struct cell *c,
+    const struct profile *p)
+{
+	const struct profile_engine *pe = profile_engine(p, c->engine);
+	struct workload wl;
+	size_t i;
+
+	memset(&wl, 0, sizeof(wl));
+	wl.split = (char *)"fidelity";
+	wl.ntimed = r->nitems;
+	wl.timed = xcalloc(r->nitems + 1, sizeof(*wl.timed));
+	for (i = 0; i < r->nitems; i++)
+		wl.timed[i] = json_pack("{s:s, s:o, s:i}", "id",
+		    r->o->task->items[i].id, "messages",
+		    fidelity_task_messages(r->o->task, i, (size_t)c->shots),
+		    "max_tokens", r->o->task->max_tokens);
+	bodies_build(b, &wl, 0, 0, pe && pe->model ? pe->model : p->name, p);
+	/* the ids point into the task, which outlives the bodies */
+	for (i = 0; i < r->nitems; i++) {
+		b->timed_ids[i] = r->o->task->items[i].id;
+		json_decref(wl.timed[i]);
+	}
+	free(wl.timed);
+}
+
+static struct werr *
+cell_ask(struct frun *r, struct fwalk *w, struct answers *a,
+    enum loadgen_end *end)
+{
+	const struct policy *pol = r->o->policy;
+	struct loadgen_config cfg;
+	struct loadgen_summary sum;
+	struct bodies b;
+	struct werr *err;
+	char *url = xasprintf("%s/v1/chat/completions", w->eng->base_url);
+	char *prefix = xasprintf("%s-f%zu-", r->run_id, a->k);
+
+	cell_bodies(&b, r, a->c, w->profile);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.url = url;
+	cfg.request_id_prefix = prefix;
+	cfg.bodies = b.timed;
+	cfg.nbodies = b.ntimed;
+	cfg.concurrency = r->concurrency;
+	cfg.request_timeout_ns = (uint64_t)(pol->caps.request_timeout_s * 1e9);
+	cfg.deadline_ns = w->deadline;
+	cfg.tick_ms = 100;
+	cfg.keep_content = ANSWER_KEEP;
+	cfg.on_tick = cell_tick;
+	cfg.on_record = cell_record;
+	cfg.arg = a;
+	a->eng = w->eng;
+	err = loadgen_run(&cfg, &sum);
+	*end = sum.end;
+	bodies_free(&b);
+	free(prefix);
+	free(url);
+	return err;
+}
+
+static const char *
+end_outcome(enum loadgen_end end)
+{
+	switch (end) {
+	case LOADGEN_END_COMPLETE:
+		return "complete";
+	case LOADGEN_END_HANG:
+		return "hang";
+	case LOADGEN_END_DEADLINE:
+		return "engine_cap";
+	case LOADGEN_END_SERVER_CRASH:
+		return "server_crash";
+	default:
+		return "unknown";
+	}
+}
+
+static void
+walk_skip(struct fwalk *w, const char *outcome, const char *detail)
+{
+	free(w->skip_outcome);
+	free(w->skip_detail);
+	w->skip_outcome = xstrdup(outcome);
+	w->skip_detail = xstrdup(detail != NULL ? detail : outcome);
+}
+
+static void
+walk_block(struct frun *r, struct fwalk *w, const struct cell *c)
+{
+	struct werr *err;
+	char *detail;
+
+	engine_free(w->eng);
+	adapter_free(w->adapter);
+	profile_free(w->profile);
+	free(w->skip_outcome);
+	free(w->skip_detail);
+	memset(w, 0, sizeof(*w));
+	w->engine = c->engine;
+	w->model = c->model;
+	w->deadline = mono_ns() + (uint64_t)(r->o->policy->caps.engine_wall_s *
+	    1e9);
+	if ((err = adapter_load_named(&w->adapter, r->o->repo_root,
+	    c->engine)) != NULL) {
+		walk_skip(w, "adapter_error", err->msg);
+		werr_free(err);
+		return;
+	}
+	if ((err = profile_load_named(&w->profile, r->o->repo_root,
+	    c->model)) != NULL) {
+		detail = xasprintf("model '%s': %s", c->model, err->msg);
+		walk_skip(w, "profile_error", detail);
+		free(detail);
+		werr_free(err);
+		return;
+	}
+	if (profile_engine(w->profile, c->engine) == NULL) {
+		detail = xasprintf("profile '%s' names no model for engine "
+		    "'%s'", c->model, c->engine);
+		walk_skip(w, "unsupported", detail);
+		free(detail);
+	}
+}
+
+/* Start the block's engine if none is running. */
+static struct werr *
+walk_engine(struct frun *r, struct fwalk *w, int64_t cell_id)
+{
+	const struct policy *pol = r->o->policy;
+	struct engine_params ep;
+	struct werr *err;
+	char *env_dir, *log_rel, *log_path;
+
+	if (w->eng != NULL && engine_alive(w->eng))
+		return NULL;
+	engine_free(w->eng);
+	w->eng = NULL;
+	env_dir = xasprintf("%s/.warden/envs/%s", r->o->repo_root, w->engine);
+	log_rel = xasprintf(".warden/logs/%s/%s/%s/fidelity-f%lld.log",
+	    r->run_id, w->engine, w->model, (long long)cell_id);
+	log_path = path_join(r->o->repo_root, log_rel);
+	memset(&ep, 0, sizeof(ep));
+	ep.adapter = w->adapter;
+	ep.profile = w->profile;
+	ep.split = "fidelity";
+	ep.concurrency = r->concurrency;
+	ep.repo_root = r->o->repo_root;
+	ep.env_dir = env_dir;
+	ep.log_path = log_path;
+	ep.ready_timeout_s = w->adapter->serve.ready_timeout_s > 0 ?
+	    w->adapter->serve.ready_timeout_s : pol->caps.ready_timeout_s;
+	ep.stop_grace_ms = (unsigned)(pol->caps.stop_grace_s * 1000);
+	if (ep.stop_grace_ms == 0)
+		ep.stop_grace_ms = 1;
+	err = engine_start(&w->eng, &ep);
+	free(env_dir);
+	free(log_rel);
+	free(log_path);
+	return err;
+}
+
+static struct werr *
+walk_cell(struct frun *r, struct fwalk *w, size_t k)
+{
+	const struct cell *c = &r->cells[k];
+	struct store_fidelity_cell_key key;
+	struct answers a;
+	enum loadgen_end end;
+	struct werr *err;
+	int64_t cell_id;
+	int done;
+
+	if ((err = store_fidelity_cell_done(r->o->store, r->run_id, (int)k,
+	    &done)) != NULL || done)
+		return err;
+	if (w->engine == NULL || strcmp(w->engine, c->engine) != 0 ||
+	    strcmp(w->model, c->model) != 0)
+		walk_block(r, w, c);
+	emit(r, k, c, "starting", 0, 0, NULL, 0);
+	memset(&key, 0, sizeof(key));
+	key.run_id = r->run_id;
+	key.seq = (int)k;
+	key.engine = c->engine;
+	key.model = c->model;
+	key.shots = c->shots;
+	key.total = r->nitems;
+	key.provenance = cell_provenance(r, w);
+	err = store_fidelity_cell_begin(r->o->store, &key, &cell_id);
+	json_decref(key.provenance);
+	if (err != NULL)
+		return err;
+	answers_init(&a, r, k);
+	if (w->skip_outcome == NULL && mono_ns() >= w->deadline)
+		walk_skip(w, "engine_cap", "the engine wall cap was reached");
+	if (w->skip_outcome != NULL) {
+		err = cell_finish(r, cell_id, &a, w->skip_outcome,
+		    w->skip_detail, NULL);
+		goto out;
+	}
+	if ((err = walk_engine(r, w, cell_id)) != NULL)
+		goto out;
+	if (w->eng->state != ENGINE_READY) {
+		walk_skip(w, engine_state_name(w->eng->state), w->eng->detail);
+		err = cell_finish(r, cell_id, &a, w->skip_outcome,
+		    w->skip_detail, w->eng);
+		goto out;
+	}
+	if ((err = cell_ask(r, w, &a, &end)) != NULL)
+		goto out;
+	err = cell_finish(r, cell_id, &a, end_outcome(end),
+	    end == LOADGEN_END_SERVER_CRASH ? w->eng->detail :
+	    end == LOADGEN_END_DEADLINE ? "the engine wall cap ended the cell" :
+	    end == LOADGEN_END_HANG ? "no response bytes and no engine log "
+	    "output for the hang limit" : NULL, w->eng);
+	if (end == LOADGEN_END_DEADLINE)
+		walk_skip(w, "engine_cap", "not run: the engine wall cap was "
+		    "reached");
+	else if (end != LOADGEN_END_COMPLETE) {
+		/* a fresh server for the next cell */
+		engine_free(w->eng);
+		w->eng = NULL;
+	}
+out:
+	answers_free(&a);
+	return err;
+}
+
+static void
+walk_free(struct fwalk *w)
+{
+	engine_free(w->eng);
+	adapter_free(w->adapter);
+	profile_free(w->profile);
+	free(w->skip_outcome);
+	free(w->skip_detail);
+}
+
+/* ---- the run ---- */
+
+static struct werr *
+run_open(struct frun *r, const char *machine)
+{
+	const struct fidelity_opts *o = r->o;
+	json_t *row = NULL, *prov, *task;
+	const char *state, *digest;
+	struct werr *err;
+	int n;
+
+	if (!o->resume) {
+		r->run_id = o->run_id ? xstrdup(o->run_id) :
+		    fidelity_new_run_id(machine);
+		if ((err = grid_build(&r->grid, o)) != NULL)
+			return err;
+		prov = provenance_run(o->repo_root, o->policy->path, machine,
+		    memsample_gpu_hint());
+		json_object_set_new(prov, "task_sha256",
+		    json_string(o->task->digest));
+		task = fidelity_task_json(o->task);
+		err = store_fidelity_run_create(o->store, r->run_id, machine,
+		    "measured", task, r->grid, prov);
+		json_decref(prov);
+		json_decref(task);
+		r->recorded = err == NULL;
+		return err;
+	}
+	if (o->run_id != NULL)
+		r->run_id = xstrdup(o->run_id);
+	else if ((err = store_fidelity_run_unfinished(o->store, machine,
+	    &r->run_id)) != NULL)
+		return err;
+	if (r->run_id == NULL)
+		return werr_new(WEXIT_INPUT, "no unfinished fidelity run on "
+		    "this machine to resume");
+	if ((err = store_fidelity_run_get(o->store, r->run_id, &row)) != NULL)
+		return err;
+	if (row == NULL)
+		return werr_new(WEXIT_INPUT, "no fidelity run '%s'", r->run_id);
+	state = json_string_value(json_object_get(row, "state"));
+	digest = json_string_value(json_object_get(json_object_get(row,
+	    "task"), "sha256"));
+	if (strcmp(json_string_value(json_object_get(row, "machine")),
+	    machine) != 0)
+		err = werr_new(WEXIT_INPUT, "fidelity run '%s' was made on "
+		    "machine %s, this is %s", r->run_id, json_string_value(
+		    json_object_get(row, "machine")), machine);
+	else if (strcmp(state, "running") != 0)
+		err = werr_new(WEXIT_INPUT, "fidelity run '%s' is %s",
+		    r->run_id, state);
+	else if (digest == NULL || strcmp(digest, o->task->digest) != 0)
+		err = werr_new(WEXIT_INPUT, "the fidelity task changed since "
+		    "run '%s' started (sha256 %.12s, now %.12s)", r->run_id,
+		    digest ? digest : "?", o->task->digest);
+	if (err == NULL) {
+		r->recorded = 1;
+		r->grid = json_incref(json_object_get(row, "grid"));
+		err = store_fidelity_discard_unfinished(o->store, r->run_id, &n);
+	}
+	json_decref(row);
+	return err;
+}
+
+struct werr *
+fidelity_run(const struct fidelity_opts *o, char **run_id_out)
+{
+	struct fwalk w;
+	struct frun r;
+	struct werr *err;
+	char machine[17];
+	size_t k;
+
+	*run_id_out = NULL;
+	memset(&r, 0, sizeof(r));
+	memset(&w, 0, sizeof(w));
+	r.o = o;
+	r.t0 = mono_ns();
+	campaign_machine_id(machine);
+	if ((err = run_open(&r, machine)) != NULL)
+		goto out;
+	if ((err = grid_load(&r)) != NULL)
+		goto out;
+	for (k = 0; k < r.ncells && err == NULL; k++)
+		err = walk_cell(&r, &w, k);
+	walk_free(&w);
+	if (err == NULL)
+		err = store_fidelity_run_finish(o->store, r.run_id);
+out:
+	if (r.recorded)
+		*run_id_out = r.run_id;
+	else
+		free(r.run_id);
+	free(r.cells);
+	json_decref(r.grid);
+	return err;
+}
