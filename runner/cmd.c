@@ -29,6 +29,10 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_prcheck_entry,
 	&cmd_agent_entry,
 	&cmd_fidelity_entry,
+	&cmd_gate_entry,
+	&cmd_snapshot_entry,
+	&cmd_verify_entry,
+	&cmd_merge_entry,
 	NULL,
 };
 

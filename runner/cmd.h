@@ -117,5 +117,9 @@ extern const struct cmd_entry cmd_review_entry;
 extern const struct cmd_entry cmd_prcheck_entry;
 extern const struct cmd_entry cmd_agent_entry;
 extern const struct cmd_entry cmd_fidelity_entry;
+extern const struct cmd_entry cmd_gate_entry;
+extern const struct cmd_entry cmd_snapshot_entry;
+extern const struct cmd_entry cmd_verify_entry;
+extern const struct cmd_entry cmd_merge_entry;
 
 #endif

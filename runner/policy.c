@@ -145,6 +145,13 @@ static const struct schema_field f_store[] = {
 };
 static const struct schema s_store = { .type = SCHEMA_OBJECT, .fields = f_store };
 
+static const struct schema_field f_publish[] = {
+	{ "allowed_signers", &s_string, 0 },
+	{ "require_signature", &s_bool, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_publish = { .type = SCHEMA_OBJECT, .fields = f_publish };
+
 static const struct schema s_schema_version = { .type = SCHEMA_INTEGER, .has_min = 1,
     .min = 1, .has_max = 1, .max = 1 };
 
@@ -163,6 +170,7 @@ static const struct schema_field f_policy[] = {
 	{ "agent", &s_agent, 1 },
 	{ "retirement_days", &s_pos_int, 1 },
 	{ "store", &s_store, 1 },
+	{ "publish", &s_publish, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_policy = { .type = SCHEMA_OBJECT, .fields = f_policy };
@@ -234,6 +242,10 @@ policy_check_refs(const struct policy *p, const char *name, const char *text,
 	if (p->agent.time_limit_s <= 0)
 		problems_add_field(probs, name, text, len, "agent.time_limit_s",
 		    "must be more than 0");
+	if (p->publish.require_signature && p->publish.allowed_signers == NULL)
+		problems_add_field(probs, name, text, len,
+		    "publish.require_signature", "needs "
+		    "'publish.allowed_signers' to check signatures against");
 	if (p->gates.completion_min > p->gates.completion_of)
 		problems_add_field(probs, name, text, len, "gates.completion_min",
 		    "must not exceed 'gates.completion_of' (%d)",
@@ -332,6 +344,11 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	p->agent.smoke_prompts = v ? (int)json_integer_value(v) : 4;
 	p->retirement_days = (int)num(doc, "retirement_days");
 	p->busy_timeout_ms = (int)num(json_object_get(doc, "store"), "busy_timeout_ms");
+	o = json_object_get(doc, "publish");
+	if (str(o, "allowed_signers") != NULL)
+		p->publish.allowed_signers = xstrdup(str(o, "allowed_signers"));
+	p->publish.require_signature = json_is_true(json_object_get(o,
+	    "require_signature"));
 	policy_check_refs(p, name, text, len, pp);
 	if (pp->n != before) {
 		policy_free(p);
@@ -397,5 +414,6 @@ policy_free(struct policy *p)
 	strlist_free(&p->agent.env);
 	free(p->agent.instructions);
 	free(p->agent.smoke_concurrency);
+	free(p->publish.allowed_signers);
 	free(p);
 }

@@ -89,6 +89,10 @@ struct policy {
 	} agent;
 	int retirement_days;
 	int busy_timeout_ms;
+	struct {			/* optional object "publish" */
+		char *allowed_signers;	/* repository path, or NULL */
+		int require_signature;
+	} publish;
 };
 
 /* The default policy/warden.json text (what `warden init` writes). */

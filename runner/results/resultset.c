@@ -99,7 +99,7 @@ resultset_add_campaign(struct resultset *rs, struct store *store,
 		doc = json_object_get(rs->docs, path);
 		if (doc == NULL) {
 			doc = json_pack("{s:i, s:s, s:s, s:O, s:O, s:O, s:O, "
-			    "s:O, s:O, s:O, s:[]}", "schema", 1,
+			    "s:O, s:O, s:[]}", "schema", 1,
 			    "kind", "campaign", "run_id", run_id,
 			    "machine", json_object_get(run, "machine"),
 			    "engine", json_object_get(sw, "engine"),

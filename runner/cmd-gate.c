@@ -1,0 +1,274 @@
+/*
+ * cmd-gate.c - `warden gate`: SiliconBench's Table 5 for a campaign (and
+ * a fidelity run) through gate.c: per engine completion, fidelity and
+ * coverage, each with why, speed and memory beside them; exit 1 when an
+ * engine that passed in the last published snapshot fails now.
+ *
+ * No judging here: the verdicts come from gate_run(); this file prints.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "cmd-results.h"
+#include "output.h"
+#include "policy.h"
+#include "util.h"
+#include "results/gate.h"
+#include "results/snapshot.h"
+
+struct names {
+	const char **v;
+	size_t n;
+};
+
+static void
+names_add(struct names *l, const char *s)
+{
+	l->v = xrealloc(l->v, (l->n + 2) * sizeof(*l->v));
+	l->v[l->n++] = s;
+	l->v[l->n] = NULL;
+}
+
+static const char *
+mark(const json_t *check)
+{
+	return json_is_true(json_object_get(check, "pass")) ? "\u2713" :
+	    "\u2717";
+}
+
+static void
+print_items(const char *label, const json_t *list, const char *end)
+{
+	const json_t *v;
+	size_t i;
+
+	printf("%s", label);
+	if (json_array_size(list) == 0)
+		printf(" none");
+	json_array_foreach(list, i, v)
+		printf("%s %s", i ? "," : "", json_string_value(v));
+	printf("%s", end);
+}
+
+static void
+print_list(const char *label, const json_t *list)
+{
+	print_items(label, list, "\n");
+}
+
+/* A check mark in a column of width w (the marks are 3 bytes, 1 wide). */
+static void
+print_mark(const json_t *check, int w)
+{
+	printf(" %s%*s", mark(check), w - 1, "");
+}
+
+static void
+print_gib(const json_t *v)
+{
+	if (json_is_integer(v))
+		printf(" %7.2f", (double)json_integer_value(v) / 1073741824.0);
+	else
+		printf(" %7s", "-");
+}
+
+static void
+print_pct(const json_t *v)
+{
+	if (json_is_number(v))
+		printf(" %5.0f%%", json_number_value(v) * 100);
+	else
+		printf(" %6s", "-");
+}
+
+void
+cmd_gate_print(const json_t *g)
+{
+	const json_t *th = json_object_get(g, "thresholds"), *e, *f, *mem, *v;
+	static const char *const checks[] = { "completion", "fidelity",
+	    "coverage", NULL };
+	size_t i, j, k;
+
+	printf("gate over results %.16s: ", json_string_value(
+	    json_object_get(g, "results_sha256")));
+	print_items("campaign", json_object_get(json_object_get(g, "runs"),
+	    "campaign"), "; ");
+	print_items("fidelity", json_object_get(json_object_get(g, "runs"),
+	    "fidelity"), "; ");
+	print_list("reference", json_object_get(json_object_get(g, "runs"),
+	    "reference"));
+	printf("thresholds: completion >= %lld/%lld at every level of",
+	    (long long)json_integer_value(json_object_get(th, "completion_min")),
+	    (long long)json_integer_value(json_object_get(th, "completion_of")));
+	json_array_foreach(json_object_get(th, "concurrency"), i, v)
+		printf("%s%lld", i ? "," : " c=", (long long)json_integer_value(v));
+	printf(" on");
+	json_array_foreach(json_object_get(th, "splits"), i, v)
+		printf("%s %s", i ? "," : "", json_string_value(v));
+	printf("; fidelity within %.2f pp of the reference; models",
+	    json_number_value(json_object_get(th, "fidelity_band_pp")));
+	json_array_foreach(json_object_get(th, "required_models"), i, v)
+		printf("%s %s", i ? "," : "", json_string_value(v));
+	printf("\n\n%-16s %-10s %-8s %-8s %-6s %10s %8s %6s %6s %7s\n",
+	    "engine", "completion", "fidelity", "coverage", "result",
+	    "best tok/s", "peak GiB", "of RAM", "of hint", "growth");
+	json_array_foreach(json_object_get(g, "engines"), i, e) {
+		mem = json_object_get(e, "memory");
+		printf("%-16s", json_string_value(json_object_get(e, "engine")));
+		print_mark(json_object_get(e, "completion"), 10);
+		print_mark(json_object_get(e, "fidelity"), 8);
+		print_mark(json_object_get(e, "coverage"), 8);
+		printf(" %-6s", json_is_true(json_object_get(e, "pass")) ?
+		    "pass" : "FAIL");
+		v = json_object_get(e, "best_output_throughput");
+		if (json_is_number(v))
+			printf(" %10.1f", json_number_value(v));
+		else
+			printf(" %10s", "-");
+		print_gib(json_object_get(mem, "peak_system_bytes"));
+		print_pct(json_object_get(mem, "peak_vs_ram"));
+		print_pct(json_object_get(mem, "peak_vs_hint"));
+		v = json_object_get(json_object_get(mem, "growth"), "ratio");
+		if (json_is_number(v))
+			printf(" %6.2fx\n", json_number_value(v));
+		else
+			printf(" %7s\n", "-");
+	}
+	printf("\n");
+	json_array_foreach(json_object_get(g, "engines"), i, e)
+		for (k = 0; checks[k] != NULL; k++)
+			json_array_foreach(json_object_get(json_object_get(e,
+			    checks[k]), "failures"), j, f)
+				printf("%s %s \u2717 %s\n", json_string_value(
+				    json_object_get(e, "engine")), checks[k],
+				    json_string_value(json_object_get(f, "why")));
+	printf("\nspeed and memory are reported, never gated; peak is system "
+	    "memory in use, growth the\nengine's footprint from the lowest "
+	    "to the highest level\n");
+	print_list("passed:", json_object_get(g, "passed"));
+	print_list("failed:", json_object_get(g, "failed"));
+	if (json_is_object(json_object_get(g, "previous"))) {
+		printf("last published (%.12s) ", json_string_value(
+		    json_object_get(json_object_get(g, "previous"), "commit")));
+		print_list("passed:", json_object_get(json_object_get(g,
+		    "previous"), "passed"));
+		print_list("now failing after passing there:",
+		    json_object_get(g, "regressions"));
+	}
+}
+
+static struct werr *
+gate_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "campaign", required_argument, NULL, 'c' },
+		{ "fidelity", required_argument, NULL, 'f' },
+		{ "no-fidelity", no_argument, NULL, 'N' },
+		{ "snapshot", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct names camps = { 0 }, fids = { 0 };
+	struct gate_input in;
+	struct resultset rs;
+	const char *snapshot = NULL;
+	struct werr *err = NULL;
+	json_t *gate = NULL;
+	int ch, have_rs = 0;
+
+	memset(&in, 0, sizeof(in));
+	optind = 0;	/* 0: reinitialise, so options may follow operands */
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			names_add(&camps, optarg);
+			break;
+		case 'f':
+			names_add(&fids, optarg);
+			break;
+		case 'N':
+			in.no_fidelity = 1;
+			break;
+		case 's':
+			snapshot = optarg;
+			break;
+		case 'j':
+			ctx->json = 1;
+			break;
+		default:
+			err = cmd_usage_error(&cmd_gate_entry, "bad option");
+			goto out;
+		}
+	}
+	if (optind != argc) {
+		err = cmd_usage_error(&cmd_gate_entry, "'gate' takes no "
+		    "arguments");
+		goto out;
+	}
+	if (snapshot != NULL && (camps.n || fids.n || in.no_fidelity)) {
+		err = cmd_usage_error(&cmd_gate_entry, "'--snapshot' judges the "
+		    "runs in the snapshot; it takes no run options");
+		goto out;
+	}
+	if ((err = cmd_ctx_repo(ctx, &in.repo_root)) != NULL ||
+	    (err = cmd_ctx_policy(ctx, (struct policy **)&in.policy)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &in.store)) != NULL)
+		goto out;
+	in.campaigns = camps.v;
+	in.ncampaigns = camps.n;
+	in.fidelity = fids.v;
+	in.nfidelity = fids.n;
+	if (snapshot != NULL)
+		err = snapshot_read_resultset(&rs, snapshot);
+	else
+		err = gate_resultset(&rs, &in);
+	if (err != NULL)
+		goto out;
+	have_rs = 1;
+	if ((err = gate_judge(&gate, &in, &rs)) != NULL)
+		goto out;
+	if (ctx->json)
+		output_json(gate);
+	else
+		cmd_gate_print(gate);
+	if (json_array_size(json_object_get(gate, "regressions")) > 0)
+		err = werr_new(WEXIT_PROBLEM, "%zu engine(s) that passed in the "
+		    "last published snapshot fail now",
+		    json_array_size(json_object_get(gate, "regressions")));
+out:
+	if (have_rs)
+		resultset_free(&rs);
+	json_decref(gate);
+	free(camps.v);
+	free(fids.v);
+	return err;
+}
+
+const struct cmd_entry cmd_gate_entry = {
+	"gate",
+	"[--campaign RUN]... [--fidelity RUN]... [--no-fidelity] "
+	"[--snapshot FILE] [--json]",
+	"judge engines by the audit gates: completion, fidelity, coverage",
+	"SiliconBench's Table 5 per engine: completion >= gates.completion_min\n"
+	"of gates.completion_of at every concurrency level on every split,\n"
+	"fidelity within gates.fidelity_band_pp of the reference for every\n"
+	"measured (model, shots), and coverage of every gates.required_models;\n"
+	"each pass or fail with the failing cell and its figure. Speed and\n"
+	"memory are reported beside it, never gated. The result is recorded\n"
+	"(publish requires it).\n"
+	"  --campaign RUN      judge this campaign run (repeatable; default:\n"
+	"                      the newest finished run)\n"
+	"  --fidelity RUN      with this fidelity run (repeatable; default: the\n"
+	"                      newest finished measured run)\n"
+	"  --no-fidelity       without a fidelity run (fidelity then fails)\n"
+	"  --snapshot FILE     judge the runs of a snapshot (e.g. a merge)\n"
+	"  --json              print the result as JSON\n"
+	"Exit 1 when an engine that passed in the last published snapshot\n"
+	"(results/gate.json on the official branch) fails now.\n",
+	gate_exec,
+};

@@ -1,0 +1,122 @@
+/*
+ * cmd-verify.c - `warden verify`: re-check a snapshot archive: every
+ * member against the manifest, the manifest against its seal, the
+ * signature against allowed_signers; exit 1 naming what differs. The
+ * checks are in verify.c; this file parses and prints.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "output.h"
+#include "policy.h"
+#include "util.h"
+#include "results/snapshot.h"
+#include "results/verify.h"
+
+/* The allowed_signers file and whether policy requires a signature:
+ * from the repository we are in, if any. */
+static void
+signers_of(char **out, int *required, struct cmd_ctx *ctx, const char *arg)
+{
+	struct policy *pol = NULL;
+	const char *root = NULL;
+	struct werr *err;
+
+	if ((err = cmd_ctx_repo(ctx, &root)) != NULL ||
+	    (err = cmd_ctx_policy(ctx, &pol)) != NULL) {
+		werr_free(err);		/* outside a benchmark repository */
+		pol = NULL;
+	}
+	*required = pol != NULL && pol->publish.require_signature;
+	*out = verify_signers_path(root, pol, arg);
+}
+
+static struct werr *
+verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "allowed-signers", required_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *signers_arg = NULL;
+	struct verify_report vr;
+	struct snapshot s;
+	struct werr *err;
+	char *signers = NULL;
+	json_t *doc, *probs;
+	int ch, required;
+	size_t i;
+
+	optind = 0;	/* 0: reinitialise, so options may follow operands */
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'a':
+			signers_arg = optarg;
+			break;
+		case 'j':
+			ctx->json = 1;
+			break;
+		default:
+			return cmd_usage_error(&cmd_verify_entry, "bad option");
+		}
+	}
+	if (optind != argc - 1)
+		return cmd_usage_error(&cmd_verify_entry, "'verify' takes one "
+		    "snapshot archive");
+	signers_of(&signers, &required, ctx, signers_arg);
+	if ((err = snapshot_read(&s, argv[optind])) != NULL) {
+		free(signers);
+		return err;
+	}
+	err = verify_snapshot(&vr, &s, signers, required);
+	snapshot_free(&s);
+	free(signers);
+	if (err != NULL)
+		return err;
+	if (ctx->json) {
+		probs = json_array();
+		for (i = 0; i < vr.nproblems; i++)
+			json_array_append_new(probs, json_string(vr.problems[i]));
+		doc = json_pack("{s:s, s:s, s:b, s:I, s:b, s:s?, s:o}", "path",
+		    argv[optind], "id", vr.id, "ok", vr.nproblems == 0,
+		    "members", (json_int_t)vr.members, "signed", vr.signed_ok,
+		    "signer", vr.signer, "problems", probs);
+		output_json(doc);
+		json_decref(doc);
+	} else {
+		for (i = 0; i < vr.nproblems; i++)
+			printf("%s: %s\n", argv[optind], vr.problems[i]);
+		if (vr.nproblems == 0)
+			printf("%s: snapshot %s verifies: %zu members match the "
+			    "manifest%s%s\n", argv[optind], vr.id, vr.members,
+			    vr.signed_ok ? ", signed by " : "",
+			    vr.signed_ok ? vr.signer : "");
+	}
+	if (vr.nproblems > 0)
+		err = werr_new(WEXIT_PROBLEM, "%s does not verify (%zu "
+		    "problem%s)", argv[optind], vr.nproblems,
+		    vr.nproblems == 1 ? "" : "s");
+	verify_report_free(&vr);
+	return err;
+}
+
+const struct cmd_entry cmd_verify_entry = {
+	"verify",
+	"[--allowed-signers FILE] [--json] SNAPSHOT",
+	"re-check a snapshot archive against its manifest and signature",
+	"Checks every member of SNAPSHOT (a .tar.gz from snapshot, merge or\n"
+	"publish) against the sha256 in its manifest, the manifest against its\n"
+	"seal, and a signature against allowed_signers. Names every changed,\n"
+	"removed or added member and a bad signature.\n"
+	"  --allowed-signers FILE  ssh-keygen allowed_signers (default: policy\n"
+	"                      publish.allowed_signers of this repository)\n"
+	"  --json              print the result as JSON\n"
+	"Exit 1 when anything differs.\n",
+	verify_exec,
+};

@@ -1,0 +1,404 @@
+/*
+ * report.c - comparison.json and REPORT.md. See report.h. Pure: no I/O,
+ * no clock.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "util.h"
+#include "results/report.h"
+
+#define MIB 1048576.0
+#define GIB 1073741824.0
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static json_int_t
+iget(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+static json_t *
+table_for(json_t *tables, const char *model, const char *split)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(tables, i, t)
+		if (strcmp(sget(t, "model"), model) == 0 &&
+		    strcmp(sget(t, "split"), split) == 0)
+			return t;
+	t = json_pack("{s:s, s:s, s:[], s:[]}", "model", model, "split", split,
+	    "rows", "scaling");
+	json_array_append_new(tables, t);
+	return t;
+}
+
+static json_t *
+num_or_null(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
+}
+
+json_t *
+report_comparison(const struct resultset *rs)
+{
+	json_t *docs = resultset_docs(rs, "campaign"), *tables = json_array();
+	json_t *t, *row, *lo, *hi;
+	const json_t *doc, *c, *sum;
+	size_t i, j;
+
+	json_array_foreach(docs, i, doc) {
+		t = table_for(tables, sget(doc, "model"), sget(doc, "split"));
+		lo = hi = NULL;
+		json_array_foreach(json_object_get(doc, "concurrency_results"),
+		    j, c) {
+			sum = json_object_get(c, "summary");
+			row = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I, s:I}",
+			    "engine", sget(doc, "engine"),
+			    "machine", sget(doc, "machine"),
+			    "run_id", sget(doc, "run_id"),
+			    "concurrency", iget(c, "concurrency"),
+			    "outcome", sget(c, "outcome"),
+			    "completed", iget(c, "completed"),
+			    "total", iget(c, "total"));
+			json_object_set_new(row, "output_throughput",
+			    num_or_null(sum, "output_throughput"));
+			json_object_set_new(row, "median_ttft_ms",
+			    num_or_null(sum, "median_ttft_ms"));
+			json_object_set_new(row, "p90_ttft_ms",
+			    num_or_null(sum, "p90_ttft_ms"));
+			/* DESIGN.md's per-request ITL is vllm's TPOT */
+			json_object_set_new(row, "median_itl_ms",
+			    num_or_null(sum, "median_tpot_ms"));
+			json_object_set(row, "peak_system_bytes",
+			    json_object_get(c, "peak_system_bytes") ?
+			    json_object_get(c, "peak_system_bytes") : json_null());
+			json_object_set(row, "peak_engine_bytes",
+			    json_object_get(c, "peak_engine_bytes") ?
+			    json_object_get(c, "peak_engine_bytes") : json_null());
+			json_array_append(json_object_get(t, "rows"), row);
+			if (lo == NULL || iget(row, "concurrency") <
+			    iget(lo, "concurrency"))
+				lo = row;
+			if (hi == NULL || iget(row, "concurrency") >
+			    iget(hi, "concurrency"))
+				hi = row;
+			json_decref(row);
+		}
+		if (lo != NULL && lo != hi)
+			json_array_append_new(json_object_get(t, "scaling"),
+			    json_pack("{s:s, s:s, s:I, s:I, s:o}",
+			    "engine", sget(doc, "engine"),
+			    "machine", sget(doc, "machine"),
+			    "from", iget(lo, "concurrency"),
+			    "to", iget(hi, "concurrency"), "ratio",
+			    json_number_value(json_object_get(lo,
+			    "output_throughput")) > 0 && json_is_number(
+			    json_object_get(hi, "output_throughput")) ?
+			    json_real(json_number_value(json_object_get(hi,
+			    "output_throughput")) / json_number_value(
+			    json_object_get(lo, "output_throughput"))) :
+			    json_null()));
+	}
+	json_decref(docs);
+	return json_pack("{s:i, s:o}", "schema", 1, "tables", tables);
+}
+
+/* ---- Markdown ---- */
+
+/* A number cell: v / scale with that many decimals ("+" shown when
+ * sign), then suffix; "-" when v is not a number. */
+static void
+cell_num(struct buf *b, const json_t *v, double scale, int decimals,
+    int sign, const char *suffix)
+{
+	buf_puts(b, " | ");
+	if (!json_is_number(v)) {
+		buf_puts(b, "-");
+		return;
+	}
+	buf_printf(b, sign ? "%+.*f%s" : "%.*f%s", decimals,
+	    json_number_value(v) / scale, suffix);
+}
+
+/* Table cells must not break the table. */
+static void
+cell_text(struct buf *b, const char *s)
+{
+	buf_puts(b, " | ");
+	for (; *s != '\0'; s++) {
+		if (*s == '|')
+			buf_puts(b, "\\|");
+		else if (*s == '\n')
+			buf_addch(b, ' ');
+		else
+			buf_addch(b, *s);
+	}
+}
+
+static int
+fleet(const json_t *comparison)
+{
+	const json_t *t, *r;
+	const char *first = NULL;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(comparison, "tables"), i, t)
+		json_array_foreach(json_object_get(t, "rows"), j, r) {
+			if (first == NULL)
+				first = sget(r, "machine");
+			else if (strcmp(first, sget(r, "machine")) != 0)
+				return 1;
+		}
+	return 0;
+}
+
+static void
+engine_cell(struct buf *b, const json_t *row, int many)
+{
+	buf_puts(b, "| ");
+	buf_puts(b, sget(row, "engine"));
+	if (many)
+		buf_printf(b, " @%.8s", sget(row, "machine"));
+}
+
+static void
+md_gate(struct buf *b, const json_t *gate)
+{
+	static const char *const checks[] = { "completion", "fidelity",
+	    "coverage", NULL };
+	const json_t *th = json_object_get(gate, "thresholds"), *e, *f, *v;
+	size_t i, j, k;
+
+	buf_puts(b, "## Audit gates (SiliconBench Table 5)\n\n"
+	    "| engine | completion | fidelity | coverage | result |\n"
+	    "|---|:-:|:-:|:-:|---|\n");
+	json_array_foreach(json_object_get(gate, "engines"), i, e) {
+		buf_printf(b, "| %s", sget(e, "engine"));
+		for (k = 0; checks[k] != NULL; k++)
+			buf_printf(b, " | %s", json_is_true(json_object_get(
+			    json_object_get(e, checks[k]), "pass")) ?
+			    "\u2713" : "\u2717");
+		buf_printf(b, " | %s |\n", json_is_true(json_object_get(e,
+		    "pass")) ? "pass" : "**fail**");
+	}
+	buf_printf(b, "\nA stack passes when it completes at least %lld of "
+	    "%lld requests at every concurrency level (",
+	    (long long)iget(th, "completion_min"),
+	    (long long)iget(th, "completion_of"));
+	json_array_foreach(json_object_get(th, "concurrency"), i, v)
+		buf_printf(b, "%s%lld", i ? ", " : "", (long long)
+		    json_integer_value(v));
+	buf_puts(b, ") on every split (");
+	json_array_foreach(json_object_get(th, "splits"), i, v)
+		buf_printf(b, "%s%s", i ? ", " : "", json_string_value(v));
+	buf_printf(b, "), is within %.2f percentage points of the reference's "
+	    "weighted F1 for every measured model and shot count, and serves "
+	    "every required model (", json_number_value(json_object_get(th,
+	    "fidelity_band_pp")));
+	json_array_foreach(json_object_get(th, "required_models"), i, v)
+		buf_printf(b, "%s%s", i ? ", " : "", json_string_value(v));
+	buf_puts(b, "). Speed and memory are reported, not gated.\n");
+	k = 0;
+	json_array_foreach(json_object_get(gate, "engines"), i, e)
+		for (j = 0; checks[j] != NULL; j++) {
+			size_t m;
+
+			json_array_foreach(json_object_get(json_object_get(e,
+			    checks[j]), "failures"), m, f) {
+				if (k++ == 0)
+					buf_puts(b, "\nWhy:\n\n");
+				buf_printf(b, "- %s, %s: %s\n", sget(e, "engine"),
+				    checks[j], sget(f, "why"));
+			}
+		}
+	buf_puts(b, "\n");
+}
+
+static void
+md_tables(struct buf *b, const json_t *comparison,
+    const struct plot_file *plots, size_t nplots)
+{
+	const json_t *t, *r, *sc;
+	int many = fleet(comparison);
+	size_t i, j, k;
+
+	json_array_foreach(json_object_get(comparison, "tables"), i, t) {
+		buf_printf(b, "## %s / %s\n\n| engine | c | output tok/s | "
+		    "TTFT p50 (ms) | TTFT p90 (ms) | ITL p50 (ms) | peak MiB | "
+		    "completed | outcome |\n|---|--:|--:|--:|--:|--:|--:|--:|"
+		    "---|\n", sget(t, "model"), sget(t, "split"));
+		json_array_foreach(json_object_get(t, "rows"), j, r) {
+			engine_cell(b, r, many);
+			buf_printf(b, " | %lld", (long long)iget(r, "concurrency"));
+			cell_num(b, json_object_get(r, "output_throughput"),
+			    1, 1, 0, "");
+			cell_num(b, json_object_get(r, "median_ttft_ms"),
+			    1, 1, 0, "");
+			cell_num(b, json_object_get(r, "p90_ttft_ms"),
+			    1, 1, 0, "");
+			cell_num(b, json_object_get(r, "median_itl_ms"),
+			    1, 2, 0, "");
+			cell_num(b, json_object_get(r, "peak_system_bytes"),
+			    MIB, 0, 0, "");
+			buf_printf(b, " | %lld/%lld", (long long)iget(r,
+			    "completed"), (long long)iget(r, "total"));
+			cell_text(b, sget(r, "outcome"));
+			buf_puts(b, " |\n");
+		}
+		json_array_foreach(json_object_get(t, "scaling"), j, sc) {
+			if (j == 0)
+				buf_puts(b, "\nScaling (output throughput at the "
+				    "highest level over the lowest):");
+			buf_printf(b, "%s %s", j ? "," : "", sget(sc, "engine"));
+			if (json_is_number(json_object_get(sc, "ratio")))
+				buf_printf(b, " %.2fx (c%lld/c%lld)",
+				    json_number_value(json_object_get(sc,
+				    "ratio")), (long long)iget(sc, "to"),
+				    (long long)iget(sc, "from"));
+			else
+				buf_puts(b, " -");
+		}
+		buf_puts(b, json_array_size(json_object_get(t, "scaling")) ?
+		    ".\n\n" : "\n");
+		for (k = 0; k < nplots; k++)
+			if (strcmp(plots[k].model, sget(t, "model")) == 0 &&
+			    strcmp(plots[k].split, sget(t, "split")) == 0 &&
+			    strncmp(plots[k].name, "plots/memory", 12) != 0 &&
+			    strncmp(plots[k].name, "plots/throughput-memory",
+			    23) != 0)
+				buf_printf(b, "![%s](%s)\n", plots[k].title,
+				    plots[k].name);
+		buf_puts(b, "\n");
+	}
+}
+
+static void
+md_fidelity(struct buf *b, const json_t *rows)
+{
+	const json_t *r, *ref;
+	size_t i;
+
+	buf_puts(b, "## Fidelity\n\n");
+	if (json_array_size(rows) == 0) {
+		buf_puts(b, "No fidelity run in this snapshot.\n\n");
+		return;
+	}
+	buf_puts(b, "| engine | model | shots | weighted F1 % | macro F1 % | "
+	    "vs reference (pp) | agreement % | unparsable | failed | outcome |\n"
+	    "|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
+	json_array_foreach(rows, i, r) {
+		ref = json_object_get(r, "reference");
+		buf_printf(b, "| %s | %s | %lld", sget(r, "engine"),
+		    sget(r, "model"), (long long)iget(r, "shots"));
+		cell_num(b, json_object_get(r, "weighted_f1"), 0.01, 1, 0, "");
+		cell_num(b, json_object_get(r, "macro_f1"), 0.01, 1, 0, "");
+		cell_num(b, json_object_get(ref, "delta_pp"), 1, 2, 1, "");
+		cell_num(b, json_object_get(ref, "agreement"), 0.01, 1, 0, "");
+		buf_printf(b, " | %lld | %lld", (long long)iget(r,
+		    "parse_failures"), (long long)iget(r, "request_failures"));
+		cell_text(b, sget(r, "outcome"));
+		buf_puts(b, " |\n");
+	}
+	buf_puts(b, "\nWeighted F1 is against the gold labels; \"vs reference\" "
+	    "is the weighted F1 minus the reference engine's, over the items "
+	    "both answered, and agreement the share of items given the same "
+	    "label. Unparsable answers (no label, or several) and failed "
+	    "requests are wrong predictions of the class `none`, counted "
+	    "apart and never dropped.\n\n");
+}
+
+static void
+md_memory(struct buf *b, const json_t *gate, const struct plot_file *plots,
+    size_t nplots)
+{
+	const json_t *e, *m, *g;
+	size_t i;
+
+	buf_puts(b, "## Memory\n\n| engine | highest peak at | peak system GiB | "
+	    "of RAM | of Metal hint | peak engine MiB | engine growth |\n"
+	    "|---|---|--:|--:|--:|--:|---|\n");
+	json_array_foreach(json_object_get(gate, "engines"), i, e) {
+		m = json_object_get(e, "memory");
+		if (!json_is_object(m))
+			continue;
+		g = json_object_get(m, "growth");
+		buf_printf(b, "| %s | %s / %s c=%lld", sget(e, "engine"),
+		    sget(m, "model"), sget(m, "split"),
+		    (long long)iget(m, "concurrency"));
+		cell_num(b, json_object_get(m, "peak_system_bytes"),
+		    GIB, 2, 0, "");
+		cell_num(b, json_object_get(m, "peak_vs_ram"),
+		    0.01, 0, 0, " %");
+		cell_num(b, json_object_get(m, "peak_vs_hint"),
+		    0.01, 0, 0, " %");
+		cell_num(b, json_object_get(m, "peak_engine_bytes"),
+		    MIB, 0, 0, "");
+		if (json_is_object(g))
+			buf_printf(b, " | %.2fx, c=%lld to c=%lld (%s / %s) |\n",
+			    json_number_value(json_object_get(g, "ratio")),
+			    (long long)iget(g, "from"), (long long)iget(g, "to"),
+			    sget(g, "model"), sget(g, "split"));
+		else
+			buf_puts(b, " | - |\n");
+	}
+	buf_puts(b, "\nPeak system memory is all memory in use on the machine "
+	    "while the engine served; the engine's footprint is its process "
+	    "tree's. The Metal hint is macOS's recommendedMaxWorkingSetSize "
+	    "(\"-\" where there is none).\n\n");
+	for (i = 0; i < nplots; i++)
+		if (strncmp(plots[i].name, "plots/memory", 12) == 0 ||
+		    strncmp(plots[i].name, "plots/throughput-memory", 23) == 0)
+			buf_printf(b, "![%s](%s)\n", plots[i].title,
+			    plots[i].name);
+	buf_puts(b, "\n");
+}
+
+char *
+report_markdown(const json_t *info, const json_t *comparison,
+    const json_t *gate, const json_t *fidelity_rows,
+    const struct plot_file *plots, size_t nplots)
+{
+	const json_t *runs = json_object_get(gate, "runs"), *v;
+	static const char *const kinds[] = { "campaign", "fidelity",
+	    "reference", NULL };
+	struct buf b = BUF_INIT;
+	size_t i, k;
+
+	buf_printf(&b, "# Results\n\nMeasured at commit `%s` with warden %s. "
+	    "Result set sha256 `%s`.\n\n", sget(info, "commit"),
+	    sget(info, "warden_version"), sget(gate, "results_sha256"));
+	for (k = 0; kinds[k] != NULL; k++) {
+		buf_printf(&b, "%s runs:", kinds[k]);
+		if (json_array_size(json_object_get(runs, kinds[k])) == 0)
+			buf_puts(&b, " none");
+		json_array_foreach(json_object_get(runs, kinds[k]), i, v)
+			buf_printf(&b, "%s `%s`", i ? "," : "",
+			    json_string_value(v));
+		buf_puts(&b, ".  \n");
+	}
+	buf_puts(&b, "\nEvery figure comes from the per-run files beside this "
+	    "report (`MODEL/SPLIT/ENGINE_RUNID.json`, `fidelity/…`), named by "
+	    "run id; `manifest.json` holds the sha256 of every input and "
+	    "output. Throughput is output tokens of successful requests over "
+	    "the sweep's wall time; TTFT runs to the first streamed content; "
+	    "ITL is per request, (last − first token) / (tokens − 1).\n\n");
+	md_gate(&b, gate);
+	md_tables(&b, comparison, plots, nplots);
+	md_fidelity(&b, fidelity_rows);
+	md_memory(&b, gate, plots, nplots);
+	return buf_detach(&b);
+}

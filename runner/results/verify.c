@@ -1,0 +1,182 @@
+/*
+ * verify.c - check a snapshot against its manifest and signature. See
+ * verify.h. Never prints.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sha256.h"
+#include "util.h"
+#include "results/sign.h"
+#include "results/verify.h"
+
+static void
+problem(struct verify_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+problem(struct verify_report *r, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	r->problems = xrealloc(r->problems, (r->nproblems + 1) *
+	    sizeof(*r->problems));
+	r->problems[r->nproblems++] = buf_detach(&b);
+}
+
+void
+verify_report_free(struct verify_report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nproblems; i++)
+		free(r->problems[i]);
+	free(r->problems);
+	free(r->signer);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The manifest parses, is in warden's canonical form and matches its
+ * seal. Returns the parsed manifest, or NULL with a problem. */
+static json_t *
+check_manifest(struct verify_report *r, const struct snapshot_member *m)
+{
+	json_t *doc, *copy;
+	json_error_t jerr;
+	char *text;
+	const char *seal;
+	int same;
+
+	doc = json_loadb(m->data.data, m->data.len, 0, &jerr);
+	if (!json_is_object(doc)) {
+		problem(r, "changed member %s: not a JSON object (%s)",
+		    SNAPSHOT_MANIFEST, doc ? "wrong type" : jerr.text);
+		json_decref(doc);
+		return NULL;
+	}
+	text = snapshot_manifest_text(doc);
+	same = strlen(text) == m->data.len &&
+	    memcmp(text, m->data.data, m->data.len) == 0;
+	free(text);
+	seal = json_string_value(json_object_get(doc, "manifest_sha256"));
+	copy = json_deep_copy(doc);
+	snapshot_manifest_seal(copy);
+	if (!same)
+		problem(r, "changed member %s: its bytes are not as warden "
+		    "writes them", SNAPSHOT_MANIFEST);
+	else if (seal == NULL || strcmp(seal, json_string_value(
+	    json_object_get(copy, "manifest_sha256"))) != 0)
+		problem(r, "changed member %s: its content does not match its "
+		    "manifest_sha256", SNAPSHOT_MANIFEST);
+	json_decref(copy);
+	if (!json_is_object(json_object_get(doc, "outputs"))) {
+		problem(r, "changed member %s: it lists no outputs",
+		    SNAPSHOT_MANIFEST);
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+static void
+check_members(struct verify_report *r, const struct snapshot *s,
+    const json_t *outputs)
+{
+	char hex[SHA256_HEX_LEN + 1];
+	const struct snapshot_member *m;
+	const char *path, *want;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach((json_t *)outputs, path, v) {
+		want = json_string_value(v);
+		if ((m = snapshot_member(s, path)) == NULL) {
+			problem(r, "removed member %s: the manifest lists it, "
+			    "the archive lacks it", path);
+			continue;
+		}
+		r->members++;
+		sha256_hex(m->data.data, m->data.len, hex);
+		if (want == NULL || strcmp(hex, want) != 0)
+			problem(r, "changed member %s: sha256 %.16s, the "
+			    "manifest says %.16s", path, hex,
+			    want ? want : "nothing");
+	}
+	for (i = 0; i < s->n; i++) {
+		path = s->m[i].path;
+		if (strcmp(path, SNAPSHOT_MANIFEST) == 0 ||
+		    strcmp(path, SNAPSHOT_SIGNATURE) == 0)
+			continue;
+		if (json_object_get(outputs, path) == NULL)
+			problem(r, "added member %s: not in the manifest", path);
+	}
+}
+
+struct werr *
+verify_snapshot(struct verify_report *r, const struct snapshot *s,
+    const char *allowed_signers, int require_signature)
+{
+	const struct snapshot_member *man, *sig;
+	char hex[SHA256_HEX_LEN + 1], *detail = NULL;
+	struct werr *err = NULL;
+	json_t *doc;
+	int ok = 0;
+
+	memset(r, 0, sizeof(*r));
+	man = snapshot_member(s, SNAPSHOT_MANIFEST);
+	sig = snapshot_member(s, SNAPSHOT_SIGNATURE);
+	if (man == NULL) {
+		problem(r, "removed member %s: the snapshot has no manifest",
+		    SNAPSHOT_MANIFEST);
+		return NULL;
+	}
+	sha256_hex(man->data.data, man->data.len, hex);
+	memcpy(r->id, hex, 16);
+	r->id[16] = '\0';
+	if ((doc = check_manifest(r, man)) != NULL)
+		check_members(r, s, json_object_get(doc, "outputs"));
+	json_decref(doc);
+	if (sig == NULL) {
+		if (require_signature)
+			problem(r, "removed member %s: policy requires a signed "
+			    "manifest", SNAPSHOT_SIGNATURE);
+		return NULL;
+	}
+	if (allowed_signers == NULL) {
+		problem(r, "member %s cannot be checked: no allowed_signers "
+		    "file (--allowed-signers, or policy publish.allowed_signers)",
+		    SNAPSHOT_SIGNATURE);
+		return NULL;
+	}
+	if ((err = sign_verify(&ok, &detail, allowed_signers, man->data.data,
+	    man->data.len, sig->data.data, sig->data.len)) != NULL)
+		return err;
+	if (ok) {
+		r->signed_ok = 1;
+		r->signer = detail;
+	} else {
+		problem(r, "bad signature %s: %s", SNAPSHOT_SIGNATURE, detail);
+		free(detail);
+	}
+	return NULL;
+}
+
+char *
+verify_signers_path(const char *repo_root, const struct policy *pol,
+    const char *arg)
+{
+	if (arg != NULL)
+		return xstrdup(arg);
+	if (pol != NULL && pol->publish.allowed_signers != NULL)
+		return pol->publish.allowed_signers[0] == '/' ?
+		    xstrdup(pol->publish.allowed_signers) :
+		    path_join(repo_root, pol->publish.allowed_signers);
+	return NULL;
+}

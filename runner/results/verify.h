@@ -1,0 +1,44 @@
+/*
+ * verify.h - re-check a snapshot: every member against the sha256 the
+ * manifest lists for it (a changed byte, a removed member, an added
+ * member each named), the manifest against its own seal (any changed
+ * byte of it), and, where a signature is present or required, the
+ * signature against an allowed_signers file.
+ *
+ * What it proves: the archive holds exactly what its manifest lists, and
+ * the manifest is as warden wrote it. Without a signature anyone who can
+ * rewrite the archive can rewrite the manifest too; with one, only a key
+ * in allowed_signers can. Never prints.
+ */
+#ifndef WARDEN_VERIFY_H
+#define WARDEN_VERIFY_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "policy.h"
+#include "results/snapshot.h"
+
+struct verify_report {
+	char **problems;	/* one sentence each, naming the member */
+	size_t nproblems;
+	size_t members;		/* checked against the manifest */
+	char id[17];		/* from the manifest's bytes */
+	int signed_ok;		/* a signature verified */
+	char *signer;		/* its principal */
+};
+
+/* Check s. allowed_signers may be NULL (a present signature is then a
+ * problem: it cannot be checked). An error only when the check cannot
+ * run (ssh-keygen missing). */
+struct werr *verify_snapshot(struct verify_report *r, const struct snapshot *s,
+    const char *allowed_signers, int require_signature);
+void verify_report_free(struct verify_report *r);
+
+/* The allowed_signers file to check with: arg, else policy's
+ * publish.allowed_signers under repo_root (pol may be NULL outside a
+ * repository); caller frees, NULL for none. */
+char *verify_signers_path(const char *repo_root, const struct policy *pol,
+    const char *arg);
+
+#endif
