@@ -33,6 +33,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_snapshot_entry,
 	&cmd_verify_entry,
 	&cmd_merge_entry,
+	&cmd_publish_entry,
 	NULL,
 };
 

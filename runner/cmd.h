@@ -121,5 +121,6 @@ extern const struct cmd_entry cmd_gate_entry;
 extern const struct cmd_entry cmd_snapshot_entry;
 extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_merge_entry;
+extern const struct cmd_entry cmd_publish_entry;
 
 #endif

@@ -36,7 +36,7 @@ static const char readme_text[] =
 "`warden campaign` to run the example roster (the simulated engine,\n"
 "`warden-simengine`) over the example workload.\n";
 
-static const char gitignore_text[] = "/.warden/\n";
+static const char gitignore_text[] = "/.warden/\n/snapshots/\n";
 
 static struct werr *
 dir_is_empty_or_absent(const char *dir)

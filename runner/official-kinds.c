@@ -10,9 +10,11 @@
 
 #include "official.h"
 #include "review.h"
+#include "results/publish.h"
 
 const struct official_kind official_kinds[] = {
 	{ "review.approve", "review.approved", review_approve_finish },
 	{ "journal.export", NULL, NULL },
+	{ "publish", "results.published", publish_finish },
 	{ NULL, NULL, NULL },
 };

@@ -57,14 +57,20 @@ take(json_t *to, json_t *from, const char *const *keys)
 		    json_object_get(from, keys[i]) : json_null());
 }
 
+/* Logs live under REPO/.warden/logs: publish the path from .warden on,
+ * so where the repository happens to be (a user's home, a CI runner's
+ * work directory) never enters a result. */
 static void
 relative_log_path(json_t *sweep, const char *repo_root)
 {
 	const char *p = json_string_value(json_object_get(sweep, "log_path"));
+	const char *w = p != NULL ? strstr(p, "/.warden/") : NULL;
 	size_t n = strlen(repo_root);
 
 	if (p != NULL && strncmp(p, repo_root, n) == 0 && p[n] == '/')
 		json_object_set_new(sweep, "log_path", json_string(p + n + 1));
+	else if (w != NULL)
+		json_object_set_new(sweep, "log_path", json_string(w + 1));
 }
 
 struct werr *

@@ -646,3 +646,39 @@ store_gate_find(struct store *store, const char *results_sha256, json_t **row)
 	json_decref(rows);
 	return NULL;
 }
+
+/* ---- publishes ---- */
+
+struct werr *
+store_publish_record(struct store *store, const char *commit,
+    const json_t *p)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err;
+	char now[32];
+
+	utc_now_iso(now, sizeof(now));
+	if ((err = store_prepare(store, &st, "INSERT OR IGNORE INTO publishes "
+	    "(snapshot_id, published, commit_id, measured_commit, "
+	    "archive_sha256, results_sha256, tag) VALUES (?1, ?2, ?3, ?4, ?5, "
+	    "?6, ?7)")) != NULL)
+		return err;
+	store_bind_text(st, 1, json_string_value(json_object_get(p,
+	    "snapshot")));
+	store_bind_text(st, 2, now);
+	store_bind_text(st, 3, commit);
+	store_bind_text(st, 4, json_string_value(json_object_get(p,
+	    "measured_commit")));
+	store_bind_text(st, 5, json_string_value(json_object_get(p, "sha256")));
+	store_bind_text(st, 6, json_string_value(json_object_get(p,
+	    "results_sha256")));
+	store_bind_text(st, 7, json_string_value(json_object_get(p, "tag")));
+	return store_step_done(store, st, "record publish");
+}
+
+struct werr *
+store_publishes(struct store *store, json_t **out)
+{
+	return query_rows(store, "SELECT * FROM publishes ORDER BY published "
+	    "DESC, rowid DESC", NULL, out);
+}

@@ -70,7 +70,16 @@
 	"  runs TEXT NOT NULL," \
 	"  result TEXT NOT NULL" \
 	");" \
-	"CREATE INDEX gate_results_by_digest ON gate_results(results_sha256, id);"
+	"CREATE INDEX gate_results_by_digest ON gate_results(results_sha256, id);" \
+	"CREATE TABLE publishes (" \
+	"  snapshot_id TEXT PRIMARY KEY," \
+	"  published TEXT NOT NULL," \
+	"  commit_id TEXT NOT NULL," \
+	"  measured_commit TEXT NOT NULL," \
+	"  archive_sha256 TEXT NOT NULL," \
+	"  results_sha256 TEXT NOT NULL," \
+	"  tag TEXT NOT NULL" \
+	");"
 
 /* ---- fidelity runs ---- */
 
@@ -162,5 +171,15 @@ struct werr *store_gate_record(struct store *store, const char *results_sha256,
  * {"id", "created", "results_sha256", "runs", "result"}; NULL if none. */
 struct werr *store_gate_find(struct store *store, const char *results_sha256,
     json_t **row);
+
+/* ---- publishes ---- */
+
+/* Record a landed publish (inside the caller's transaction: official.c's
+ * outcome). publish: {"snapshot", "measured_commit", "sha256",
+ * "results_sha256", "tag"}. Recording one twice is a no-op. */
+struct werr *store_publish_record(struct store *store, const char *commit,
+    const json_t *publish);
+/* Every publish, newest first: {"snapshot_id", "commit_id", ...}. */
+struct werr *store_publishes(struct store *store, json_t **out);
 
 #endif
