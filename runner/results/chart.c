@@ -11,6 +11,9 @@
 
 #include <cairo.h>
 #include <cairo-svg.h>
+#ifdef HAVE_FONTCONFIG
+#include <fontconfig/fontconfig.h>
+#endif
 
 #include "util.h"
 #include "results/chart.h"
@@ -352,4 +355,13 @@ chart_svg(struct buf *out, const struct chart *c)
 		return werr_new(WEXIT_ENV, "cairo: %s", cairo_status_to_string(st));
 	renumber_surfaces(out, from);
 	return NULL;
+}
+
+void
+chart_release(void)
+{
+	cairo_debug_reset_static_data();
+#ifdef HAVE_FONTCONFIG
+	FcFini();
+#endif
 }

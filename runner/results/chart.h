@@ -46,5 +46,8 @@ struct chart {
 
 /* Render c as SVG into out (appended). */
 struct werr *chart_svg(struct buf *out, const struct chart *c);
+/* Release what cairo and fontconfig keep between charts (font caches);
+ * the next chart builds them again. */
+void chart_release(void);
 
 #endif

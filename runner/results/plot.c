@@ -440,6 +440,7 @@ plot_results(struct plot_file **out, size_t *nout, const struct resultset *rs)
 	free(lines);
 	json_decref(engines);
 	json_decref(docs);
+	chart_release();
 	if (err != NULL) {
 		plot_files_free(fs.files, fs.n);
 		return err;
