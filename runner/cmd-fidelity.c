@@ -271,6 +271,8 @@ fidelity_list(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (ctx->json)
 		output_json(runs);
+	else if (json_array_size(runs) == 0)
+		printf("no fidelity runs (warden fidelity runs one)\n");
 	else
 		json_array_foreach(runs, i, r)
 			printf("%s  %-8s %-7s %s%s\n",

@@ -271,7 +271,8 @@ fidelity_task_load(struct fidelity_task **out, const char *dir,
 	t->dir = xstrdup(dir);
 	if (!path_is_dir(dir)) {
 		err = werr_new(WEXIT_INPUT, "fidelity task '%s' is not a "
-		    "directory", display);
+		    "directory (it holds task.json, items.jsonl and "
+		    "exemplars.jsonl; see workloads/README.md)", display);
 		goto out;
 	}
 	if ((err = load_part(t, dir, display, "task.json", 0)) != NULL ||
