@@ -112,6 +112,20 @@ test_expect_success 'bad input is refused with its file, line and field' '
 	expect_grep "6-shot needs 6 exemplars; the task has 5" err
 '
 
+test_expect_success 'a run killed inside a cell resumes: the cell runs again, nothing twice' '
+	WARDEN_FAULT=fidelity.cell:2 warden --repo bench fidelity --engine simgood \
+	    --shots 0,5 --limit 30 --run-id f2 >/dev/null 2>&1; test $? -ne 0 &&
+	q "select state, count(*) from fidelity_cells where run_id = '"'"'f2'"'"' group by state order by state" >states &&
+	printf "done|1\nrunning|1\n" >want && expect_equal want states &&
+	expect_exit 0 warden --repo bench fidelity --resume --run-id f2 &&
+	expect_grep "^simgood  *qwen3-0.6b  *5 " out &&
+	test "$(q "select count(*) from fidelity_cells where run_id = '"'"'f2'"'"' and state = '"'"'done'"'"'")" = 2 &&
+	test "$(q "select count(*) from fidelity_predictions p join fidelity_cells c on c.id = p.cell_id where c.run_id = '"'"'f2'"'"'")" = 60 &&
+	test "$(q "select count(*) from journal where kind = '"'"'fidelity.cell.discard'"'"'")" = 1 &&
+	expect_exit 2 warden --repo bench fidelity --resume --run-id f2 &&
+	expect_grep "fidelity run .f2. is done" err
+'
+
 test_expect_success 'no engine process is left running' '
 	! ps -eo args | grep -F "$TEST_DIR" | grep -v -e grep -e "ps -eo"
 '

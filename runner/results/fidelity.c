@@ -20,6 +20,7 @@
 #include "adapter.h"
 #include "campaign-input.h"
 #include "engine.h"
+#include "fault.h"
 #include "loadgen.h"
 #include "memsample.h"
 #include "util.h"
@@ -237,6 +238,7 @@ walk_cell(struct frun *r, struct fwalk *w, size_t k)
 	json_decref(key.provenance);
 	if (err != NULL)
 		return err;
+	fault_point("fidelity.cell");
 	fidelity_answers_init(&a, r, k);
 	if (w->skip_outcome == NULL && mono_ns() >= w->deadline)
 		walk_skip(w, "engine_cap", "the engine wall cap was reached");
