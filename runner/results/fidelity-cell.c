@@ -198,7 +198,7 @@ cell_bodies(struct bodies *b, struct frun *r, const struct cell *c,
 		    r->o->task->items[i].id, "messages",
 		    fidelity_task_messages(r->o->task, i, (size_t)c->shots),
 		    "max_tokens", r->o->task->max_tokens);
-	bodies_build(b, &wl, 0, 0, pe && pe->model ? pe->model : p->name, p);
+	bodies_build(b, &wl, 0, 0, pe && pe->model ? pe->model : p->name, p, 0);
 	/* the ids point into the task, which outlives the bodies */
 	for (i = 0; i < r->nitems; i++) {
 		b->timed_ids[i] = r->o->task->items[i].id;

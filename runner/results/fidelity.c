@@ -136,6 +136,7 @@ walk_skip(struct fwalk *w, const char *outcome, const char *detail)
 static void
 walk_block(struct frun *r, struct fwalk *w, const struct cell *c)
 {
+	const struct profile_engine *pe;
 	struct werr *err;
 	char *detail;
 
@@ -163,10 +164,16 @@ walk_block(struct frun *r, struct fwalk *w, const struct cell *c)
 		werr_free(err);
 		return;
 	}
-	if (profile_engine(w->profile, c->engine) == NULL) {
+	if ((pe = profile_engine(w->profile, c->engine)) == NULL) {
 		detail = xasprintf("profile '%s' names no model for engine "
 		    "'%s'", c->model, c->engine);
 		walk_skip(w, "unsupported", detail);
+		free(detail);
+	} else if (pe->unsupported != NULL) {
+		/* as the campaign: the profile says it does not serve it */
+		detail = xasprintf("profile '%s': engine '%s' does not serve "
+		    "this model: %s", c->model, c->engine, pe->unsupported);
+		walk_skip(w, "skipped", detail);
 		free(detail);
 	}
 }

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,14 +84,6 @@ out:
 	return err;
 }
 
-static int
-remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 struct werr *
 snapshot_write_tree(const struct snapshot *s, const char *dir)
 {
@@ -101,9 +92,8 @@ snapshot_write_tree(const struct snapshot *s, const char *dir)
 	size_t i;
 
 	/* results/ is warden's output: replaced whole, never merged */
-	if (path_exists(results) && nftw(results, remove_one, 16,
-	    FTW_DEPTH | FTW_PHYS) != 0)
-		err = werr_errno("remove", results);
+	if (path_exists(results))
+		err = path_remove_tree(results);
 	for (i = 0; i < s->n && err == NULL; i++) {
 		full = path_join(dir, s->m[i].path);
 		slash = strrchr(full, '/');
