@@ -239,13 +239,15 @@ fidelity_show(struct cmd_ctx *ctx, int argc, char **argv)
 	struct werr *err;
 	char *run = NULL;
 
-	if (argc > 2)
+	if ((err = cmd_no_options(ctx, &cmd_fidelity_entry, argc, argv)) != NULL)
+		return err;
+	if (argc - optind > 1)
 		return cmd_usage_error(&cmd_fidelity_entry,
 		    "'fidelity show' takes at most one run id");
 	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
 		return err;
-	if (argc == 2)
-		run = xstrdup(argv[1]);
+	if (optind < argc)
+		run = xstrdup(argv[optind]);
 	else if ((err = store_fidelity_run_latest(store, &run)) != NULL)
 		return err;
 	if (run == NULL)
@@ -263,7 +265,9 @@ fidelity_list(struct cmd_ctx *ctx, int argc, char **argv)
 	json_t *runs, *r;
 	size_t i;
 
-	if (argc > 1)
+	if ((err = cmd_no_options(ctx, &cmd_fidelity_entry, argc, argv)) != NULL)
+		return err;
+	if (optind != argc)
 		return cmd_usage_error(&cmd_fidelity_entry,
 		    "'fidelity list' takes no arguments");
 	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
@@ -295,15 +299,18 @@ fidelity_mark(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	const char *engine = NULL;
 	struct store *store;
-	struct werr *err;
+	struct werr *err = NULL;
 	int ch;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_fidelity_entry, argc, argv, opts,
+	    &err)) != -1) {
 		if (ch != 'e')
 			return cmd_usage_error(&cmd_fidelity_entry, "bad option");
 		engine = optarg;
 	}
+	if (err != NULL)
+		return err;
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_fidelity_entry,
 		    "'fidelity mark-reference' takes one run id");
@@ -324,7 +331,6 @@ fidelity_import(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "engine", required_argument, NULL, 'e' },
 		{ "task", required_argument, NULL, 't' },
 		{ "run-id", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fidelity_task *task = NULL;
@@ -332,12 +338,13 @@ fidelity_import(struct cmd_ctx *ctx, int argc, char **argv)
 	const char *root;
 	struct policy *pol;
 	struct store *store;
-	struct werr *err;
+	struct werr *err, *gerr = NULL;
 	char *id = NULL;
 	int ch;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_fidelity_entry, argc, argv, opts,
+	    &gerr)) != -1) {
 		switch (ch) {
 		case 'e':
 			if (!id_ok(optarg))
@@ -355,13 +362,12 @@ fidelity_import(struct cmd_ctx *ctx, int argc, char **argv)
 				    "'.', '_' or '-'");
 			run_id = optarg;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		default:
 			return cmd_usage_error(&cmd_fidelity_entry, "bad option");
 		}
 	}
+	if (gerr != NULL)
+		return gerr;
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_fidelity_entry,
 		    "'fidelity import-reference' takes one FILE");
@@ -396,14 +402,13 @@ fidelity_measure(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "concurrency", required_argument, NULL, 'c' },
 		{ "run-id", required_argument, NULL, 'i' },
 		{ "resume", no_argument, NULL, 'R' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct names engines = { 0 }, models = { 0 };
 	struct fidelity_task *task = NULL;
 	struct fidelity_opts o;
 	const char *task_dir = NULL;
-	struct werr *err = NULL;
+	struct werr *err = NULL, *gerr = NULL;
 	char *run_id = NULL, *end;
 	int ch, *shots = NULL;
 	size_t nshots = 0;
@@ -411,7 +416,8 @@ fidelity_measure(struct cmd_ctx *ctx, int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_fidelity_entry, argc, argv, opts,
+	    &gerr)) != -1) {
 		switch (ch) {
 		case 'r':
 			o.roster = optarg;
@@ -461,13 +467,14 @@ fidelity_measure(struct cmd_ctx *ctx, int argc, char **argv)
 		case 'R':
 			o.resume = 1;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		default:
 			err = cmd_usage_error(&cmd_fidelity_entry, "bad option");
 			goto out;
 		}
+	}
+	if (gerr != NULL) {
+		err = gerr;
+		goto out;
 	}
 	if (optind != argc) {
 		err = cmd_usage_error(&cmd_fidelity_entry, "unknown subcommand "

@@ -170,20 +170,20 @@ gate_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "fidelity", required_argument, NULL, 'f' },
 		{ "no-fidelity", no_argument, NULL, 'N' },
 		{ "snapshot", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct names camps = { 0 }, fids = { 0 };
 	struct gate_input in;
 	struct resultset rs;
 	const char *snapshot = NULL;
-	struct werr *err = NULL;
+	struct werr *err = NULL, *gerr = NULL;
 	json_t *gate = NULL;
 	int ch, have_rs = 0;
 
 	memset(&in, 0, sizeof(in));
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_gate_entry, argc, argv, opts,
+	    &gerr)) != -1) {
 		switch (ch) {
 		case 'c':
 			names_add(&camps, optarg);
@@ -197,13 +197,14 @@ gate_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case 's':
 			snapshot = optarg;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		default:
 			err = cmd_usage_error(&cmd_gate_entry, "bad option");
 			goto out;
 		}
+	}
+	if (gerr != NULL) {
+		err = gerr;
+		goto out;
 	}
 	if (optind != argc) {
 		err = cmd_usage_error(&cmd_gate_entry, "'gate' takes no "

@@ -29,7 +29,6 @@ merge_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "tree", required_argument, NULL, 't' },
 		{ "sign-key", required_argument, NULL, 'k' },
 		{ "allowed-signers", required_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *tree = NULL, *key_arg = NULL;
@@ -38,14 +37,15 @@ merge_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	struct merge_result m;
 	struct snapshot s;
 	struct policy *pol;
-	struct werr *err;
+	struct werr *err, *gerr = NULL;
 	char *signers = NULL;
 	json_t *sum = NULL;
 	int ch, required = 0, have_m = 0, have_s = 0;
 
 	memset(&sp, 0, sizeof(sp));
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_merge_entry, argc, argv, opts,
+	    &gerr)) != -1) {
 		switch (ch) {
 		case 'o':
 			output = optarg;
@@ -59,13 +59,12 @@ merge_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case 'a':
 			signers_arg = optarg;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		default:
 			return cmd_usage_error(&cmd_merge_entry, "bad option");
 		}
 	}
+	if (gerr != NULL)
+		return gerr;
 	if (argc - optind < 2)
 		return cmd_usage_error(&cmd_merge_entry, "'merge' takes two "
 		    "snapshots or more");

@@ -38,12 +38,11 @@ publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "no-fidelity", no_argument, NULL, 'N' },
 		{ "snapshot", required_argument, NULL, 's' },
 		{ "sign-key", required_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct names camps = { 0 }, fids = { 0 };
 	struct publish_opts o;
-	struct werr *err = NULL;
+	struct werr *err = NULL, *gerr = NULL;
 	json_t *res = NULL, *v;
 	const char *env;
 	size_t i;
@@ -51,7 +50,8 @@ publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_publish_entry, argc, argv, opts,
+	    &gerr)) != -1) {
 		switch (ch) {
 		case 'c':
 			names_add(&camps, optarg);
@@ -68,13 +68,14 @@ publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case 'k':
 			o.sign_key = optarg;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		default:
 			err = cmd_usage_error(&cmd_publish_entry, "bad option");
 			goto out;
 		}
+	}
+	if (gerr != NULL) {
+		err = gerr;
+		goto out;
 	}
 	if (optind != argc) {
 		err = cmd_usage_error(&cmd_publish_entry, "'publish' takes no "

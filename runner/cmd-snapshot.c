@@ -62,7 +62,6 @@ snapshot_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "tree", required_argument, NULL, 't' },
 		{ "sign-key", required_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct names camps = { 0 }, fids = { 0 };
@@ -71,7 +70,7 @@ snapshot_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	struct gate_input in;
 	struct resultset rs;
 	struct snapshot s;
-	struct werr *err = NULL;
+	struct werr *err = NULL, *gerr = NULL;
 	json_t *sum = NULL;
 	char commit[41];
 	int ch, have_rs = 0, have_s = 0;
@@ -79,7 +78,8 @@ snapshot_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&in, 0, sizeof(in));
 	memset(&sp, 0, sizeof(sp));
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_snapshot_entry, argc, argv, opts,
+	    &gerr)) != -1) {
 		switch (ch) {
 		case 'c':
 			names_add(&camps, optarg);
@@ -99,13 +99,14 @@ snapshot_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case 'k':
 			key_arg = optarg;
 			break;
-		case 'j':
-			ctx->json = 1;
-			break;
 		default:
 			err = cmd_usage_error(&cmd_snapshot_entry, "bad option");
 			goto out;
 		}
+	}
+	if (gerr != NULL) {
+		err = gerr;
+		goto out;
 	}
 	if (optind != argc) {
 		err = cmd_usage_error(&cmd_snapshot_entry, "'snapshot' takes no "

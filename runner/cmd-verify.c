@@ -41,31 +41,30 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "allowed-signers", required_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *signers_arg = NULL;
 	struct verify_report vr;
 	struct snapshot s;
-	struct werr *err;
+	struct werr *err, *gerr = NULL;
 	char *signers = NULL;
 	json_t *doc, *probs;
 	int ch, required;
 	size_t i;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt(ctx, &cmd_verify_entry, argc, argv, opts,
+	    &gerr)) != -1) {
 		switch (ch) {
 		case 'a':
 			signers_arg = optarg;
-			break;
-		case 'j':
-			ctx->json = 1;
 			break;
 		default:
 			return cmd_usage_error(&cmd_verify_entry, "bad option");
 		}
 	}
+	if (gerr != NULL)
+		return gerr;
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_verify_entry, "'verify' takes one "
 		    "snapshot archive");
