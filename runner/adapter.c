@@ -103,6 +103,24 @@ check_source(const json_t *v, struct buf *why)
 	return 0;
 }
 
+/* Build steps and other argvs run without a shell: a shell operator as a
+ * word of its own would reach the program as an argument. */
+static int
+check_no_shell(const json_t *v, struct buf *why)
+{
+	static const char *const ops[] = { "&&", "||", ";", "|", "&", ">",
+	    ">>", "<", NULL };
+	const char *s = json_string_value(v);
+	const char *const *op;
+
+	for (op = ops; *op != NULL; op++)
+		if (strcmp(s, *op) == 0) {
+			buf_printf(why, "is the shell operator '%s'; argvs run "
+			    "without a shell: make it a step of its own", s);
+			return -1;
+		}
+	return adapter_check_placeholders(s, why);
+}
 
 static const char *const source_kinds[] = { "git", "pip", "brew", "none", NULL };
 static const char *const git_tracks[] = { "tag", "branch", NULL };
@@ -117,7 +135,13 @@ static const struct schema s_template = { .type = SCHEMA_STRING, .has_min = 1, .
 static const struct schema s_templates = { .type = SCHEMA_ARRAY, .items = &s_template };
 static const struct schema s_templates1 = { .type = SCHEMA_ARRAY, .items = &s_template,
     .has_min = 1, .min = 1 };
-static const struct schema s_strings = { .type = SCHEMA_ARRAY, .items = &s_string };
+static const struct schema s_argv_word = { .type = SCHEMA_STRING, .has_min = 1, .min = 1,
+    .check = check_no_shell };
+static const struct schema s_argv = { .type = SCHEMA_ARRAY, .items = &s_argv_word,
+    .has_min = 1, .min = 1 };
+static const struct schema s_argvs = { .type = SCHEMA_ARRAY, .items = &s_argv };
+static const struct schema s_pin_spec = { .type = SCHEMA_STRING, .check = policy_check_pin_spec };
+static const struct schema s_pin_specs = { .type = SCHEMA_ARRAY, .items = &s_pin_spec };
 static const struct schema s_env = { .type = SCHEMA_MAP, .items = &s_template };
 static const struct schema s_bool = { .type = SCHEMA_BOOLEAN };
 static const struct schema s_seconds = { .type = SCHEMA_NUMBER, .has_min = 1, .min = 0 };
@@ -137,8 +161,9 @@ static const struct schema_field f_source[] = {
 	{ "track", &s_track, 0 },
 	{ "package", &s_string, 0 },
 	{ "pin", &s_opt_string, 0 },
-	{ "pins", &s_strings, 0 },
-	{ "build", &s_strings, 0 },
+	{ "pins", &s_pin_specs, 0 },
+	{ "build", &s_argvs, 0 },
+	{ "version_argv", &s_argv, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_source = { .type = SCHEMA_OBJECT, .fields = f_source,
@@ -185,6 +210,7 @@ static const struct schema_field f_adapter[] = {
 	{ "api", &s_api, 1 },
 	{ "notes", &s_string, 0 },
 	{ "source", &s_source, 1 },
+	{ "fetch_model", &s_argv, 0 },
 	{ "serve", &s_serve, 1 },
 	{ NULL, NULL, 0 },
 };
@@ -303,8 +329,15 @@ adapter_load_buffer(struct adapter **out, const char *text, size_t len,
 	a->source.track = adapter_opt_strdup(src, "track");
 	a->source.package = adapter_opt_strdup(src, "package");
 	a->source.pin = adapter_opt_strdup(src, "pin");
-	strlist_from_json(&a->source.build, json_object_get(src, "build"));
+	o = json_object_get(src, "build");
+	a->source.n_build = json_array_size(o);
+	a->source.build = xcalloc(a->source.n_build + 1, sizeof(*a->source.build));
+	json_array_foreach(o, i, v)
+		strlist_from_json(&a->source.build[i], v);
 	strlist_from_json(&a->source.pins, json_object_get(src, "pins"));
+	strlist_from_json(&a->source.version_argv,
+	    json_object_get(src, "version_argv"));
+	strlist_from_json(&a->fetch_model, json_object_get(doc, "fetch_model"));
 	serve = json_object_get(doc, "serve");
 	strlist_from_json(&a->serve.argv, json_object_get(serve, "argv"));
 	o = json_object_get(serve, "env");
@@ -388,8 +421,12 @@ adapter_free(struct adapter *a)
 	free(a->source.track);
 	free(a->source.package);
 	free(a->source.pin);
-	strlist_free(&a->source.build);
+	for (i = 0; i < a->source.n_build; i++)
+		strlist_free(&a->source.build[i]);
+	free(a->source.build);
 	strlist_free(&a->source.pins);
+	strlist_free(&a->source.version_argv);
+	strlist_free(&a->fetch_model);
 	strlist_free(&a->serve.argv);
 	for (i = 0; i < a->serve.n_env; i++) {
 		free(a->serve.env[i].key);

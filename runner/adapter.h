@@ -6,7 +6,9 @@
  * executes nothing.
  *
  * Placeholders allowed in serve.argv, serve.env values, serve.cwd and the
- * argv of serve.pre_start and serve.stop steps:
+ * argv of serve.pre_start and serve.stop steps (and in source.build,
+ * source.version_argv and fetch_model, where the update step expands
+ * those it knows):
  *   {port} {host} {model} {model_path} {model_dir} {model_repo}
  *   {models_dir} {ctx} {home} {env_dir} {scratch} {log_dir}
  *   {adapter_dir} {repo} {concurrency} {split}
@@ -60,10 +62,14 @@ struct adapter {
 		char *ref;		/* git: branch or tag pattern */
 		char *track;		/* git: "tag" | "branch" */
 		char *package;		/* pip package or brew formula */
-		char *pin;		/* NULL: newest allowed */
-		struct strlist build;	/* git: build argv */
+		char *pin;		/* NULL: newest allowed; pip/brew: a
+					   version; git: a tag or commit */
+		struct strlist *build;	/* git: argvs run in order, no shell */
+		size_t n_build;
 		struct strlist pins;	/* extra dependency pins "pkg==ver" */
+		struct strlist version_argv;	/* none: prints the version */
 	} source;
+	struct strlist fetch_model;	/* makes a roster model present */
 	struct {
 		struct strlist argv;
 		struct adapter_kv *env;

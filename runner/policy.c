@@ -59,6 +59,20 @@ static const char default_policy[] =
 "    \"smoke\": { \"concurrency\": [1], \"prompts\": 4 }\n"
 "  },\n"
 "  \"retirement_days\": 60,\n"
+"  \"update\": {\n"
+"    \"python\": [\"python3\"],\n"
+"    \"venv_pip\": true,\n"
+"    \"shims\": {},\n"
+"    \"index\": { \"index_url\": null, \"find_links\": [], \"no_index\": false,\n"
+"               \"json_url\": null },\n"
+"    \"min_release_age_days\": 0,\n"
+"    \"pins\": [],\n"
+"    \"holds\": [],\n"
+"    \"groups\": {},\n"
+"    \"shim_timeout_s\": 1800,\n"
+"    \"build_timeout_s\": 7200,\n"
+"    \"fetch_model_timeout_s\": 7200\n"
+"  },\n"
 "  \"store\": { \"busy_timeout_ms\": 5000 }\n"
 "}\n";
 
@@ -151,6 +165,70 @@ static const struct schema_field f_publish[] = {
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_publish = { .type = SCHEMA_OBJECT, .fields = f_publish };
+int
+policy_check_pin_spec(const json_t *v, struct buf *why)
+{
+	const char *s = json_string_value(v), *eq = strstr(s, "==");
+
+	if (eq == NULL || eq == s || eq[2] == '\0' ||
+	    strpbrk(s, " \t<>!~;,") != NULL || strstr(eq + 2, "==") != NULL) {
+		buf_puts(why, "must be 'package==version'");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+check_json_url(const json_t *v, struct buf *why)
+{
+	if (strstr(json_string_value(v), "{package}") == NULL) {
+		buf_puts(why, "must contain '{package}'");
+		return -1;
+	}
+	return 0;
+}
+
+static const struct schema s_opt_string = { .type = SCHEMA_STRING, .nullable = 1,
+    .has_min = 1, .min = 1 };
+static const struct schema s_json_url = { .type = SCHEMA_STRING, .nullable = 1,
+    .check = check_json_url };
+static const struct schema s_pin_spec = { .type = SCHEMA_STRING, .check = policy_check_pin_spec };
+static const struct schema s_pin_specs = { .type = SCHEMA_ARRAY, .items = &s_pin_spec };
+static const struct schema s_days = { .type = SCHEMA_NUMBER, .has_min = 1, .min = 0 };
+static const struct schema s_timeout = { .type = SCHEMA_NUMBER, .has_min = 1, .min = 0.001 };
+
+static const struct schema_field f_shims[] = {
+	{ "pip", &s_strings1, 0 },
+	{ "brew", &s_strings1, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_shims = { .type = SCHEMA_OBJECT, .fields = f_shims };
+
+static const struct schema_field f_index[] = {
+	{ "index_url", &s_opt_string, 0 },
+	{ "find_links", &s_strings, 0 },
+	{ "no_index", &s_bool, 0 },
+	{ "json_url", &s_json_url, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_index = { .type = SCHEMA_OBJECT, .fields = f_index };
+static const struct schema s_groups = { .type = SCHEMA_MAP, .items = &s_strings1 };
+
+static const struct schema_field f_update[] = {
+	{ "python", &s_strings1, 0 },
+	{ "venv_pip", &s_bool, 0 },
+	{ "shims", &s_shims, 0 },
+	{ "index", &s_index, 0 },
+	{ "min_release_age_days", &s_days, 0 },
+	{ "pins", &s_pin_specs, 0 },
+	{ "holds", &s_strings, 0 },
+	{ "groups", &s_groups, 0 },
+	{ "shim_timeout_s", &s_timeout, 0 },
+	{ "build_timeout_s", &s_timeout, 0 },
+	{ "fetch_model_timeout_s", &s_timeout, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_update = { .type = SCHEMA_OBJECT, .fields = f_update };
 
 static const struct schema s_schema_version = { .type = SCHEMA_INTEGER, .has_min = 1,
     .min = 1, .has_max = 1, .max = 1 };
@@ -171,6 +249,8 @@ static const struct schema_field f_policy[] = {
 	{ "retirement_days", &s_pos_int, 1 },
 	{ "store", &s_store, 1 },
 	{ "publish", &s_publish, 0 },
+
+	{ "update", &s_update, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_policy = { .type = SCHEMA_OBJECT, .fields = f_policy };
@@ -226,6 +306,65 @@ static const char *
 str(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
+}
+
+static double
+num_or(const json_t *obj, const char *key, double dflt)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+static char *
+str_or_null(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* The `update` section; absent fields take their defaults. */
+static void
+policy_load_update(struct policy *p, const json_t *u)
+{
+	const json_t *shims = json_object_get(u, "shims");
+	const json_t *index = json_object_get(u, "index");
+	const char *key;
+	json_t *v, *g;
+	size_t i;
+
+	v = json_object_get(u, "python");
+	if (v != NULL)
+		strlist_from_json(&p->update.python, v);
+	else {
+		p->update.python.v = xcalloc(2, sizeof(char *));
+		p->update.python.v[0] = xstrdup("python3");
+		p->update.python.n = 1;
+	}
+	v = json_object_get(u, "venv_pip");
+	p->update.venv_pip = v == NULL || json_is_true(v);
+	strlist_from_json(&p->update.shim_pip, json_object_get(shims, "pip"));
+	strlist_from_json(&p->update.shim_brew, json_object_get(shims, "brew"));
+	p->update.index_url = str_or_null(index, "index_url");
+	strlist_from_json(&p->update.find_links, json_object_get(index, "find_links"));
+	p->update.no_index = json_is_true(json_object_get(index, "no_index"));
+	p->update.json_url = str_or_null(index, "json_url");
+	p->update.min_release_age_days = num_or(u, "min_release_age_days", 0);
+	strlist_from_json(&p->update.pins, json_object_get(u, "pins"));
+	strlist_from_json(&p->update.holds, json_object_get(u, "holds"));
+	v = json_object_get(u, "groups");
+	p->update.n_groups = json_object_size(v);
+	p->update.groups = xcalloc(p->update.n_groups + 1, sizeof(*p->update.groups));
+	i = 0;
+	json_object_foreach(v, key, g) {
+		p->update.groups[i].name = xstrdup(key);
+		strlist_from_json(&p->update.groups[i].packages, g);
+		i++;
+	}
+	p->update.shim_timeout_s = num_or(u, "shim_timeout_s", 1800);
+	p->update.build_timeout_s = num_or(u, "build_timeout_s", 7200);
+	p->update.fetch_model_timeout_s = num_or(u, "fetch_model_timeout_s", 7200);
 }
 
 /* Cross-field rules the schema cannot say. */
@@ -349,6 +488,8 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 		p->publish.allowed_signers = xstrdup(str(o, "allowed_signers"));
 	p->publish.require_signature = json_is_true(json_object_get(o,
 	    "require_signature"));
+
+	policy_load_update(p, json_object_get(doc, "update"));
 	policy_check_refs(p, name, text, len, pp);
 	if (pp->n != before) {
 		policy_free(p);
@@ -415,5 +556,19 @@ policy_free(struct policy *p)
 	free(p->agent.instructions);
 	free(p->agent.smoke_concurrency);
 	free(p->publish.allowed_signers);
+
+	strlist_free(&p->update.python);
+	strlist_free(&p->update.shim_pip);
+	strlist_free(&p->update.shim_brew);
+	free(p->update.index_url);
+	strlist_free(&p->update.find_links);
+	free(p->update.json_url);
+	strlist_free(&p->update.pins);
+	strlist_free(&p->update.holds);
+	for (i = 0; i < p->update.n_groups; i++) {
+		free(p->update.groups[i].name);
+		strlist_free(&p->update.groups[i].packages);
+	}
+	free(p->update.groups);
 	free(p);
 }

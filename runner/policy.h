@@ -25,6 +25,12 @@ struct roster {
 	struct strlist engines;
 };
 
+/* A policy group: packages moved in every engine at once or in none. */
+struct policy_group {
+	char *name;
+	struct strlist packages;
+};
+
 struct policy {
 	char *path;			/* as given to the loader */
 	json_t *doc;			/* the whole validated document */
@@ -93,6 +99,27 @@ struct policy {
 		char *allowed_signers;	/* repository path, or NULL */
 		int require_signature;
 	} publish;
+
+	/* `update`: optional as a whole and field by field (defaults in
+	 * policy.c); see README "warden update". */
+	struct {
+		struct strlist python;	/* makes venvs: python -m venv DIR */
+		int venv_pip;		/* venvs get their own pip */
+		struct strlist shim_pip;	/* empty: the installed shim */
+		struct strlist shim_brew;
+		char *index_url;	/* NULL: pip's own default */
+		struct strlist find_links;
+		int no_index;
+		char *json_url;		/* release dates, "{package}" in it */
+		double min_release_age_days;
+		struct strlist pins;	/* "pkg==version", every engine */
+		struct strlist holds;	/* packages or engines kept as they are */
+		struct policy_group *groups;
+		size_t n_groups;
+		double shim_timeout_s;
+		double build_timeout_s;
+		double fetch_model_timeout_s;
+	} update;
 };
 
 /* The default policy/warden.json text (what `warden init` writes). */
@@ -105,6 +132,9 @@ struct werr *policy_load_buffer(struct policy **out, const char *text,
 struct werr *policy_load_file(struct policy **out, const char *path,
     const char *display, struct problems *probs);
 void policy_free(struct policy *policy);
+
+/* Schema check: "package==version", as pins and constraints are written. */
+int policy_check_pin_spec(const json_t *v, struct buf *why);
 
 const struct roster *policy_roster(const struct policy *policy, const char *name);
 int strlist_contains(const struct strlist *l, const char *s);
