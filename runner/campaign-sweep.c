@@ -27,6 +27,7 @@
 #include "repo.h"
 #include "sha256.h"
 #include "store-campaign.h"
+#include "store-update.h"
 #include "util.h"
 
 static const struct workload *
@@ -172,21 +173,34 @@ sweep_record(void *arg, const struct loadgen_record *rec)
 	store_campaign_writer_push(sw->writer, rec, id != NULL ? id : "");
 }
 
+/* The engine's current version manifest (the update step's), or null. */
+static json_t *
+sweep_manifest(const struct run *r, const char *engine)
+{
+	struct werr *err;
+	json_t *m = NULL;
+
+	if ((err = store_update_current(r->o->store, engine, &m)) != NULL) {
+		werr_free(err);
+		return json_null();
+	}
+	return m != NULL ? m : json_null();
+}
+
 static json_t *
 sweep_provenance(const struct run *r, const struct walk *w,
     const struct point *pt, const struct engine *e)
 {
 	const struct workload *wl = run_workload(r, pt->split);
 
-	return json_pack("{s:o, s:o, s:s, s:s?, s:n}",
+	return json_pack("{s:o, s:o, s:s, s:s?, s:o}",
 	    "adapter_sha256", provenance_repo_digest(r->o->repo_root,
 	    w->adapter ? w->adapter->path : NULL),
 	    "profile_sha256", provenance_repo_digest(r->o->repo_root,
 	    w->profile ? w->profile->path : NULL),
 	    "workload_sha256", wl ? wl->digest : "",
 	    "engine_argv", e != NULL ? e->argv_text : NULL,
-	    /* the update step's version manifest, once it records one */
-	    "engine_manifest");
+	    "engine_manifest", sweep_manifest(r, pt->engine));
 }
 
 /* Record a point that does not run, with its reason. */

@@ -34,6 +34,9 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_verify_entry,
 	&cmd_merge_entry,
 	&cmd_publish_entry,
+	&cmd_update_entry,
+	&cmd_versions_entry,
+	&cmd_stale_entry,
 	NULL,
 };
 

@@ -122,5 +122,8 @@ extern const struct cmd_entry cmd_snapshot_entry;
 extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_merge_entry;
 extern const struct cmd_entry cmd_publish_entry;
+extern const struct cmd_entry cmd_update_entry;
+extern const struct cmd_entry cmd_versions_entry;
+extern const struct cmd_entry cmd_stale_entry;
 
 #endif

@@ -25,6 +25,7 @@
 #include "store-campaign.h"
 #include "store-official.h"
 #include "agent/store-agent.h"
+#include "store-update.h"
 #include "util.h"
 #include "results/store-results.h"
 
@@ -106,6 +107,10 @@ static const char *const migrations[] = {
 
 	/* 7: fidelity runs, cells and predictions; gate records. */
 	STORE_RESULTS_SCHEMA,
+
+	/* 8: version manifests, their packages, update attempts, and each
+	 * engine's current manifest. */
+	STORE_UPDATE_SCHEMA,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

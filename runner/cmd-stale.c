@@ -1,0 +1,102 @@
+/*
+ * cmd-stale.c - `warden stale [ENGINE...]`: each engine's last upstream
+ * activity against the policy's retirement_days. Reports only: exit 1
+ * when an engine is stale, so a scheduled job can notice.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "output.h"
+#include "policy.h"
+#include "update.h"
+#include "util.h"
+
+static void
+show_progress(void *arg, size_t k, size_t n, const char *engine,
+    const char *phase)
+{
+	(void)arg;
+	(void)phase;
+	if (output_is_tty())
+		output_progress(0, "stale %zu/%zu %s", k, n, engine);
+}
+
+static struct werr *
+stale_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct update_ctx uc;
+	struct policy *pol;
+	struct werr *err;
+	json_t *rows = NULL, *r, *age;
+	size_t i, stale = 0;
+	int ch;
+
+	memset(&uc, 0, sizeof(uc));
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch != 'j')
+			return cmd_usage_error(&cmd_stale_entry, "bad option");
+		ctx->json = 1;
+	}
+	if ((err = cmd_ctx_repo(ctx, &uc.repo_root)) != NULL ||
+	    (err = cmd_ctx_policy(ctx, &pol)) != NULL)
+		return err;
+	uc.policy = pol;
+	uc.on_progress = ctx->verbosity >= 0 ? show_progress : NULL;
+	if ((err = update_stale(&rows, &uc, argc > optind ?
+	    (const char *const *)argv + optind : NULL)) != NULL)
+		return err;
+	if (output_is_tty() && ctx->verbosity >= 0)
+		output_progress(1, "stale: %zu engine%s checked",
+		    json_array_size(rows), json_array_size(rows) == 1 ? "" : "s");
+	json_array_foreach(rows, i, r)
+		if (strcmp(json_string_value(json_object_get(r, "status")),
+		    "stale") == 0)
+			stale++;
+	if (ctx->json)
+		output_json(rows);
+	else
+		json_array_foreach(rows, i, r) {
+			age = json_object_get(r, "age_days");
+			printf("%-16s %-5s %-7s ", json_string_value(json_object_get(r,
+			    "engine")), json_string_value(json_object_get(r, "kind")),
+			    json_string_value(json_object_get(r, "status")));
+			if (json_is_number(age))
+				printf("%.0f days since %s (%s; retire after %lld)\n",
+				    json_number_value(age), json_string_value(
+				    json_object_get(r, "last_activity")),
+				    json_string_value(json_object_get(r, "what")),
+				    (long long)json_integer_value(json_object_get(r,
+				    "retirement_days")));
+			else
+				printf("%s\n", json_string_value(json_object_get(r,
+				    "detail")));
+		}
+	json_decref(rows);
+	if (stale > 0)
+		return werr_new(WEXIT_PROBLEM, "%zu engine%s without upstream "
+		    "activity for more than %d days", stale, stale == 1 ? "" :
+		    "s", pol->retirement_days);
+	return NULL;
+}
+
+const struct cmd_entry cmd_stale_entry = {
+	"stale",
+	"[ENGINE...] [--json]",
+	"report engines whose upstream has been quiet past retirement_days",
+	"For each ENGINE (default: the default roster), the last upstream\n"
+	"activity: the newest commit or tag date (git, after a fetch), the\n"
+	"newest release date from the package index (pip, policy\n"
+	"update.index.json_url); brew and none report 'unknown'. Compared with\n"
+	"the policy's retirement_days. Reports only.\n"
+	"  --json   print JSON\n"
+	"Exit 1 when an engine is stale.\n",
+	stale_exec,
+};

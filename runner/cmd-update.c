@@ -1,0 +1,163 @@
+/*
+ * cmd-update.c - `warden update [ENGINE...] [--dry-run]`: bring engines to
+ * the newest versions their adapters and the policy allow (runner/update),
+ * show progress, and print old -> new for everything that moved in each
+ * engine's closure. Exit 1 when an engine's update failed.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "output.h"
+#include "policy.h"
+#include "update.h"
+#include "util.h"
+
+static void
+show_progress(void *arg, size_t k, size_t n, const char *engine,
+    const char *phase)
+{
+	int final = strcmp(phase, "done") == 0;
+
+	(void)arg;
+	if (!final && !output_is_tty())
+		return;
+	output_progress(final, "update %zu/%zu %s: %s", k, n, engine, phase);
+}
+
+static const char *
+or_none(const json_t *v)
+{
+	return json_is_string(v) ? json_string_value(v) : "(none)";
+}
+
+/* "  name old → new" for each change. */
+static void
+print_changes(const json_t *changes, const char *indent)
+{
+	const char *key;
+	json_t *c;
+
+	json_object_foreach((json_t *)changes, key, c)
+		printf("%s%s %s \u2192 %s\n", indent, key,
+		    or_none(json_object_get(c, "old")),
+		    or_none(json_object_get(c, "new")));
+}
+
+static json_t *
+report_json(const struct update_report *r, int dry_run)
+{
+	json_t *arr = json_array(), *o;
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		o = json_pack("{s:s, s:s, s:s?, s:O, s:O, s:s?}",
+		    "engine", r->v[i].engine, "outcome", r->v[i].outcome,
+		    "detail", r->v[i].detail, "changes", r->v[i].changes,
+		    "held", r->v[i].held, "log", r->v[i].log_path);
+		json_object_set_new(o, "manifest_id", r->v[i].manifest_id ?
+		    json_integer(r->v[i].manifest_id) : json_null());
+		json_array_append_new(arr, o);
+	}
+	return json_pack("{s:b, s:i, s:o}", "dry_run", dry_run, "failed",
+	    r->failed, "engines", arr);
+}
+
+static void
+print_report(const struct update_report *r)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		const struct update_engine_result *e = &r->v[i];
+
+		printf("%s: %s", e->engine, e->outcome);
+		if (e->manifest_id != 0)
+			printf(" (manifest %lld)", (long long)e->manifest_id);
+		printf("\n");
+		print_changes(e->changes, "  ");
+		json_object_foreach(e->held, key, v)
+			printf("  held: %s: %s\n", key, json_string_value(v));
+		if (e->detail != NULL)
+			printf("  %s\n  log: %s\n", e->detail,
+			    e->log_path ? e->log_path : "-");
+	}
+}
+
+static struct werr *
+update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct update_report rep;
+	struct update_ctx uc;
+	struct store *store;
+	struct werr *err;
+	struct policy *pol;
+	json_t *doc;
+	int ch;
+
+	memset(&uc, 0, sizeof(uc));
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'n':
+			uc.dry_run = 1;
+			break;
+		case 'j':
+			ctx->json = 1;
+			break;
+		default:
+			return cmd_usage_error(&cmd_update_entry, "bad option");
+		}
+	}
+	if ((err = cmd_ctx_repo(ctx, &uc.repo_root)) != NULL ||
+	    (err = cmd_ctx_policy(ctx, &pol)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL)
+		return err;
+	uc.policy = pol;
+	uc.on_progress = ctx->verbosity >= 0 ? show_progress : NULL;
+	err = update_run(&rep, &uc, store, argc > optind ?
+	    (const char *const *)argv + optind : NULL);
+	if (err != NULL) {
+		update_report_free(&rep);
+		return err;
+	}
+	if (ctx->json) {
+		doc = report_json(&rep, uc.dry_run);
+		output_json(doc);
+		json_decref(doc);
+	} else
+		print_report(&rep);
+	if (rep.failed > 0)
+		err = werr_new(WEXIT_PROBLEM, "%d engine%s failed to update",
+		    rep.failed, rep.failed == 1 ? "" : "s");
+	update_report_free(&rep);
+	return err;
+}
+
+const struct cmd_entry cmd_update_entry = {
+	"update",
+	"[ENGINE...] [--dry-run] [--json]",
+	"bring engines to their newest allowed versions and record manifests",
+	"Updates each ENGINE (default: every engine of the default roster):\n"
+	"git sources through libgit2 (newest matching tag in version order or\n"
+	"the branch head, built in a fresh directory), pip and brew sources\n"
+	"through their shims, with the policy's pins, holds, groups and minimum\n"
+	"release age; makes each model present (fetch_model) and checks its\n"
+	"sha256; records a version manifest of the whole closure per engine.\n"
+	"Prints old -> new for every package that moved.\n"
+	"  --dry-run   say what would change (pip --dry-run --report, fetched\n"
+	"              tags); change no environment and record nothing\n"
+	"  --json      print the outcomes as JSON\n"
+	"Exit 1 when an engine's update failed; it keeps its environment and\n"
+	"manifest, and the failure is recorded.\n",
+	update_exec_cmd,
+};

@@ -1,0 +1,215 @@
+/*
+ * cmd-versions.c - `warden versions [ENGINE] [--cycle C] [--diff C1 C2]`:
+ * the version manifests the update step recorded (each engine's current
+ * one, or those of a cycle), and what moved between two cycles, engine
+ * by engine, package by package.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "manifest.h"
+#include "output.h"
+#include "store-update.h"
+#include "util.h"
+
+static const char *
+str(const json_t *o, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : dflt;
+}
+
+static void
+print_manifest(const char *engine, const json_t *m)
+{
+	const json_t *tool = json_object_get(m, "tool"), *v;
+	const char *key;
+
+	printf("%s: %s %s (manifest %lld, cycle %s", engine, str(m, "kind", "?"),
+	    str(m, "engine_version", "(unknown)"),
+	    (long long)json_integer_value(json_object_get(m, "id")),
+	    str(m, "cycle", "?"));
+	if (json_is_object(tool))
+		printf(", %s %s", str(tool, "name", "?"), str(tool, "version", "?"));
+	if (json_is_string(json_object_get(m, "python")))
+		printf(", python %s", str(m, "python", "?"));
+	printf(")\n");
+	json_object_foreach(json_object_get(m, "packages"), key, v)
+		printf("  %s %s\n", key, json_string_value(v));
+	json_object_foreach(json_object_get(m, "toolchain"), key, v)
+		printf("  toolchain %s: %s\n", key, json_string_value(v));
+	json_object_foreach(json_object_get(m, "models"), key, v)
+		printf("  model %s: %s\n", key, str(v, "sha256", "(no digest)"));
+}
+
+static const char *
+or_none(const json_t *v)
+{
+	return json_is_string(v) ? json_string_value(v) : "(none)";
+}
+
+/* {engines: [{engine, from, to, changes}]} between two cycles. */
+static json_t *
+diff_doc(const json_t *a, const json_t *b, const char *c1, const char *c2)
+{
+	json_t *rows = json_array(), *ma, *mb;
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)a, key, v) {
+		mb = json_object_get(b, key);
+		json_array_append_new(rows, json_pack("{s:s, s:O, s:o, s:o}",
+		    "engine", key, "from", json_object_get(v, "id"),
+		    "to", mb ? json_integer(json_integer_value(json_object_get(
+		    mb, "id"))) : json_null(), "changes", mb ?
+		    manifest_diff(v, mb) : json_null()));
+	}
+	json_object_foreach((json_t *)b, key, v) {
+		if ((ma = json_object_get(a, key)) != NULL)
+			continue;
+		json_array_append_new(rows, json_pack("{s:s, s:n, s:O, s:n}",
+		    "engine", key, "from", "to", json_object_get(v, "id"),
+		    "changes"));
+	}
+	return json_pack("{s:s, s:s, s:o}", "from_cycle", c1, "to_cycle", c2,
+	    "engines", rows);
+}
+
+static void
+print_diff(const json_t *doc)
+{
+	const char *c1 = str(doc, "from_cycle", "?"), *c2 = str(doc, "to_cycle", "?");
+	const json_t *row, *ch;
+	const char *key;
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "engines"), i, row) {
+		ch = json_object_get(row, "changes");
+		printf("%s: ", str(row, "engine", "?"));
+		if (!json_is_object(ch)) {
+			printf("no manifest in cycle %s\n",
+			    json_is_null(json_object_get(row, "from")) ? c1 : c2);
+			continue;
+		}
+		printf("%zu package%s moved from %s to %s\n", json_object_size(ch),
+		    json_object_size(ch) == 1 ? "" : "s", c1, c2);
+		json_object_foreach((json_t *)ch, key, c)
+			printf("  %s %s \u2192 %s\n", key,
+			    or_none(json_object_get(c, "old")),
+			    or_none(json_object_get(c, "new")));
+	}
+}
+
+static struct werr *
+versions_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cycle", required_argument, NULL, 'c' },
+		{ "diff", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cycle = NULL, *d1 = NULL, *d2 = NULL, *engine = NULL;
+	json_t *a = NULL, *b = NULL, *doc = NULL, *v;
+	struct store *store;
+	struct werr *err = NULL;
+	const char *key;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			cycle = optarg;
+			break;
+		case 'd':
+			/* --diff C1 C2: the second cycle is the next word */
+			if (optind >= argc || argv[optind][0] == '-')
+				return cmd_usage_error(&cmd_versions_entry,
+				    "'--diff' takes two cycles");
+			d1 = optarg;
+			d2 = argv[optind++];
+			break;
+		case 'j':
+			ctx->json = 1;
+			break;
+		default:
+			return cmd_usage_error(&cmd_versions_entry, "bad option");
+		}
+	}
+	if (argc - optind > 1)
+		return cmd_usage_error(&cmd_versions_entry,
+		    "'versions' takes at most one engine");
+	if (cycle != NULL && d1 != NULL)
+		return cmd_usage_error(&cmd_versions_entry,
+		    "'--cycle' and '--diff' exclude each other");
+	engine = optind < argc ? argv[optind] : NULL;
+	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
+		return err;
+	if (d1 != NULL) {
+		if ((err = store_update_cycle(store, d1, engine, &a)) != NULL ||
+		    (err = store_update_cycle(store, d2, engine, &b)) != NULL)
+			goto out;
+		if (json_object_size(a) == 0 && json_object_size(b) == 0) {
+			err = werr_new(WEXIT_PROBLEM, "no manifest recorded in "
+			    "cycle '%s' or '%s'%s%s", d1, d2, engine ? " for " :
+			    "", engine ? engine : "");
+			goto out;
+		}
+		doc = diff_doc(a, b, d1, d2);
+		if (ctx->json)
+			output_json(doc);
+		else
+			print_diff(doc);
+		goto out;
+	}
+	if (cycle != NULL)
+		err = store_update_cycle(store, cycle, engine, &a);
+	else if ((err = store_update_current_all(store, &a)) == NULL &&
+	    engine != NULL) {
+		b = json_object();
+		if ((v = json_object_get(a, engine)) != NULL)
+			json_object_set(b, engine, v);
+		json_decref(a);
+		a = b;
+		b = NULL;
+	}
+	if (err != NULL)
+		goto out;
+	if (json_object_size(a) == 0) {
+		err = werr_new(WEXIT_PROBLEM, "no manifest recorded%s%s%s%s",
+		    cycle ? " in cycle " : "", cycle ? cycle : "",
+		    engine ? " for " : "", engine ? engine : "");
+		goto out;
+	}
+	if (ctx->json)
+		output_json(a);
+	else
+		json_object_foreach(a, key, v)
+			print_manifest(key, v);
+out:
+	json_decref(a);
+	json_decref(b);
+	json_decref(doc);
+	return err;
+}
+
+const struct cmd_entry cmd_versions_entry = {
+	"versions",
+	"[ENGINE] [--cycle C] [--diff C1 C2] [--json]",
+	"show version manifests, or what moved between two cycles",
+	"Prints each engine's current version manifest (or ENGINE's): its\n"
+	"version or commit, every package of its closure, tool, python and\n"
+	"toolchain versions, model digests.\n"
+	"  --cycle C      the manifests recorded in cycle C (the newest per engine)\n"
+	"  --diff C1 C2   per engine, every package whose version differs between\n"
+	"                 the manifests of cycles C1 and C2 (old -> new)\n"
+	"  --json         print JSON\n"
+	"Exit 1 when no manifest was recorded.\n",
+	versions_exec,
+};

@@ -1,0 +1,516 @@
+/*
+ * gitenv.c - git sources, through libgit2 only: fetch into the bare
+ * repository env_dir/git, pick the newest tag matching the adapter's
+ * `ref` in version order (or the branch head), older than the policy's
+ * minimum release age, check it out into a fresh directory under
+ * env_dir/builds/, run the build argvs there in order without a shell,
+ * and only when every step succeeded point env_dir/src at it. A failed
+ * build is removed; the build in use stays. Never prints.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "manifest.h"
+#include "update-private.h"
+#include "util.h"
+#include "version.h"
+
+struct target {
+	git_oid oid;
+	char *version;		/* the tag, or "BRANCH@commit12" */
+	char *tag;		/* NULL: a branch or a commit */
+	time_t time;		/* tag date, or commit time */
+};
+
+static void
+target_free(struct target *t)
+{
+	free(t->version);
+	free(t->tag);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Open env_dir/git (made bare when missing) and fetch everything. */
+static struct werr *
+git_fetch(git_repository **out, const struct adapter *a, const char *env_dir,
+    const char *log_path)
+{
+	char *refspecs[] = { "+refs/heads/*:refs/remotes/origin/*",
+	    "+refs/tags/*:refs/tags/*" };
+	git_strarray specs = { refspecs, 2 };
+	git_fetch_options fo;
+	git_repository *repo = NULL;
+	git_remote *remote = NULL;
+	struct werr *err = NULL;
+	char *path = path_join(env_dir, "git");
+
+	*out = NULL;
+	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	update_log_note(log_path, "git fetch %s into %s", a->source.url, path);
+	if (git_repository_open_bare(&repo, path) != 0) {
+		if ((err = mkdir_p(env_dir)) != NULL)
+			goto out;
+		if (git_repository_init(&repo, path, 1) != 0) {
+			err = werr_git("init '%s'", path);
+			goto out;
+		}
+	}
+	if (git_remote_lookup(&remote, repo, "origin") != 0) {
+		if (git_remote_create_with_fetchspec(&remote, repo, "origin",
+		    a->source.url, refspecs[0]) != 0) {
+			err = werr_git("remote '%s'", a->source.url);
+			goto out;
+		}
+	} else if (strcmp(git_remote_url(remote), a->source.url) != 0) {
+		git_remote_free(remote);
+		remote = NULL;
+		if (git_remote_set_url(repo, "origin", a->source.url) != 0 ||
+		    git_remote_lookup(&remote, repo, "origin") != 0) {
+			err = werr_git("remote '%s'", a->source.url);
+			goto out;
+		}
+	}
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
+	fo.prune = GIT_FETCH_PRUNE;
+	if (git_remote_fetch(remote, &specs, &fo, "warden update") != 0)
+		err = werr_git("fetch '%s'", a->source.url);
+out:
+	if (err != NULL)
+		err->exit = WEXIT_PROBLEM;
+	git_remote_free(remote);
+	if (err == NULL)
+		*out = repo;
+	else
+		git_repository_free(repo);
+	free(path);
+	return err;
+}
+
+/* Commit and date of a tag reference (tagger date when annotated). */
+static int
+tag_info(git_repository *repo, const char *refname, git_oid *commit, time_t *when)
+{
+	git_reference *ref = NULL;
+	git_object *obj = NULL, *peeled = NULL;
+	const git_signature *sig;
+	int rc = -1;
+
+	if (git_reference_lookup(&ref, repo, refname) != 0 ||
+	    git_reference_peel(&peeled, ref, GIT_OBJECT_COMMIT) != 0)
+		goto out;
+	git_oid_cpy(commit, git_object_id(peeled));
+	*when = (time_t)git_commit_time((git_commit *)peeled);
+	if (git_reference_target(ref) != NULL && git_object_lookup(&obj, repo,
+	    git_reference_target(ref), GIT_OBJECT_ANY) == 0 &&
+	    git_object_type(obj) == GIT_OBJECT_TAG &&
+	    (sig = git_tag_tagger((git_tag *)obj)) != NULL)
+		*when = (time_t)sig->when.time;
+	rc = 0;
+out:
+	git_object_free(obj);
+	git_object_free(peeled);
+	git_reference_free(ref);
+	return rc;
+}
+
+static int
+too_young(const struct update_ctx *ctx, time_t when)
+{
+	double min_s = ctx->policy->update.min_release_age_days * 86400.0;
+
+	return min_s > 0 && difftime(time(NULL), when) < min_s;
+}
+
+/* The newest tag matching the pattern, in version order. */
+static struct werr *
+pick_tag(struct target *t, const struct update_ctx *ctx, git_repository *repo,
+    const struct adapter *a, json_t *held)
+{
+	git_strarray tags = { NULL, 0 };
+	struct werr *err = NULL;
+	const char *best = NULL;
+	git_oid oid, best_oid;
+	time_t when, best_when = 0;
+	char refname[1024];
+	size_t i;
+
+	if (git_tag_list_match(&tags, a->source.ref, repo) != 0)
+		return werr_git("list tags");
+	for (i = 0; i < tags.count; i++) {
+		if (!version_tag_matches(a->source.ref, tags.strings[i]))
+			continue;
+		snprintf(refname, sizeof(refname), "refs/tags/%s", tags.strings[i]);
+		if (tag_info(repo, refname, &oid, &when) != 0)
+			continue;
+		if (too_young(ctx, when)) {
+			json_object_set_new(held, tags.strings[i], json_string(
+			    "tag is younger than update.min_release_age_days"));
+			continue;
+		}
+		if (best == NULL || version_compare(tags.strings[i], best) > 0) {
+			best = tags.strings[i];
+			git_oid_cpy(&best_oid, &oid);
+			best_when = when;
+		}
+	}
+	if (best == NULL)
+		err = werr_new(WEXIT_PROBLEM, "no tag of '%s' matches '%s'%s",
+		    a->source.url, a->source.ref, json_object_size(held) ?
+		    " and is old enough" : "");
+	else {
+		git_oid_cpy(&t->oid, &best_oid);
+		t->tag = xstrdup(best);
+		t->version = xstrdup(best);
+		t->time = best_when;
+	}
+	git_strarray_dispose(&tags);
+	return err;
+}
+
+/* The branch head, or its newest first-parent commit old enough. */
+static struct werr *
+pick_branch(struct target *t, const struct update_ctx *ctx,
+    git_repository *repo, const struct adapter *a, json_t *held)
+{
+	git_commit *c = NULL, *parent;
+	git_reference *ref = NULL;
+	char refname[1024], hex[GIT_OID_HEXSZ + 1];
+	struct werr *err = NULL;
+
+	snprintf(refname, sizeof(refname), "refs/remotes/origin/%s", a->source.ref);
+	if (git_reference_lookup(&ref, repo, refname) != 0 ||
+	    git_commit_lookup(&c, repo, git_reference_target(ref)) != 0) {
+		err = werr_new(WEXIT_PROBLEM, "no branch '%s' in '%s'",
+		    a->source.ref, a->source.url);
+		goto out;
+	}
+	while (too_young(ctx, (time_t)git_commit_time(c))) {
+		if (json_object_get(held, a->source.ref) == NULL)
+			json_object_set_new(held, a->source.ref, json_string(
+			    "newest commits are younger than "
+			    "update.min_release_age_days"));
+		if (git_commit_parent(&parent, c, 0) != 0) {
+			err = werr_new(WEXIT_PROBLEM, "no commit of branch '%s' "
+			    "is old enough", a->source.ref);
+			goto out;
+		}
+		git_commit_free(c);
+		c = parent;
+	}
+	git_oid_cpy(&t->oid, git_commit_id(c));
+	git_oid_tostr(hex, sizeof(hex), &t->oid);
+	t->version = xasprintf("%s@%.12s", a->source.ref, hex);
+	t->time = (time_t)git_commit_time(c);
+out:
+	git_commit_free(c);
+	git_reference_free(ref);
+	return err;
+}
+
+/* A pinned tag or commit id. */
+static struct werr *
+pick_pinned(struct target *t, git_repository *repo, const char *pin)
+{
+	char refname[1024], hex[GIT_OID_HEXSZ + 1];
+	git_object *obj = NULL, *peeled = NULL;
+
+	snprintf(refname, sizeof(refname), "refs/tags/%s", pin);
+	if (tag_info(repo, refname, &t->oid, &t->time) == 0) {
+		t->tag = xstrdup(pin);
+		t->version = xstrdup(pin);
+		return NULL;
+	}
+	if (git_revparse_single(&obj, repo, pin) != 0 ||
+	    git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0) {
+		git_object_free(obj);
+		return werr_new(WEXIT_PROBLEM, "pin '%s' is neither a tag nor "
+		    "a commit of the repository", pin);
+	}
+	git_oid_cpy(&t->oid, git_object_id(peeled));
+	t->time = (time_t)git_commit_time((git_commit *)peeled);
+	git_oid_tostr(hex, sizeof(hex), &t->oid);
+	t->version = xasprintf("%.12s", hex);
+	git_object_free(peeled);
+	git_object_free(obj);
+	return NULL;
+}
+
+/* What the pins and holds in force say about the engine itself. */
+static const char *
+engine_pin(const struct update_ctx *ctx, const struct update_build *b,
+    json_t *held, char **buf)
+{
+	const struct strlist *lists[2] = { &ctx->policy->update.pins, b->pins };
+	const char *cur;
+	size_t i, k, n = strlen(b->adapter->name);
+
+	*buf = NULL;
+	for (k = 2; k-- > 0;)	/* the caller's pins win over policy's */
+		for (i = 0; lists[k] != NULL && i < lists[k]->n; i++)
+			if (strncmp(lists[k]->v[i], b->adapter->name, n) == 0 &&
+			    strncmp(lists[k]->v[i] + n, "==", 2) == 0)
+				return lists[k]->v[i] + n + 2;
+	if (strlist_contains(&ctx->policy->update.holds, b->adapter->name) &&
+	    (cur = json_string_value(json_object_get(json_object_get(b->current,
+	    "source"), "commit"))) != NULL) {
+		json_object_set_new(held, b->adapter->name,
+		    json_string("held by policy"));
+		return *buf = xstrdup(cur);
+	}
+	return b->adapter->source.pin;
+}
+
+/* Replace env_dir/src by a link to builds/NAME, atomically. */
+static struct werr *
+swap_src(const char *env_dir, const char *name)
+{
+	char *link = path_join(env_dir, "src"), *tmp = path_join(env_dir, "src.new");
+	char *target = xasprintf("builds/%s", name);
+	struct werr *err = NULL;
+	struct stat sb;
+
+	if (lstat(link, &sb) == 0 && !S_ISLNK(sb.st_mode))
+		err = werr_new(WEXIT_PROBLEM, "'%s' is not a link warden made; "
+		    "move it away", link);
+	else {
+		(void)unlink(tmp);
+		if (symlink(target, tmp) == -1)
+			err = werr_errno("symlink", tmp);
+		else if (rename(tmp, link) == -1)
+			err = werr_errno("rename", tmp);
+	}
+	free(link);
+	free(tmp);
+	free(target);
+	return err;
+}
+
+/* Remove every build but keep. */
+static void
+prune_builds(const char *env_dir, const char *keep)
+{
+	char *dir = path_join(env_dir, "builds"), *p;
+	struct dirent *de;
+	struct werr *err;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL) {
+		free(dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, keep) == 0)
+			continue;
+		p = path_join(dir, de->d_name);
+		werr_free(update_rmtree(p));
+		free(p);
+	}
+	closedir(d);
+	free(dir);
+	(void)err;
+}
+
+/* Check the commit out into a fresh dir and run the build steps there. */
+static struct werr *
+build(const struct update_ctx *ctx, const struct update_build *b,
+    git_repository *repo, const git_oid *oid, const char *dir, json_t *toolchain)
+{
+	git_checkout_options co;
+	git_commit *commit = NULL;
+	struct werr *err = NULL;
+	char **argv = NULL, *what, *ver;
+	size_t i;
+
+	if ((err = mkdir_p(dir)) != NULL)
+		return err;
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DONT_UPDATE_INDEX;
+	co.target_directory = dir;
+	if (git_commit_lookup(&commit, repo, oid) != 0 ||
+	    git_checkout_tree(repo, (git_object *)commit, &co) != 0) {
+		err = werr_git("checkout into '%s'", dir);
+		err->exit = WEXIT_PROBLEM;
+		git_commit_free(commit);
+		return err;
+	}
+	git_commit_free(commit);
+	for (i = 0; i < b->adapter->source.n_build && err == NULL; i++) {
+		if (ctx->on_progress != NULL)
+			ctx->on_progress(ctx->arg, b->k, b->n, b->adapter->name,
+			    "build");
+		if ((err = update_expand_argv(&argv, &b->adapter->source.build[i],
+		    b->adapter, ctx->repo_root, b->env_dir, NULL, NULL)) != NULL)
+			break;
+		what = xasprintf("build step %zu of %zu", i + 1,
+		    b->adapter->source.n_build);
+		err = update_exec(what, argv, dir, b->log_path, NULL,
+		    ctx->policy->update.build_timeout_s);
+		if (json_object_get(toolchain, argv[0]) == NULL &&
+		    (ver = update_program_version(argv[0], b->log_path)) != NULL) {
+			json_object_set_new(toolchain, argv[0], json_string(ver));
+			free(ver);
+		}
+		free(what);
+		update_argv_free(argv);
+		argv = NULL;
+	}
+	return err;
+}
+
+static json_t *
+git_manifest(const struct update_build *b, const struct target *t,
+    const char *build_dir, json_t *toolchain)
+{
+	char hex[GIT_OID_HEXSZ + 1], when[40], now[40];
+
+	git_oid_tostr(hex, sizeof(hex), &t->oid);
+	utc_iso_from_time(when, sizeof(when), t->time);
+	utc_now_iso(now, sizeof(now));
+	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:{s:s}, s:n, s:n, "
+	    "s:{s:s, s:s, s:s, s:s?, s:s, s:s, s:s?}, s:O, s:{}, s:[], s:s, "
+	    "s:s, s:s}", "schema", MANIFEST_SCHEMA, "engine", b->adapter->name,
+	    "kind", "git", "engine_package", b->adapter->name,
+	    "engine_version", t->version, "packages", b->adapter->name, t->version,
+	    "tool", "python", "source", "url", b->adapter->source.url,
+	    "ref", b->adapter->source.ref, "track", b->adapter->source.track ?
+	    b->adapter->source.track : "tag", "tag", t->tag, "commit", hex,
+	    "commit_time", when, "build", build_dir, "toolchain", toolchain,
+	    "models", "constraints", "env_dir", b->env_dir,
+	    "warden_version", PACKAGE_VERSION, "created", now);
+}
+
+struct werr *
+update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
+    const struct update_build *b)
+{
+	const struct adapter *a = b->adapter;
+	git_repository *repo = NULL;
+	struct target t;
+	struct werr *err;
+	const char *pin, *cur_commit, *cur_build;
+	char hex[GIT_OID_HEXSZ + 1], *pin_buf = NULL, *name = NULL, *dir = NULL;
+	char *link = NULL;
+	json_t *toolchain = json_object();
+
+	memset(&t, 0, sizeof(t));
+	if (ctx->on_progress != NULL)
+		ctx->on_progress(ctx->arg, b->k, b->n, a->name, "fetch");
+	if ((err = git_fetch(&repo, a, b->env_dir, b->log_path)) != NULL)
+		goto out;
+	pin = engine_pin(ctx, b, res->held, &pin_buf);
+	if (pin != NULL)
+		err = pick_pinned(&t, repo, pin);
+	else if (a->source.track != NULL && strcmp(a->source.track, "branch") == 0)
+		err = pick_branch(&t, ctx, repo, a, res->held);
+	else
+		err = pick_tag(&t, ctx, repo, a, res->held);
+	if (err != NULL)
+		goto out;
+	git_oid_tostr(hex, sizeof(hex), &t.oid);
+	cur_commit = json_string_value(json_object_get(json_object_get(b->current,
+	    "source"), "commit"));
+	cur_build = json_string_value(json_object_get(json_object_get(b->current,
+	    "source"), "build"));
+	link = path_join(b->env_dir, "src");
+	if (cur_commit != NULL && strcmp(cur_commit, hex) == 0 &&
+	    cur_build != NULL && path_is_dir(link)) {
+		/* Nothing moved: the build in use is this commit's. */
+		res->manifest = git_manifest(b, &t, cur_build, json_object_get(
+		    b->current, "toolchain") ? json_object_get(b->current,
+		    "toolchain") : toolchain);
+		goto out;
+	}
+	if (ctx->dry_run) {
+		res->manifest = git_manifest(b, &t, "", toolchain);
+		goto out;
+	}
+	name = xasprintf("%.12s-%ld", hex, (long)time(NULL));
+	dir = xasprintf("%s/builds/%s", b->env_dir, name);
+	if ((err = build(ctx, b, repo, &t.oid, dir, toolchain)) != NULL) {
+		res->outcome = "build_failed";
+		werr_free(update_rmtree(dir));
+		goto out;
+	}
+	if ((err = swap_src(b->env_dir, name)) != NULL) {
+		werr_free(update_rmtree(dir));
+		goto out;
+	}
+	prune_builds(b->env_dir, name);
+	res->manifest = git_manifest(b, &t, dir, toolchain);
+out:
+	target_free(&t);
+	json_decref(toolchain);
+	git_repository_free(repo);
+	free(pin_buf);
+	free(name);
+	free(dir);
+	free(link);
+	return err;
+}
+
+struct werr *
+update_git_activity(time_t *when, char **what, const struct update_ctx *ctx,
+    const struct adapter *a, const char *env_dir, const char *log_path)
+{
+	git_strarray refs = { NULL, 0 };
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	git_commit *c = NULL;
+	struct werr *err;
+	git_oid oid;
+	time_t t;
+	size_t i;
+
+	(void)ctx;
+	*when = -1;
+	*what = NULL;
+	if ((err = git_fetch(&repo, a, env_dir, log_path)) != NULL)
+		return err;
+	if (git_reference_list(&refs, repo) != 0) {
+		err = werr_git("list references of '%s'", a->source.url);
+		goto out;
+	}
+	for (i = 0; i < refs.count; i++) {
+		const char *r = refs.strings[i];
+
+		if (str_startswith(r, "refs/tags/")) {
+			if (tag_info(repo, r, &oid, &t) != 0)
+				continue;
+		} else if (str_startswith(r, "refs/remotes/origin/")) {
+			if (git_reference_lookup(&ref, repo, r) != 0 ||
+			    git_reference_target(ref) == NULL ||
+			    git_commit_lookup(&c, repo, git_reference_target(ref)) != 0) {
+				git_reference_free(ref);
+				ref = NULL;
+				continue;
+			}
+			t = (time_t)git_commit_time(c);
+			git_commit_free(c);
+			git_reference_free(ref);
+			c = NULL;
+			ref = NULL;
+		} else
+			continue;
+		if (t > *when) {
+			*when = t;
+			free(*what);
+			*what = xstrdup(r);
+		}
+	}
+out:
+	git_strarray_dispose(&refs);
+	git_repository_free(repo);
+	return err;
+}

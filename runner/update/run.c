@@ -1,0 +1,234 @@
+/*
+ * run.c - running the programs of the update step (shims, builds,
+ * fetch_model, --version probes) through spawn.h, each to its end under
+ * a deadline with its output in the engine's update log, plus the small
+ * helpers the other files share. Never prints.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "spawn.h"
+#include "update-private.h"
+#include "util.h"
+
+#define UPDATE_LOG_TAIL_BYTES 2000
+#define UPDATE_STOP_GRACE_MS 2000
+
+void
+update_log_note(const char *log_path, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	struct werr *err;
+	char now[40];
+	va_list ap;
+
+	if (log_path == NULL)
+		return;
+	utc_now_iso(now, sizeof(now));
+	buf_printf(&b, "== %s ", now);
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	buf_addch(&b, '\n');
+	if ((err = file_append(log_path, b.data, b.len)) != NULL)
+		werr_free(err);	/* the log is a courtesy; the run goes on */
+	buf_free(&b);
+}
+
+static void
+argv_text(struct buf *out, char *const *argv)
+{
+	size_t i;
+
+	for (i = 0; argv[i] != NULL; i++)
+		buf_printf(out, "%s%s", i ? " " : "", argv[i]);
+}
+
+struct werr *
+update_exec(const char *what, char *const *argv, const char *cwd,
+    const char *log_path, const char *stdout_path, double timeout_s)
+{
+	struct spawn_opts o;
+	struct buf cmd = BUF_INIT, why = BUF_INIT, tail = BUF_INIT;
+	struct werr *err;
+	int status = 0, timed_out = 0;
+	off_t before = 0;
+	struct stat sb;
+
+	argv_text(&cmd, argv);
+	update_log_note(log_path, "%s: %s", what, buf_cstr(&cmd));
+	if (log_path != NULL && stat(log_path, &sb) == 0)
+		before = sb.st_size;
+	memset(&o, 0, sizeof(o));
+	o.argv = argv;
+	o.cwd = cwd;
+	o.log_path = log_path;
+	o.stdout_path = stdout_path;
+	err = spawn_run(&o, (unsigned)(timeout_s * 1000.0), UPDATE_STOP_GRACE_MS,
+	    &status, &timed_out);
+	if (err != NULL) {
+		err = werr_wrap(err, "%s", what);
+		err->exit = WEXIT_PROBLEM;
+		goto out;
+	}
+	if (timed_out)
+		buf_printf(&why, "did not finish within %g s and was stopped",
+		    timeout_s);
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		buf_puts(&why, "failed: ");
+		spawn_status_describe(&why, status);
+	} else
+		goto out;
+	if (log_path != NULL && stat(log_path, &sb) == 0 && sb.st_size > before)
+		engine_log_tail(&tail, log_path, UPDATE_LOG_TAIL_BYTES);
+	err = werr_new(WEXIT_PROBLEM, "%s (%s) %s%s%s", what, buf_cstr(&cmd),
+	    buf_cstr(&why), tail.len ? "; log tail:\n" : "", buf_cstr(&tail));
+out:
+	buf_free(&cmd);
+	buf_free(&why);
+	buf_free(&tail);
+	return err;
+}
+
+char *
+update_program_version(const char *program, const char *log_path)
+{
+	char *argv[] = { (char *)program, "--version", NULL };
+	char *out_path = NULL, *line = NULL, *nl;
+	struct buf b = BUF_INIT;
+	struct werr *err;
+
+	if (log_path == NULL)
+		return NULL;
+	out_path = xasprintf("%s.version", log_path);
+	if ((err = update_exec("version probe", argv, NULL, log_path, out_path,
+	    30)) == NULL && (err = file_read(&b, out_path)) == NULL) {
+		nl = strchr(buf_cstr(&b), '\n');
+		line = xstrndup(buf_cstr(&b), nl ? (size_t)(nl - b.data) : b.len);
+		if (line[0] == '\0') {
+			free(line);
+			line = NULL;
+		}
+	}
+	werr_free(err);
+	(void)unlink(out_path);
+	free(out_path);
+	buf_free(&b);
+	return line;
+}
+
+static int
+rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (type == FTW_DP)
+		return rmdir(path) == -1 && errno != ENOENT ? -1 : 0;
+	return unlink(path) == -1 && errno != ENOENT ? -1 : 0;
+}
+
+struct werr *
+update_rmtree(const char *path)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) == -1)
+		return errno == ENOENT ? NULL : werr_errno("lstat", path);
+	if (!S_ISDIR(sb.st_mode))
+		return unlink(path) == -1 ? werr_errno("unlink", path) : NULL;
+	if (nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == -1)
+		return werr_errno("remove", path);
+	return NULL;
+}
+
+static char *
+dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
+}
+
+struct werr *
+update_expand_argv(char ***out, const struct strlist *tmpl,
+    const struct adapter *a, const char *repo_root, const char *env_dir,
+    const char *model, const char *model_path)
+{
+	struct engine_vars vars;
+	struct buf b = BUF_INIT;
+	char *home = path_join(env_dir, "home");
+	char *adir = dir_of(a->path != NULL ? a->path : ".");
+	char *adapter_dir = adir[0] == '/' ? xstrdup(adir) :
+	    path_join(repo_root, adir);
+	struct werr *err = NULL;
+	char **argv;
+	size_t i;
+
+	memset(&vars, 0, sizeof(vars));
+	vars.host = "127.0.0.1";
+	vars.model = model;
+	vars.model_path = model_path;
+	vars.home = home;
+	vars.env_dir = env_dir;
+	vars.adapter_dir = adapter_dir;
+	vars.repo = repo_root;
+	argv = xcalloc(tmpl->n + 1, sizeof(*argv));
+	for (i = 0; i < tmpl->n && err == NULL; i++) {
+		buf_reset(&b);
+		if ((err = engine_expand(&b, tmpl->v[i], &vars)) == NULL)
+			argv[i] = xstrdup(buf_cstr(&b));
+	}
+	buf_free(&b);
+	free(home);
+	free(adir);
+	free(adapter_dir);
+	if (err != NULL) {
+		update_argv_free(argv);
+		return err;
+	}
+	*out = argv;
+	return NULL;
+}
+
+void
+update_argv_free(char **argv)
+{
+	size_t i;
+
+	if (argv == NULL)
+		return;
+	for (i = 0; argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+time_t
+update_parse_time(const char *iso)
+{
+	struct tm tm;
+	const char *rest;
+
+	if (iso == NULL)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	rest = strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (rest == NULL)
+		return -1;
+	if (*rest == '.')
+		for (rest++; *rest >= '0' && *rest <= '9'; rest++)
+			;
+	if (*rest != '\0' && strcmp(rest, "Z") != 0 && strcmp(rest, "+00:00") != 0)
+		return -1;
+	return timegm(&tm);
+}

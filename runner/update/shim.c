@@ -1,0 +1,166 @@
+/*
+ * shim.c - calling the pip and brew shims and checking what they say.
+ *
+ * The shim protocol (README "Shims", warden(1)):
+ *   SHIM upgrade  --env DIR [INDEX] [--constraint FILE] [--dry-run] PKG [SPEC]
+ *   SHIM pin      --env DIR [INDEX] [--constraint FILE] PKG==VER...
+ *   SHIM versions --env DIR [PKG...]
+ * where INDEX is --index-url URL, --find-links DIR (repeated), --no-index,
+ * all from policy (never from an adapter). Every verb prints one JSON
+ * object {"tool", "tool_version", "python", "packages": {name: version}}
+ * on stdout: the whole installed closure after the verb (with --dry-run,
+ * what it would be). Exit 0 ok, 1 the tool refused (stderr says why),
+ * 2 usage, 3 environment. The shim's stderr goes to the update log.
+ * Never prints.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "update-private.h"
+#include "util.h"
+
+#ifndef WARDEN_SHIMDIR
+#define WARDEN_SHIMDIR "/usr/local/libexec/warden/shims"
+#endif
+
+struct argvb {
+	char **v;
+	size_t n;
+};
+
+static void
+argvb_add(struct argvb *a, const char *s)
+{
+	a->v = xrealloc(a->v, (a->n + 2) * sizeof(*a->v));
+	a->v[a->n++] = xstrdup(s);
+	a->v[a->n] = NULL;
+}
+
+/* Are all values of the object strings? */
+static int
+all_strings(const json_t *o)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)o, key, v)
+		if (!json_is_string(v))
+			return 0;
+	return 1;
+}
+
+static struct werr *
+check_output(const char *what, const char *text, json_t **out)
+{
+	json_error_t jerr;
+	json_t *doc, *p;
+
+	doc = json_loads(text, 0, &jerr);
+	if (doc == NULL)
+		return werr_new(WEXIT_PROBLEM, "%s printed invalid JSON: line "
+		    "%d column %d: %s", what, jerr.line, jerr.column, jerr.text);
+	p = json_object_get(doc, "packages");
+	if (!json_is_object(doc) ||
+	    !json_is_string(json_object_get(doc, "tool")) ||
+	    !json_is_string(json_object_get(doc, "tool_version")) ||
+	    !(json_is_string(json_object_get(doc, "python")) ||
+	    json_is_null(json_object_get(doc, "python"))) ||
+	    !json_is_object(p) || !all_strings(p)) {
+		json_decref(doc);
+		return werr_new(WEXIT_PROBLEM, "%s printed JSON that is not "
+		    "{\"tool\": string, \"tool_version\": string, \"python\": "
+		    "string or null, \"packages\": {name: version}}", what);
+	}
+	*out = doc;
+	return NULL;
+}
+
+static void
+shim_prefix(struct argvb *a, const struct update_ctx *ctx,
+    enum adapter_source_kind kind)
+{
+	const struct strlist *over = kind == SOURCE_PIP ?
+	    &ctx->policy->update.shim_pip : &ctx->policy->update.shim_brew;
+	const char *dir = getenv("WARDEN_SHIM_DIR");
+	char *path;
+	size_t i;
+
+	if (over->n > 0) {
+		for (i = 0; i < over->n; i++)
+			argvb_add(a, over->v[i]);
+		return;
+	}
+	if (dir == NULL || dir[0] == '\0')
+		dir = WARDEN_SHIMDIR;
+	path = xasprintf("%s/%s", dir, kind == SOURCE_PIP ? "pip" : "brew");
+	argvb_add(a, path);
+	free(path);
+}
+
+/* --find-links DIR: a relative directory is the repository's. */
+static void
+index_options(struct argvb *a, const struct update_ctx *ctx)
+{
+	const struct policy *p = ctx->policy;
+	size_t i;
+	char *dir;
+
+	if (p->update.index_url != NULL) {
+		argvb_add(a, "--index-url");
+		argvb_add(a, p->update.index_url);
+	}
+	for (i = 0; i < p->update.find_links.n; i++) {
+		const char *fl = p->update.find_links.v[i];
+
+		argvb_add(a, "--find-links");
+		if (fl[0] == '/' || strstr(fl, "://") != NULL)
+			argvb_add(a, fl);
+		else {
+			dir = path_join(ctx->repo_root, fl);
+			argvb_add(a, dir);
+			free(dir);
+		}
+	}
+	if (p->update.no_index)
+		argvb_add(a, "--no-index");
+}
+
+struct werr *
+update_shim_call(json_t **out, const struct update_ctx *ctx,
+    enum adapter_source_kind kind, const char *verb, const char *env_dir,
+    char *const *args, const char *log_path)
+{
+	struct argvb a = { NULL, 0 };
+	struct buf text = BUF_INIT;
+	char *out_path, *what;
+	struct werr *err;
+	size_t i;
+
+	*out = NULL;
+	shim_prefix(&a, ctx, kind);
+	what = xasprintf("%s shim '%s' %s", kind == SOURCE_PIP ? "pip" : "brew",
+	    a.v[0], verb);
+	argvb_add(&a, verb);
+	argvb_add(&a, "--env");
+	argvb_add(&a, env_dir);
+	if (kind == SOURCE_PIP && strcmp(verb, "versions") != 0)
+		index_options(&a, ctx);
+	for (i = 0; args != NULL && args[i] != NULL; i++)
+		argvb_add(&a, args[i]);
+	out_path = xasprintf("%s.shim-out", log_path);
+	err = update_exec(what, a.v, NULL, log_path, out_path,
+	    ctx->policy->update.shim_timeout_s);
+	if (err == NULL && (err = file_read(&text, out_path)) == NULL)
+		err = check_output(what, buf_cstr(&text), out);
+	if (err == NULL)
+		update_log_note(log_path, "%s: printed %s", what, buf_cstr(&text));
+	(void)unlink(out_path);
+	free(out_path);
+	free(what);
+	buf_free(&text);
+	update_argv_free(a.v);
+	return err;
+}

@@ -1,0 +1,104 @@
+/*
+ * store-update.h - the update step's tables: version manifests, their
+ * packages (one row per package, so triage can join manifests in SQL),
+ * every update attempt with its outcome, and which manifest is each
+ * engine's current one. The one place that knows the update step's SQL.
+ *
+ * An attempt, its manifest and the move of the engine's current pointer
+ * land in one transaction with their journal entry. A failed attempt
+ * records no manifest and leaves the pointer where it was. Manifests
+ * built in a scratch directory (triage) are recorded but never current.
+ * Never prints.
+ */
+#ifndef WARDEN_STORE_UPDATE_H
+#define WARDEN_STORE_UPDATE_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "error.h"
+#include "store.h"
+
+/* The schema: migration 8 of store.c's list. */
+#define STORE_UPDATE_SCHEMA \
+	"CREATE TABLE update_manifests (" \
+	"  id INTEGER PRIMARY KEY," \
+	"  cycle TEXT NOT NULL," \
+	"  engine TEXT NOT NULL," \
+	"  created TEXT NOT NULL," \
+	"  scratch INTEGER NOT NULL DEFAULT 0," \
+	"  env_dir TEXT NOT NULL," \
+	"  sha256 TEXT NOT NULL," \
+	"  manifest TEXT NOT NULL" \
+	");" \
+	"CREATE INDEX update_manifests_by_engine ON update_manifests(engine, id);" \
+	"CREATE INDEX update_manifests_by_cycle ON update_manifests(cycle, engine, id);" \
+	"CREATE TABLE update_packages (" \
+	"  manifest_id INTEGER NOT NULL REFERENCES update_manifests(id)," \
+	"  name TEXT NOT NULL," \
+	"  version TEXT NOT NULL," \
+	"  PRIMARY KEY (manifest_id, name)" \
+	");" \
+	"CREATE TABLE update_attempts (" \
+	"  id INTEGER PRIMARY KEY," \
+	"  cycle TEXT NOT NULL," \
+	"  engine TEXT NOT NULL," \
+	"  time TEXT NOT NULL," \
+	"  outcome TEXT NOT NULL CHECK (outcome IN ('updated', 'unchanged'," \
+	"    'failed', 'build_failed', 'model_mismatch', 'reverted'))," \
+	"  detail TEXT," \
+	"  log_path TEXT," \
+	"  manifest_id INTEGER REFERENCES update_manifests(id)," \
+	"  previous_id INTEGER REFERENCES update_manifests(id)," \
+	"  changes TEXT NOT NULL" \
+	");" \
+	"CREATE INDEX update_attempts_by_engine ON update_attempts(engine, id);" \
+	"CREATE TABLE update_current (" \
+	"  engine TEXT PRIMARY KEY," \
+	"  manifest_id INTEGER NOT NULL REFERENCES update_manifests(id)" \
+	");"
+
+struct store_update_attempt {
+	const char *engine;
+	const char *outcome;		/* see the CHECK above */
+	const char *detail;		/* NULL: none */
+	const char *log_path;		/* NULL: none */
+	const json_t *manifest;		/* NULL: none recorded (a failure) */
+	const char *env_dir;		/* where the manifest's environment is */
+	int64_t previous_id;		/* the current manifest before, 0: none */
+	const json_t *changes;		/* manifest_diff(); NULL: {} */
+};
+
+/*
+ * Record an attempt: its manifest (when given) becomes the engine's
+ * current one. *manifest_id_out (may be NULL) is the new manifest's id,
+ * or 0. Journaled as 'update.engine'.
+ */
+struct werr *store_update_record(struct store *store,
+    const struct store_update_attempt *a, int64_t *manifest_id_out);
+
+/* Record a manifest built in a scratch directory (never current);
+ * journaled as 'update.scratch'. */
+struct werr *store_update_record_scratch(struct store *store,
+    const char *engine, const char *env_dir, const json_t *manifest,
+    int64_t *manifest_id_out);
+
+/*
+ * The manifest with this id, or the engine's current one (*out NULL when
+ * there is none). The object returned (new reference) is the manifest
+ * with "id", "cycle" and "sha256" added.
+ */
+struct werr *store_update_manifest(struct store *store, int64_t id,
+    json_t **out);
+struct werr *store_update_current(struct store *store, const char *engine,
+    json_t **out);
+
+/* The newest live manifest of each engine recorded in cycle (engine
+ * NULL: all engines): a new object {engine: manifest}. */
+struct werr *store_update_cycle(struct store *store, const char *cycle,
+    const char *engine, json_t **out);
+/* Every engine's current manifest: a new object {engine: manifest}. */
+struct werr *store_update_current_all(struct store *store, json_t **out);
+
+#endif

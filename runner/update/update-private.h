@@ -1,0 +1,93 @@
+/*
+ * update-private.h - what the files of runner/update/ share: running a
+ * program to its end under a deadline with its output in the engine's
+ * update log, the shims, release dates from the package index, git
+ * sources, model weights. Internal: nothing outside runner/update/ and
+ * the update commands may include it; the contract is update.h.
+ */
+#ifndef WARDEN_UPDATE_PRIVATE_H
+#define WARDEN_UPDATE_PRIVATE_H
+
+#include <time.h>
+
+#include <jansson.h>
+
+#include "adapter.h"
+#include "buf.h"
+#include "error.h"
+#include "policy.h"
+#include "update.h"
+
+/* ---- run.c ---- */
+
+/*
+ * Run argv (cwd may be NULL) to its end within timeout_s, its output
+ * appended to log_path, stdout alone to stdout_path when that is not
+ * NULL. A program that cannot start, exits non-zero or overruns (its
+ * group is stopped) is an error (WEXIT_PROBLEM) naming what (a short
+ * name like "pip shim") and how, with the log's last lines.
+ */
+struct werr *update_exec(const char *what, char *const *argv, const char *cwd,
+    const char *log_path, const char *stdout_path, double timeout_s);
+/* A line "== TIME what: argv" into the log, so its sections are findable. */
+void update_log_note(const char *log_path, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The first line of `PROGRAM --version` (30 s), or NULL. Caller frees. */
+char *update_program_version(const char *program, const char *log_path);
+/* rm -rf path (never follows symbolic links). */
+struct werr *update_rmtree(const char *path);
+/* Expand an adapter argv template with the update step's variables. */
+struct werr *update_expand_argv(char ***out, const struct strlist *tmpl,
+    const struct adapter *a, const char *repo_root, const char *env_dir,
+    const char *model, const char *model_path);
+void update_argv_free(char **argv);
+/* Seconds since the epoch of an ISO 8601 UTC time ("2026-11-01T12:00:00Z",
+ * fractions and "+00:00" allowed); -1 when unreadable. */
+time_t update_parse_time(const char *iso);
+
+/* ---- shim.c ---- */
+
+/*
+ * Call the pip or brew shim: VERB --env ENV_DIR [index options from
+ * policy, pip only] ARGS... and read the JSON it prints. Its output must
+ * be {"tool", "tool_version", "python", "packages"}; anything else, a
+ * non-zero exit or a timeout is an error (WEXIT_PROBLEM) saying so.
+ */
+struct werr *update_shim_call(json_t **out, const struct update_ctx *ctx,
+    enum adapter_source_kind kind, const char *verb, const char *env_dir,
+    char *const *args, const char *log_path);
+
+/* ---- index.c ---- */
+
+/*
+ * Release dates of a pip package from the index's JSON API
+ * (policy update.index.json_url with {package}): a new object
+ * {version: seconds since the epoch} of each release's first upload, and
+ * in *latest the newest release's version (caller frees; may be NULL).
+ */
+struct werr *update_index_releases(json_t **out, char **latest,
+    const struct policy *policy, const char *package);
+
+/* ---- gitenv.c ---- */
+
+struct werr *update_git_build(struct update_build_result *res,
+    const struct update_ctx *ctx, const struct update_build *b);
+/* Newest commit or matching tag time of the upstream (after a fetch into
+ * the engine's repository), in seconds since the epoch. */
+struct werr *update_git_activity(time_t *when, char **what,
+    const struct update_ctx *ctx, const struct adapter *a, const char *env_dir,
+    const char *log_path);
+
+/* ---- models.c ---- */
+
+/*
+ * Make each model of the policy present for adapter a (its fetch_model
+ * argv, once per model) and hash its weights: a new object {model:
+ * {"file", "bytes", "sha256"}}. A digest that differs from the profile
+ * is an error naming the file and both digests (*mismatch set).
+ */
+struct werr *update_models(json_t **out, int *mismatch,
+    const struct update_ctx *ctx, const struct adapter *a,
+    const char *env_dir, const char *log_path);
+
+#endif

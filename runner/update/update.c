@@ -1,0 +1,366 @@
+/*
+ * update.c - the update step over a roster: plan every engine when the
+ * policy names groups (a dry run each, so a shared dependency moves to
+ * one version everywhere or nowhere), then per engine build its
+ * environment (envbuild.c), make its models present and check their
+ * digests (models.c), and record the attempt with its manifest in the
+ * store. A failing engine is recorded as an outcome and the next engine
+ * goes on; only the store stops the step. Never prints.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "manifest.h"
+#include "store-update.h"
+#include "update-private.h"
+#include "util.h"
+#include "version.h"
+
+struct engine_job {
+	const char *name;
+	struct adapter *adapter;
+	char *env_dir;
+	char *log_path;
+	json_t *current;	/* current manifest or NULL */
+	struct strlist pins;	/* group pins for this engine */
+	json_t *plan;		/* groups: the dry run's manifest */
+	int plan_failed;
+};
+
+char *
+update_env_dir(const char *repo_root, const char *engine)
+{
+	return xasprintf("%s/.warden/envs/%s", repo_root, engine);
+}
+
+void
+update_report_free(struct update_report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		free(r->v[i].engine);
+		free(r->v[i].outcome);
+		free(r->v[i].detail);
+		free(r->v[i].log_path);
+		json_decref(r->v[i].changes);
+		json_decref(r->v[i].held);
+	}
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static struct update_engine_result *
+report_add(struct update_report *r, const char *engine, const char *outcome)
+{
+	struct update_engine_result *e;
+
+	r->v = xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
+	e = &r->v[r->n++];
+	memset(e, 0, sizeof(*e));
+	e->engine = xstrdup(engine);
+	e->outcome = xstrdup(outcome);
+	return e;
+}
+
+static void
+strlist_push(struct strlist *l, const char *s)
+{
+	l->v = xrealloc(l->v, (l->n + 2) * sizeof(*l->v));
+	l->v[l->n++] = xstrdup(s);
+	l->v[l->n] = NULL;
+}
+
+static void
+progress(const struct update_ctx *ctx, size_t k, size_t n, const char *engine,
+    const char *phase)
+{
+	if (ctx->on_progress != NULL)
+		ctx->on_progress(ctx->arg, k, n, engine, phase);
+}
+
+/*
+ * Groups: each group package moves to the oldest version any engine's
+ * plan wants (the newest all can take), or, when an engine that holds it
+ * could not plan, stays where it is in every engine.
+ */
+static void
+group_pins(const struct update_ctx *ctx, struct engine_job *jobs, size_t n)
+{
+	const struct policy *p = ctx->policy;
+	const char *target, *v;
+	size_t g, k, i;
+	int any_failed;
+	char *pkg, *spec;
+
+	for (g = 0; g < p->update.n_groups; g++) {
+		for (k = 0; k < p->update.groups[g].packages.n; k++) {
+			pkg = manifest_package_name(p->update.groups[g].packages.v[k]);
+			target = NULL;
+			any_failed = 0;
+			for (i = 0; i < n; i++) {
+				if (manifest_package_version(jobs[i].current, pkg) == NULL &&
+				    manifest_package_version(jobs[i].plan, pkg) == NULL)
+					continue;
+				if (jobs[i].plan_failed) {
+					any_failed = 1;
+					continue;
+				}
+				v = manifest_package_version(jobs[i].plan, pkg);
+				if (v != NULL && (target == NULL ||
+				    version_compare(v, target) < 0))
+					target = v;
+			}
+			for (i = 0; i < n; i++) {
+				v = any_failed ? manifest_package_version(
+				    jobs[i].current, pkg) : target;
+				if (v == NULL || (manifest_package_version(
+				    jobs[i].current, pkg) == NULL &&
+				    manifest_package_version(jobs[i].plan, pkg) == NULL))
+					continue;
+				spec = xasprintf("%s==%s", pkg, v);
+				strlist_push(&jobs[i].pins, spec);
+				free(spec);
+			}
+			free(pkg);
+		}
+	}
+}
+
+static void
+job_build(struct update_build *b, struct engine_job *j, size_t k, size_t n)
+{
+	memset(b, 0, sizeof(*b));
+	b->adapter = j->adapter;
+	b->env_dir = j->env_dir;
+	b->pins = &j->pins;
+	b->current = j->current;
+	b->log_path = j->log_path;
+	b->k = k;
+	b->n = n;
+}
+
+/* Check the models; copy their entries into the manifest. */
+static struct werr *
+job_models(const struct update_ctx *ctx, struct engine_job *j, json_t *manifest,
+    int *mismatch)
+{
+	struct werr *err;
+	json_t *models;
+
+	err = update_models(&models, mismatch, ctx, j->adapter, j->env_dir,
+	    j->log_path);
+	if (err == NULL && manifest != NULL)
+		json_object_set_new(manifest, "models", models);
+	else
+		json_decref(models);
+	return err;
+}
+
+/* Update one engine and record the attempt. Only store errors return. */
+static struct werr *
+job_run(struct update_report *rep, const struct update_ctx *ctx,
+    struct store *store, struct engine_job *j, size_t k, size_t n)
+{
+	struct update_build_result res;
+	struct store_update_attempt at;
+	struct update_engine_result *e;
+	struct update_build b;
+	struct werr *err, *serr = NULL;
+	json_t *changes, *models_first = NULL;
+	int mismatch = 0, same;
+
+	job_build(&b, j, k, n);
+	memset(&res, 0, sizeof(res));
+	/* With an environment in place, models are checked before it
+	 * changes, so a bad digest leaves everything as it was. */
+	if (!ctx->dry_run && j->current != NULL) {
+		progress(ctx, k, n, j->name, "models");
+		models_first = json_object();
+		if ((err = job_models(ctx, j, models_first, &mismatch)) != NULL) {
+			res.outcome = mismatch ? "model_mismatch" : "failed";
+			goto failed;
+		}
+	}
+	progress(ctx, k, n, j->name, ctx->dry_run ? "plan" : "install");
+	if ((err = update_env_build(&res, ctx, &b)) != NULL)
+		goto failed;
+	if (!ctx->dry_run) {
+		if (models_first != NULL)
+			json_object_set(res.manifest, "models",
+			    json_object_get(models_first, "models"));
+		else {
+			progress(ctx, k, n, j->name, "models");
+			if ((err = job_models(ctx, j, res.manifest, &mismatch)) != NULL) {
+				res.outcome = mismatch ? "model_mismatch" : "failed";
+				goto failed;
+			}
+		}
+	}
+	changes = manifest_diff(j->current, res.manifest);
+	same = json_object_size(changes) == 0 && j->current != NULL;
+	e = report_add(rep, j->name, ctx->dry_run ? (same ? "would_stay" :
+	    "would_update") : (same ? "unchanged" : "updated"));
+	e->changes = changes;
+	e->held = json_incref(res.held);
+	e->log_path = xstrdup(j->log_path);
+	if (!ctx->dry_run) {
+		memset(&at, 0, sizeof(at));
+		at.engine = j->name;
+		at.outcome = e->outcome;
+		at.log_path = j->log_path;
+		at.manifest = res.manifest;
+		at.env_dir = j->env_dir;
+		at.previous_id = json_integer_value(json_object_get(j->current, "id"));
+		at.changes = changes;
+		serr = store_update_record(store, &at, &e->manifest_id);
+	}
+	goto out;
+failed:
+	e = report_add(rep, j->name, res.outcome != NULL ? res.outcome : "failed");
+	e->detail = xstrdup(err->msg);
+	e->changes = json_object();
+	e->held = res.held != NULL ? json_incref(res.held) : json_object();
+	e->log_path = xstrdup(j->log_path);
+	rep->failed++;
+	werr_free(err);
+	if (!ctx->dry_run) {
+		memset(&at, 0, sizeof(at));
+		at.engine = j->name;
+		at.outcome = e->outcome;
+		at.detail = e->detail;
+		at.log_path = j->log_path;
+		at.previous_id = json_integer_value(json_object_get(j->current, "id"));
+		serr = store_update_record(store, &at, NULL);
+	}
+out:
+	progress(ctx, k, n, j->name, "done");
+	json_decref(models_first);
+	update_build_result_free(&res);
+	return serr;
+}
+
+static struct werr *
+job_open(struct engine_job *j, const struct update_ctx *ctx,
+    struct store *store, const char *name)
+{
+	char *dir;
+	struct werr *err;
+
+	memset(j, 0, sizeof(*j));
+	j->name = name;
+	j->env_dir = update_env_dir(ctx->repo_root, name);
+	dir = xasprintf("%s/.warden/logs/update/%s", ctx->repo_root,
+	    store != NULL ? store_cycle(store) : "dry-run");
+	j->log_path = xasprintf("%s/%s.log", dir, name);
+	err = mkdir_p(dir);
+	free(dir);
+	if (err == NULL && store != NULL)
+		err = store_update_current(store, name, &j->current);
+	return err;
+}
+
+static void
+job_free(struct engine_job *j)
+{
+	adapter_free(j->adapter);
+	free(j->env_dir);
+	free(j->log_path);
+	json_decref(j->current);
+	json_decref(j->plan);
+	strlist_free(&j->pins);
+}
+
+/* Plan each engine of a group run without changing anything. */
+static void
+plan_all(const struct update_ctx *ctx, struct engine_job *jobs, size_t n)
+{
+	struct update_ctx dry = *ctx;
+	struct update_build_result res;
+	struct update_build b;
+	struct werr *err;
+	size_t i;
+
+	dry.dry_run = 1;
+	for (i = 0; i < n; i++) {
+		if (jobs[i].adapter == NULL)
+			continue;
+		progress(ctx, i + 1, n, jobs[i].name, "plan");
+		job_build(&b, &jobs[i], i + 1, n);
+		b.pins = NULL;
+		if ((err = update_env_build(&res, &dry, &b)) != NULL) {
+			jobs[i].plan_failed = 1;
+			werr_free(err);
+		} else
+			jobs[i].plan = json_incref(res.manifest);
+		update_build_result_free(&res);
+	}
+}
+
+struct werr *
+update_run(struct update_report *out, const struct update_ctx *ctx,
+    struct store *store, const char *const *engines)
+{
+	const struct policy *pol = ctx->policy;
+	const struct roster *ro = policy_roster(pol, pol->default_roster);
+	struct engine_job *jobs;
+	struct update_engine_result *e;
+	struct werr *err = NULL, *aerr;
+	size_t n = 0, i;
+
+	memset(out, 0, sizeof(*out));
+	if (engines != NULL && engines[0] != NULL)
+		while (engines[n] != NULL)
+			n++;
+	else if (ro != NULL)
+		n = ro->engines.n;
+	if (n == 0)
+		return werr_new(WEXIT_INPUT, "no engine to update");
+	jobs = xcalloc(n, sizeof(*jobs));
+	for (i = 0; i < n && err == NULL; i++) {
+		err = job_open(&jobs[i], ctx, ctx->dry_run ? NULL : store,
+		    engines != NULL && engines[0] != NULL ? engines[i] :
+		    ro->engines.v[i]);
+		if (err == NULL && ctx->dry_run && store != NULL)
+			err = store_update_current(store, jobs[i].name,
+			    &jobs[i].current);
+	}
+	if (err != NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if ((aerr = adapter_load_named(&jobs[i].adapter, ctx->repo_root,
+		    jobs[i].name)) == NULL)
+			continue;
+		e = report_add(out, jobs[i].name, "failed");
+		e->detail = xstrdup(aerr->msg);
+		e->changes = json_object();
+		e->held = json_object();
+		out->failed++;
+		if (!ctx->dry_run) {
+			struct store_update_attempt at;
+
+			memset(&at, 0, sizeof(at));
+			at.engine = jobs[i].name;
+			at.outcome = "failed";
+			at.detail = aerr->msg;
+			err = store_update_record(store, &at, NULL);
+		}
+		werr_free(aerr);
+		if (err != NULL)
+			goto out;
+	}
+	if (pol->update.n_groups > 0) {
+		plan_all(ctx, jobs, n);
+		group_pins(ctx, jobs, n);
+	}
+	for (i = 0; i < n && err == NULL; i++)
+		if (jobs[i].adapter != NULL)
+			err = job_run(out, ctx, store, &jobs[i], i + 1, n);
+out:
+	for (i = 0; i < n; i++)
+		job_free(&jobs[i]);
+	free(jobs);
+	return err;
+}
