@@ -50,6 +50,7 @@ git_fetch(git_repository **out, const struct adapter *a, const char *env_dir,
 	    "+refs/tags/*:refs/tags/*" };
 	git_strarray specs = { refspecs, 2 };
 	git_fetch_options fo;
+	git_remote_create_options ro;
 	git_repository *repo = NULL;
 	git_remote *remote = NULL;
 	struct werr *err = NULL;
@@ -66,20 +67,16 @@ git_fetch(git_repository **out, const struct adapter *a, const char *env_dir,
 			goto out;
 		}
 	}
-	if (git_remote_lookup(&remote, repo, "origin") != 0) {
-		if (git_remote_create_with_fetchspec(&remote, repo, "origin",
-		    a->source.url, refspecs[0]) != 0) {
-			err = werr_git("remote '%s'", a->source.url);
-			goto out;
-		}
-	} else if (strcmp(git_remote_url(remote), a->source.url) != 0) {
-		git_remote_free(remote);
-		remote = NULL;
-		if (git_remote_set_url(repo, "origin", a->source.url) != 0 ||
-		    git_remote_lookup(&remote, repo, "origin") != 0) {
-			err = werr_git("remote '%s'", a->source.url);
-			goto out;
-		}
+	/* An anonymous remote: the url is the adapter's every time, with no
+	 * url.*.insteadOf rewriting (a site's git config must not redirect
+	 * an engine; and libgit2 1.5 leaks pcre2 match data scanning it). */
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = repo;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF |
+	    GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	if (git_remote_create_with_opts(&remote, a->source.url, &ro) != 0) {
+		err = werr_git("remote '%s'", a->source.url);
+		goto out;
 	}
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
 	fo.prune = GIT_FETCH_PRUNE;
