@@ -311,7 +311,7 @@ prune_builds(const char *env_dir, const char *keep)
 		    strcmp(de->d_name, keep) == 0)
 			continue;
 		p = path_join(dir, de->d_name);
-		werr_free(update_rmtree(p));
+		werr_free(path_remove_tree(p));
 		free(p);
 	}
 	closedir(d);
@@ -348,7 +348,7 @@ build(const struct update_ctx *ctx, const struct update_build *b,
 			ctx->on_progress(ctx->arg, b->k, b->n, b->adapter->name,
 			    "build");
 		if ((err = update_expand_argv(&argv, &b->adapter->source.build[i],
-		    b->adapter, ctx->repo_root, b->env_dir, NULL, NULL)) != NULL)
+		    b->adapter, ctx->repo_root, b->env_dir, NULL)) != NULL)
 			break;
 		what = xasprintf("build step %zu of %zu", i + 1,
 		    b->adapter->source.n_build);
@@ -437,11 +437,11 @@ update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
 	dir = xasprintf("%s/builds/%s", b->env_dir, name);
 	if ((err = build(ctx, b, repo, &t.oid, dir, toolchain)) != NULL) {
 		res->outcome = "build_failed";
-		werr_free(update_rmtree(dir));
+		werr_free(path_remove_tree(dir));
 		goto out;
 	}
 	if ((err = swap_src(b->env_dir, name)) != NULL) {
-		werr_free(update_rmtree(dir));
+		werr_free(path_remove_tree(dir));
 		goto out;
 	}
 	prune_builds(b->env_dir, name);

@@ -18,24 +18,6 @@
 #include "update-private.h"
 #include "util.h"
 
-/* Relative weight files live under REPO/.warden/models. */
-#define UPDATE_MODELS_DIR ".warden/models"
-
-static char *
-model_file(const char *repo_root, const char *file)
-{
-	char *dir, *path;
-
-	if (file == NULL)
-		return NULL;
-	if (file[0] == '/')
-		return xstrdup(file);
-	dir = path_join(repo_root, UPDATE_MODELS_DIR);
-	path = path_join(dir, file);
-	free(dir);
-	return path;
-}
-
 /* {"sha256": HEX} printed by fetch_model, or NULL. */
 static char *
 printed_digest(const char *out_path)
@@ -62,7 +44,7 @@ one_model(json_t *out, int *mismatch, const struct update_ctx *ctx,
     const struct adapter *a, const char *env_dir, const char *log_path,
     const char *model, const struct profile_engine *pe)
 {
-	char *path = model_file(ctx->repo_root, pe->file), *digest = NULL;
+	char *path = update_weights_path(ctx->repo_root, pe->file), *digest = NULL;
 	char *out_path = xasprintf("%s.fetch-out", log_path), **argv = NULL;
 	char hex[SHA256_HEX_LEN + 1];
 	struct werr *err = NULL;
@@ -80,7 +62,7 @@ one_model(json_t *out, int *mismatch, const struct update_ctx *ctx,
 				goto out;
 		}
 		if ((err = update_expand_argv(&argv, &a->fetch_model, a,
-		    ctx->repo_root, env_dir, pe->model, path)) != NULL ||
+		    ctx->repo_root, env_dir, pe)) != NULL ||
 		    (err = update_exec("fetch_model", argv, NULL, log_path,
 		    out_path, ctx->policy->update.fetch_model_timeout_s)) != NULL)
 			goto out;

@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,28 +127,19 @@ update_program_version(const char *program, const char *log_path)
 	return line;
 }
 
-static int
-rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+char *
+update_weights_path(const char *repo_root, const char *rel)
 {
-	(void)sb;
-	(void)ftw;
-	if (type == FTW_DP)
-		return rmdir(path) == -1 && errno != ENOENT ? -1 : 0;
-	return unlink(path) == -1 && errno != ENOENT ? -1 : 0;
-}
+	char *dir, *path;
 
-struct werr *
-update_rmtree(const char *path)
-{
-	struct stat sb;
-
-	if (lstat(path, &sb) == -1)
-		return errno == ENOENT ? NULL : werr_errno("lstat", path);
-	if (!S_ISDIR(sb.st_mode))
-		return unlink(path) == -1 ? werr_errno("unlink", path) : NULL;
-	if (nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == -1)
-		return werr_errno("remove", path);
-	return NULL;
+	if (rel == NULL)
+		return NULL;
+	if (rel[0] == '/')
+		return xstrdup(rel);
+	dir = path_join(repo_root, ENGINE_MODELS_DIR);
+	path = path_join(dir, rel);
+	free(dir);
+	return path;
 }
 
 static char *
@@ -163,7 +153,7 @@ dir_of(const char *path)
 struct werr *
 update_expand_argv(char ***out, const struct strlist *tmpl,
     const struct adapter *a, const char *repo_root, const char *env_dir,
-    const char *model, const char *model_path)
+    const struct profile_engine *pe)
 {
 	struct engine_vars vars;
 	struct buf b = BUF_INIT;
@@ -171,14 +161,20 @@ update_expand_argv(char ***out, const struct strlist *tmpl,
 	char *adir = dir_of(a->path != NULL ? a->path : ".");
 	char *adapter_dir = adir[0] == '/' ? xstrdup(adir) :
 	    path_join(repo_root, adir);
+	char *models_dir = path_join(repo_root, ENGINE_MODELS_DIR);
+	char *model_path = update_weights_path(repo_root, pe ? pe->file : NULL);
+	char *model_dir = update_weights_path(repo_root, pe ? pe->dir : NULL);
 	struct werr *err = NULL;
 	char **argv;
 	size_t i;
 
 	memset(&vars, 0, sizeof(vars));
 	vars.host = "127.0.0.1";
-	vars.model = model;
+	vars.model = pe != NULL ? pe->model : NULL;
 	vars.model_path = model_path;
+	vars.model_dir = model_dir;
+	vars.model_repo = pe != NULL ? pe->repo : NULL;
+	vars.models_dir = models_dir;
 	vars.home = home;
 	vars.env_dir = env_dir;
 	vars.adapter_dir = adapter_dir;
@@ -190,6 +186,9 @@ update_expand_argv(char ***out, const struct strlist *tmpl,
 			argv[i] = xstrdup(buf_cstr(&b));
 	}
 	buf_free(&b);
+	free(models_dir);
+	free(model_path);
+	free(model_dir);
 	free(home);
 	free(adir);
 	free(adapter_dir);

@@ -34,12 +34,14 @@ void update_log_note(const char *log_path, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The first line of `PROGRAM --version` (30 s), or NULL. Caller frees. */
 char *update_program_version(const char *program, const char *log_path);
-/* rm -rf path (never follows symbolic links). */
-struct werr *update_rmtree(const char *path);
-/* Expand an adapter argv template with the update step's variables. */
+/* Expand an adapter argv template with the update step's variables
+ * ({model*} from pe, which may be NULL). */
 struct werr *update_expand_argv(char ***out, const struct strlist *tmpl,
     const struct adapter *a, const char *repo_root, const char *env_dir,
-    const char *model, const char *model_path);
+    const struct profile_engine *pe);
+/* A profile's weight file or directory: absolute as given, else under
+ * REPO/.warden/models ({models_dir}); NULL for NULL. Caller frees. */
+char *update_weights_path(const char *repo_root, const char *rel);
 void update_argv_free(char **argv);
 /* Seconds since the epoch of an ISO 8601 UTC time ("2026-11-01T12:00:00Z",
  * fractions and "+00:00" allowed); -1 when unreadable. */
