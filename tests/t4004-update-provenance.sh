@@ -43,8 +43,9 @@ test_expect_success 'after an update, campaign provenance carries the manifest' 
 	python3 -c "
 import json
 d = json.load(open(\"out\"))
-assert d[\"sweeps\"], d
-for s in d[\"sweeps\"]:
+rows = [r for t in d[\"tables\"] for r in t[\"rows\"]]
+assert rows, d
+for s in rows:
     m = s[\"provenance\"][\"engine_manifest\"]
     assert m[\"packages\"] == {\"engx\": \"1.0\", \"dep\": \"2.0\"}, m
     assert m[\"engine\"] == \"engx\" and m[\"cycle\"] == \"p1\" and len(m[\"sha256\"]) == 64, m
