@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,23 +27,15 @@ show_progress(void *arg, size_t k, size_t n, const char *engine,
 static struct werr *
 stale_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct update_ctx uc;
 	struct policy *pol;
 	struct werr *err;
 	json_t *rows = NULL, *r, *age;
 	size_t i, stale = 0;
-	int ch;
 
 	memset(&uc, 0, sizeof(uc));
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 'j')
-			return cmd_usage_error(&cmd_stale_entry, "bad option");
-		ctx->json = 1;
-	}
+	if ((err = cmd_no_options(ctx, &cmd_stale_entry, argc, argv)) != NULL)
+		return err;
 	if ((err = cmd_ctx_repo(ctx, &uc.repo_root)) != NULL ||
 	    (err = cmd_ctx_policy(ctx, &pol)) != NULL)
 		return err;

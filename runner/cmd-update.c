@@ -94,30 +94,24 @@ update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct update_report rep;
 	struct update_ctx uc;
 	struct store *store;
-	struct werr *err;
+	struct werr *err = NULL;
 	struct policy *pol;
 	json_t *doc;
 	int ch;
 
 	memset(&uc, 0, sizeof(uc));
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'n':
+	optind = 0;
+	while ((ch = cmd_getopt(ctx, &cmd_update_entry, argc, argv, opts,
+	    &err)) != -1)
+		if (ch == 'n')
 			uc.dry_run = 1;
-			break;
-		case 'j':
-			ctx->json = 1;
-			break;
-		default:
-			return cmd_usage_error(&cmd_update_entry, "bad option");
-		}
-	}
+	if (err != NULL)
+		return err;
 	if ((err = cmd_ctx_repo(ctx, &uc.repo_root)) != NULL ||
 	    (err = cmd_ctx_policy(ctx, &pol)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL)

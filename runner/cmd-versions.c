@@ -112,7 +112,6 @@ versions_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "cycle", required_argument, NULL, 'c' },
 		{ "diff", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cycle = NULL, *d1 = NULL, *d2 = NULL, *engine = NULL;
@@ -122,26 +121,22 @@ versions_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	const char *key;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
+	optind = 0;
+	while ((ch = cmd_getopt(ctx, &cmd_versions_entry, argc, argv, opts,
+	    &err)) != -1) {
+		if (ch == 'c')
 			cycle = optarg;
-			break;
-		case 'd':
+		else if (ch == 'd') {
 			/* --diff C1 C2: the second cycle is the next word */
 			if (optind >= argc || argv[optind][0] == '-')
 				return cmd_usage_error(&cmd_versions_entry,
 				    "'--diff' takes two cycles");
 			d1 = optarg;
 			d2 = argv[optind++];
-			break;
-		case 'j':
-			ctx->json = 1;
-			break;
-		default:
-			return cmd_usage_error(&cmd_versions_entry, "bad option");
 		}
 	}
+	if (err != NULL)
+		return err;
 	if (argc - optind > 1)
 		return cmd_usage_error(&cmd_versions_entry,
 		    "'versions' takes at most one engine");

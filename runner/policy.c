@@ -165,6 +165,7 @@ static const struct schema_field f_publish[] = {
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_publish = { .type = SCHEMA_OBJECT, .fields = f_publish };
+
 int
 policy_check_pin_spec(const json_t *v, struct buf *why)
 {
