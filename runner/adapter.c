@@ -387,7 +387,7 @@ adapter_load_file(struct adapter **out, const char *path, const char *display,
 	struct werr *err;
 
 	*out = NULL;
-	if ((err = schema_read_input(&text, path)) == NULL)
+	if ((err = schema_read_input(&text, path, FILE_MAX_CONFIG)) == NULL)
 		err = adapter_load_buffer(out, buf_cstr(&text), text.len,
 		    display != NULL ? display : path, probs);
 	buf_free(&text);

@@ -46,8 +46,10 @@ workload_load(struct workload *w, const char *repo_root, const char *split)
 
 	memset(w, 0, sizeof(*w));
 	w->split = xstrdup(split);
-	if ((err = file_read(&b, path)) != NULL)
+	if ((err = file_read_max(&b, path, FILE_MAX_DATA)) != NULL) {
+		err->exit = WEXIT_INPUT;
 		goto out;
+	}
 	sha256_hex(b.data, b.len, w->digest);
 	for (line = b.len ? b.data : NULL; line != NULL && *line != '\0';
 	    line = next) {
@@ -57,6 +59,13 @@ workload_load(struct workload *w, const char *repo_root, const char *split)
 		if (*line == '\0')
 			continue;
 		item = json_loads(line, 0, &jerr);
+		if (item == NULL) {
+			/* jansson says why: a syntax error, or a nesting
+			 * deeper than it parses. */
+			err = werr_at(rel, lineno, jerr.column, NULL, "%s",
+			    jerr.text);
+			goto out;
+		}
 		if (!json_is_object(item) ||
 		    !json_is_array(json_object_get(item, "messages"))) {
 			json_decref(item);

@@ -30,9 +30,9 @@ open_repo(struct cmd_ctx *ctx, git_repository **repo, const char **branch)
 
 	if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
 		return err;
-	/* The working tree's policy names the official branch; the gate's
-	 * rules come from that branch's own tree. */
-	if ((err = cmd_ctx_policy(ctx, &policy)) != NULL)
+	/* The official branch and the gate's rules come from the trusted
+	 * policy, never from the working tree. */
+	if ((err = cmd_ctx_trusted_policy(ctx, &policy)) != NULL)
 		return err;
 	*branch = policy->official_branch;
 	if (git_repository_open(repo, root) < 0)

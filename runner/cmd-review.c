@@ -156,8 +156,10 @@ open_repo(struct cmd_ctx *ctx, git_repository **repo, const char **branch)
 	const char *root;
 	struct werr *err;
 
+	/* The trusted policy names the official branch, never the working
+	 * tree's. */
 	if ((err = cmd_ctx_repo(ctx, &root)) != NULL ||
-	    (err = cmd_ctx_policy(ctx, &policy)) != NULL)
+	    (err = cmd_ctx_trusted_policy(ctx, &policy)) != NULL)
 		return err;
 	*branch = policy->official_branch;
 	if (git_repository_open(repo, root) < 0)

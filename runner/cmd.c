@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <git2.h>
+
 #include "cmd.h"
 #include "official.h"
 #include "policy.h"
@@ -403,6 +405,29 @@ cmd_ctx_policy(struct cmd_ctx *ctx, struct policy **policy)
 }
 
 struct werr *
+cmd_ctx_trusted_policy(struct cmd_ctx *ctx, struct policy **policy)
+{
+	git_repository *repo = NULL;
+	const char *root;
+	struct werr *err;
+
+	if (ctx->trusted != NULL) {
+		*policy = ctx->trusted;
+		return NULL;
+	}
+	if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
+		return err;
+	if (git_repository_open(&repo, root) < 0)
+		return werr_git("cannot open '%s'", root);
+	err = policy_load_trusted(&ctx->trusted, NULL, repo);
+	git_repository_free(repo);
+	if (err != NULL)
+		return err;
+	*policy = ctx->trusted;
+	return NULL;
+}
+
+struct werr *
 cmd_ctx_store(struct cmd_ctx *ctx, struct store **store)
 {
 	const char *root;
@@ -416,13 +441,13 @@ cmd_ctx_store(struct cmd_ctx *ctx, struct store **store)
 		return err;
 	if ((err = store_open(&ctx->store, root, NULL, ctx->cmdline)) != NULL)
 		return err;
-	/* The policy's busy timeout applies unless the environment overrides
-	 * it; a broken policy must not stop journal commands, so its error is
-	 * left to the commands that need the policy. */
+	/* The trusted policy's busy timeout applies unless the environment
+	 * overrides it; a missing or broken policy must not stop journal
+	 * commands, so its error is left to the commands that need it. */
 	if (getenv("WARDEN_BUSY_TIMEOUT_MS") == NULL) {
 		struct policy *policy;
 
-		if ((err = cmd_ctx_policy(ctx, &policy)) == NULL)
+		if ((err = cmd_ctx_trusted_policy(ctx, &policy)) == NULL)
 			store_set_busy_timeout(ctx->store, policy->busy_timeout_ms);
 		werr_free(err);
 	}
@@ -441,6 +466,8 @@ cmd_ctx_release(struct cmd_ctx *ctx)
 	ctx->store = NULL;
 	policy_free(ctx->policy);
 	ctx->policy = NULL;
+	policy_free(ctx->trusted);
+	ctx->trusted = NULL;
 	free(ctx->repo_root);
 	ctx->repo_root = NULL;
 }

@@ -35,6 +35,7 @@ struct cmd_ctx {
 	int verbosity;		/* -q: -1, default 0, -v: 1; the last wins */
 	char *repo_root;	/* resolved by cmd_ctx_repo() */
 	struct policy *policy;	/* loaded by cmd_ctx_policy() */
+	struct policy *trusted;	/* loaded by cmd_ctx_trusted_policy() */
 	struct store *store;	/* opened by cmd_ctx_store() */
 	const char *cmdline;	/* "warden campaign --resume", for lock notes */
 };
@@ -99,8 +100,14 @@ int cmd_wants_help(int argc, char **argv);
 
 /* Resolve the repository root (--repo, $WARDEN_REPO, or discovery from cwd). */
 struct werr *cmd_ctx_repo(struct cmd_ctx *ctx, const char **root);
-/* Load policy/warden.json from the repository's working tree. */
+/* Load policy/warden.json from the repository's working tree: for the
+ * commands that work on the working tree (lint, campaign). */
 struct werr *cmd_ctx_policy(struct cmd_ctx *ctx, struct policy **policy);
+/* The trusted policy, from the official branch's tip whatever the working
+ * tree holds (policy_load_trusted): for every command that decides
+ * something with policy (patch, review, journal, the store's settings). */
+struct werr *cmd_ctx_trusted_policy(struct cmd_ctx *ctx,
+    struct policy **policy);
 /* Open (creating and migrating) .warden/warden.db. */
 struct werr *cmd_ctx_store(struct cmd_ctx *ctx, struct store **store);
 void cmd_ctx_release(struct cmd_ctx *ctx);

@@ -95,11 +95,11 @@ engine_log_tail(struct buf *out, const char *path, size_t max_bytes)
 	const char *start, *nl;
 	size_t from;
 
-	if ((err = file_read(&b, path)) != NULL) {
+	/* Only the end of the file is read: an engine's log may be huge. */
+	if ((err = file_read_tail(&b, path, max_bytes + 1)) != NULL) {
 		werr_free(err);
 		return;
 	}
-	/* By length: file_read of an empty file leaves no NUL. */
 	if (b.len == 0)
 		goto out;
 	start = b.data;

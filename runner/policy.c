@@ -511,7 +511,7 @@ policy_load_file(struct policy **out, const char *path, const char *display,
 	struct werr *err;
 
 	*out = NULL;
-	if ((err = schema_read_input(&text, path)) == NULL)
+	if ((err = schema_read_input(&text, path, FILE_MAX_CONFIG)) == NULL)
 		err = policy_load_buffer(out, buf_cstr(&text), text.len,
 		    display != NULL ? display : path, probs);
 	buf_free(&text);

@@ -135,6 +135,26 @@ void policy_free(struct policy *policy);
 
 /* Schema check: "package==version", as pins and constraints are written. */
 int policy_check_pin_spec(const json_t *v, struct buf *why);
+/*
+ * Policy from git (policy-trusted.c). The trusted policy is the one on
+ * the official branch's tip: what patch, review and journal commands use,
+ * whatever the working tree holds. The official branch is named by
+ * `git config warden.officialBranch` (default "official"), and its policy
+ * must name it too. Blobs only: a symlink or an oversized blob is refused.
+ */
+struct git_repository;
+struct git_commit;
+struct git_oid;
+
+/* The official branch's name (caller frees). */
+char *policy_official_branch(struct git_repository *repo);
+/* policy/warden.json of commit's tree; rev names it in messages. */
+struct werr *policy_load_commit(struct policy **out,
+    struct git_repository *repo, const struct git_commit *commit,
+    const char *rev);
+/* The trusted policy; *commit_out (may be NULL) gets the official tip. */
+struct werr *policy_load_trusted(struct policy **out,
+    struct git_oid *commit_out, struct git_repository *repo);
 
 const struct roster *policy_roster(const struct policy *policy, const char *name);
 int strlist_contains(const struct strlist *l, const char *s);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "fault.h"
@@ -27,16 +28,12 @@
 #include "store-review.h"
 #include "util.h"
 
-#define POLICY_PATH "policy/warden.json"
 
 struct werr *
 review_base_open(struct review_base *b, git_repository *repo, const char *rev)
 {
 	git_object *obj = NULL;
 	git_commit *commit = NULL;
-	git_tree *tree = NULL;
-	git_tree_entry *te = NULL;
-	git_blob *blob = NULL;
 	struct werr *err = NULL;
 
 	memset(b, 0, sizeof(*b));
@@ -56,20 +53,8 @@ review_base_open(struct review_base *b, git_repository *repo, const char *rev)
 	}
 	git_oid_cpy(&b->commit, git_commit_id(commit));
 	git_oid_cpy(&b->tree, git_commit_tree_id(commit));
-	if (git_commit_tree(&tree, commit) < 0 ||
-	    git_tree_entry_bypath(&te, tree, POLICY_PATH) < 0 ||
-	    git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
-	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
-		err = werr_new(WEXIT_INPUT, "'%s' has no %s to gate with", rev,
-		    POLICY_PATH);
+	if ((err = policy_load_commit(&b->policy, repo, commit, rev)) != NULL)
 		goto out;
-	}
-	err = policy_load_buffer(&b->policy, git_blob_rawcontent(blob),
-	    (size_t)git_blob_rawsize(blob), POLICY_PATH, NULL);
-	if (err != NULL) {
-		err = werr_wrap(err, "policy of '%s'", rev);
-		goto out;
-	}
 	b->gate.allow = (const char *const *)b->policy->allowlist.v;
 	b->gate.nallow = b->policy->allowlist.n;
 	b->gate.exec = (const char *const *)b->policy->executable.v;
@@ -80,9 +65,6 @@ review_base_open(struct review_base *b, git_repository *repo, const char *rev)
 	b->gate.max_files = b->policy->patch_limits.max_files > 0 ?
 	    (size_t)b->policy->patch_limits.max_files : 0;
 out:
-	git_blob_free(blob);
-	git_tree_entry_free(te);
-	git_tree_free(tree);
 	git_commit_free(commit);
 	git_object_free(obj);
 	if (err != NULL)
@@ -478,17 +460,14 @@ out:
 struct werr *
 review_read_input(struct buf *out, const char *path)
 {
-	char chunk[8192];
-	size_t n;
+	struct werr *err;
 
 	if (strcmp(path, "-") != 0)
-		return schema_read_input(out, path);
-	while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
-		buf_add(out, chunk, n);
-	if (ferror(stdin))
-		return werr_errno("read", "standard input");
-	buf_puts(out, "");
-	return NULL;
+		return schema_read_input(out, path, FILE_MAX_DATA);
+	if ((err = file_read_fd_max(out, STDIN_FILENO, "standard input",
+	    FILE_MAX_DATA)) != NULL)
+		err->exit = WEXIT_INPUT;
+	return err;
 }
 
 void

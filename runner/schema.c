@@ -368,9 +368,9 @@ problems_since_werr(struct problems *probs, struct problems *local,
 }
 
 struct werr *
-schema_read_input(struct buf *text, const char *path)
+schema_read_input(struct buf *text, const char *path, size_t max)
 {
-	struct werr *err = file_read(text, path);
+	struct werr *err = file_read_max(text, path, max);
 
 	if (err != NULL)
 		err->exit = WEXIT_INPUT;

@@ -78,8 +78,10 @@ struct werr *problems_to_werr(const struct problems *p);
  * problems added since `before` as one werr; frees local. */
 struct werr *problems_since_werr(struct problems *probs, struct problems *local,
     size_t before);
-/* Read an input file; failing to read it is an input error (exit 2). */
-struct werr *schema_read_input(struct buf *text, const char *path);
+/* Read an input file of at most max bytes (util.h: regular files only);
+ * failing to read it is an input error (exit 2). */
+struct werr *schema_read_input(struct buf *text, const char *path,
+    size_t max);
 
 /* Parse text as JSON (jansson; syntax errors carry line and column) and
  * validate it. On success *out is the document (new reference). Problems

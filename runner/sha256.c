@@ -89,13 +89,13 @@ struct werr *
 sha256_file_hex(const char *path, char *hex_out)
 {
 	struct sha256_ctx *c;
+	struct werr *err;
 	char chunk[65536];
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
-		return werr_errno("open", path);
+	if ((err = file_open_regular(&fd, path, NULL)) != NULL)
+		return err;
 	c = sha256_new();
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
 		sha256_update(c, chunk, (size_t)n);

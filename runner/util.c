@@ -95,33 +95,157 @@ xasprintf(const char *fmt, ...)
 	return buf_detach(&b);
 }
 
+static const char *
+file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
 struct werr *
-file_read(struct buf *out, const char *path)
+file_open_regular(int *fd_out, const char *path, off_t *size_out)
+{
+	struct stat st;
+	int fd, flags;
+
+	*fd_out = -1;
+	/* O_NONBLOCK: opening a FIFO with no writer must not wait. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd == -1)
+		return werr_errno("open", path);
+	if (fstat(fd, &st) == -1) {
+		struct werr *err = werr_errno("stat", path);
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return werr_new(WEXIT_INPUT, "'%s' is %s, not a regular file; "
+		    "warden reads only regular files", path,
+		    file_kind(st.st_mode));
+	}
+	if ((flags = fcntl(fd, F_GETFL)) != -1)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	*fd_out = fd;
+	if (size_out != NULL)
+		*size_out = st.st_size;
+	return NULL;
+}
+
+static struct werr *
+too_large(const char *path, size_t max)
+{
+	if (max % (1u << 20) == 0)
+		return werr_new(WEXIT_INPUT, "'%s' is larger than %zu MiB, "
+		    "the most warden reads from such a file", path, max >> 20);
+	return werr_new(WEXIT_INPUT, "'%s' is larger than %zu bytes, "
+	    "the most warden reads from such a file", path, max);
+}
+
+/* Read fd until its end or max bytes into out; *more says whether bytes
+ * were left after max. */
+static struct werr *
+read_fd(struct buf *out, int fd, const char *name, size_t max, int *more)
 {
 	char chunk[65536];
 	ssize_t n;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
-		return werr_errno("open", path);
+	*more = 0;
 	buf_reset(out);
 	buf_grow(out, 0);
 	out->data[0] = '\0';	/* an empty file is an empty string */
 	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
+		size_t want = sizeof(chunk);
+
+		/* Never hold more than max bytes: one byte past it says
+		 * there is more, without reading the rest. */
+		if (max - out->len + 1 < want)
+			want = max - out->len + 1;
+		n = read(fd, chunk, want);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
-			close(fd);
-			return werr_errno("read", path);
+			return werr_errno("read", name);
 		}
 		if (n == 0)
-			break;
+			return NULL;
+		if ((size_t)n > max - out->len) {
+			buf_add(out, chunk, max - out->len);
+			*more = 1;
+			return NULL;
+		}
 		buf_add(out, chunk, (size_t)n);
 	}
+}
+
+struct werr *
+file_read_fd_max(struct buf *out, int fd, const char *name, size_t max)
+{
+	struct werr *err;
+	int more;
+
+	if ((err = read_fd(out, fd, name, max, &more)) == NULL && more) {
+		buf_free(out);
+		err = too_large(name, max);
+	}
+	return err;
+}
+
+struct werr *
+file_read_max(struct buf *out, const char *path, size_t max)
+{
+	struct werr *err;
+	off_t size;
+	int fd;
+
+	if ((err = file_open_regular(&fd, path, &size)) != NULL)
+		return err;
+	if (size > 0 && (uint64_t)size > max) {
+		close(fd);
+		return too_large(path, max);
+	}
+	buf_reset(out);
+	buf_grow(out, (size_t)size);
+	err = file_read_fd_max(out, fd, path, max);
 	close(fd);
-	return NULL;
+	return err;
+}
+
+struct werr *
+file_read(struct buf *out, const char *path)
+{
+	return file_read_max(out, path, FILE_MAX_ANY);
+}
+
+struct werr *
+file_read_tail(struct buf *out, const char *path, size_t max)
+{
+	struct werr *err;
+	off_t size;
+	int fd, more;
+
+	if ((err = file_open_regular(&fd, path, &size)) != NULL)
+		return err;
+	if (size > 0 && (uint64_t)size > max &&
+	    lseek(fd, size - (off_t)max, SEEK_SET) == (off_t)-1) {
+		err = werr_errno("seek", path);
+		close(fd);
+		return err;
+	}
+	/* Bytes written since the seek are left for the next look. */
+	err = read_fd(out, fd, path, max, &more);
+	close(fd);
+	return err;
 }
 
 static struct werr *

@@ -6,6 +6,8 @@
 #ifndef WARDEN_UTIL_H
 #define WARDEN_UTIL_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -21,8 +23,32 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Read a whole file into out (NUL-terminated). */
+/*
+ * Files warden reads are regular files of bounded size: a FIFO, a device
+ * (a symlink to /dev/zero), a socket or a directory is refused at once,
+ * without blocking or reading, as an input error (WEXIT_INPUT) naming the
+ * file; so is a file larger than the limit. Open or read failures are
+ * WEXIT_ENV (the loaders of input files make them WEXIT_INPUT).
+ */
+#define FILE_MAX_CONFIG	((size_t)4 << 20)	/* policy, adapters, profiles */
+#define FILE_MAX_DATA	((size_t)64 << 20)	/* workloads, patches */
+#define FILE_MAX_ANY	((size_t)1 << 30)	/* anything else */
+
+/* Open a regular file for reading (following symlinks), or refuse it;
+ * *size_out (may be NULL) gets its size. */
+struct werr *file_open_regular(int *fd_out, const char *path,
+    off_t *size_out);
+/* Read a whole regular file of at most max bytes into out
+ * (NUL-terminated). */
+struct werr *file_read_max(struct buf *out, const char *path, size_t max);
+/* file_read_max(out, path, FILE_MAX_ANY). */
 struct werr *file_read(struct buf *out, const char *path);
+/* Read what fd gives until its end, at most max bytes (more is an input
+ * error naming name, and out is freed); for standard input. */
+struct werr *file_read_fd_max(struct buf *out, int fd, const char *name,
+    size_t max);
+/* The last max bytes of a regular file (all of it if smaller). */
+struct werr *file_read_tail(struct buf *out, const char *path, size_t max);
 /* Write data to path atomically (temp file + fsync + rename). */
 struct werr *file_write_atomic(const char *path, const void *data, size_t len);
 /* Append data to path, creating it. */

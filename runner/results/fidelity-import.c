@@ -136,7 +136,7 @@ read_answers(struct import *im, const struct policy *pol, const char *path,
 	int lineno = 0;
 	size_t i, j;
 
-	if ((err = schema_read_input(&b, path)) != NULL)
+	if ((err = schema_read_input(&b, path, FILE_MAX_DATA)) != NULL)
 		return err;
 	sha256_hex(b.data, b.len, digest);
 	for (line = b.len ? b.data : NULL; line != NULL && *line != '\0' &&

@@ -119,7 +119,7 @@ load_task_json(struct fidelity_task *t, const char *path, const char *file)
 	json_t *doc = NULL, *v;
 	size_t i, j;
 
-	if ((err = schema_read_input(&text, path)) != NULL)
+	if ((err = schema_read_input(&text, path, FILE_MAX_CONFIG)) != NULL)
 		goto out;
 	sha256_hex(text.data, text.len, t->task_sha256);
 	if (schema_load(&doc, &s_task, buf_cstr(&text), text.len, file,
@@ -185,7 +185,7 @@ load_items(struct fidelity_task *t, const char *path, const char *file,
 
 	*out = NULL;
 	*nout = 0;
-	if ((err = schema_read_input(&b, path)) != NULL)
+	if ((err = schema_read_input(&b, path, FILE_MAX_DATA)) != NULL)
 		return err;
 	sha256_hex(b.data, b.len, digest);
 	for (line = b.len ? b.data : NULL; line != NULL && *line != '\0';
