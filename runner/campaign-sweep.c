@@ -392,6 +392,7 @@ sweep_measure(struct sweep *sw, struct walk *w, struct loadgen_summary *sum)
 	cfg.request_timeout_ns = (uint64_t)(pol->caps.request_timeout_s * 1e9);
 	cfg.deadline_ns = w->deadline;
 	cfg.hang_ns = 0;	/* sweep_tick also watches the engine's log */
+	cfg.max_event_bytes = pol->caps.max_event_bytes;
 	cfg.tick_ms = 100;
 	cfg.raise_priority = pol->campaign.client_realtime;
 	cfg.on_tick = sweep_tick;

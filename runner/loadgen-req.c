@@ -145,7 +145,16 @@ req_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 		r->pass = r->lg->pass;
 	}
 	r->now_ns = now;
-	sse_parser_feed(&r->parser, ptr, len, req_event, r);
+	if (sse_parser_feed(&r->parser, ptr, len, req_event, r) ==
+	    SSE_OVERSIZED) {
+		/* The reason the stream ends, whatever came before. */
+		r->outcome = LOADGEN_OVERSIZED;
+		buf_reset(&r->error);
+		buf_printf(&r->error, "an SSE event passed %zu bytes "
+		    "(caps.max_event_bytes); the stream was cut",
+		    r->parser.max_event);
+		return 0;	/* anything but len: libcurl stops the transfer */
+	}
 	return len;
 }
 
@@ -182,6 +191,8 @@ req_setup(struct lg *lg, struct lg_req *r)
 
 	r->lg = lg;
 	sse_parser_init(&r->parser);
+	if (lg->cfg->max_event_bytes != 0)
+		r->parser.max_event = lg->cfg->max_event_bytes;
 	sse_chunk_cache_init(&r->chunk_cache);
 	buf_init(&r->error);
 	buf_init(&r->errbody);
@@ -285,6 +296,8 @@ req_classify(struct lg_req *r, CURLcode rc)
 		req_fail(r, LOADGEN_STREAM_ERROR,
 		    "stream ended inside an event", NULL, 0);
 	req_close_pass(r);
+	if (r->outcome == LOADGEN_OVERSIZED)
+		return 0;	/* warden cut it: not a transport failure */
 	if (rc == CURLE_OPERATION_TIMEDOUT) {
 		r->outcome = LOADGEN_OK;
 		req_fail(r, LOADGEN_TIMEOUT, "request timed out", NULL, 0);

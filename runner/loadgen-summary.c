@@ -22,7 +22,8 @@ const char *
 loadgen_outcome_name(enum loadgen_outcome outcome)
 {
 	static const char *names[] = { "ok", "http_status", "timeout",
-	    "connect", "stream_error", "malformed", "empty", "server_crash" };
+	    "connect", "stream_error", "malformed", "empty", "server_crash",
+	    "oversized" };
 
 	if ((unsigned)outcome >= LOADGEN_OUTCOME_COUNT)
 		return "unknown";

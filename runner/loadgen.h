@@ -46,6 +46,9 @@ enum loadgen_outcome {
 	LOADGEN_EMPTY,		/* "empty": well-formed, but no token event */
 	LOADGEN_SERVER_CRASH,	/* "server_crash": in flight when on_tick
 				   reported the server gone */
+	LOADGEN_OVERSIZED,	/* "oversized": an SSE event (or a line)
+				   passed max_event_bytes; the transfer was
+				   cut and its buffers freed at once */
 	LOADGEN_OUTCOME_COUNT
 };
 
@@ -178,6 +181,8 @@ struct loadgen_config {
 					   In-flight requests become timeout */
 	uint64_t hang_ns;		/* no byte from any request for this
 					   long: sweep ends as hang; 0: none */
+	size_t max_event_bytes;		/* bytes one SSE event may hold; 0:
+					   SSE_MAX_EVENT_DEFAULT (8 MiB) */
 	unsigned tick_ms;		/* 0: 100 */
 	/* Run the loop with real-time scheduling where permitted (see
 	 * rtsched.h), so its timestamps do not wait for a busy core. */

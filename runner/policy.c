@@ -86,6 +86,8 @@ static const struct schema s_pos_int = { .type = SCHEMA_INTEGER, .has_min = 1, .
 static const struct schema s_seconds = { .type = SCHEMA_NUMBER, .has_min = 1, .min = 0 };
 static const struct schema s_percent = { .type = SCHEMA_NUMBER, .has_min = 1, .min = 0,
     .has_max = 1, .max = 100 };
+static const struct schema s_event_bytes = { .type = SCHEMA_INTEGER, .has_min = 1,
+    .min = 1024, .has_max = 1, .max = 1073741824 };
 static const struct schema s_levels = { .type = SCHEMA_ARRAY, .items = &s_pos_int,
     .has_min = 1, .min = 1 };
 
@@ -113,6 +115,7 @@ static const struct schema_field f_caps[] = {
 	{ "hang_s", &s_seconds, 1 },
 	{ "stop_grace_s", &s_seconds, 1 },
 	{ "warmups", &s_count, 1 },
+	{ "max_event_bytes", &s_event_bytes, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_caps = { .type = SCHEMA_OBJECT, .fields = f_caps };
@@ -437,6 +440,9 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	p->caps.hang_s = num(o, "hang_s");
 	p->caps.stop_grace_s = num(o, "stop_grace_s");
 	p->caps.warmups = (int)num(o, "warmups");
+	v = json_object_get(o, "max_event_bytes");
+	p->caps.max_event_bytes = v != NULL ? (size_t)json_integer_value(v) :
+	    POLICY_MAX_EVENT_DEFAULT;
 	o = json_object_get(doc, "campaign");
 	v = json_object_get(o, "concurrency");
 	p->campaign.n_concurrency = json_array_size(v);

@@ -15,6 +15,10 @@
 #include "error.h"
 #include "schema.h"
 
+/* caps.max_event_bytes when the policy leaves it out: far above any real
+ * chat chunk (sse.h's bound). */
+#define POLICY_MAX_EVENT_DEFAULT	((size_t)8 << 20)
+
 struct strlist {
 	char **v;
 	size_t n;
@@ -57,6 +61,7 @@ struct policy {
 		double hang_s;
 		double stop_grace_s;
 		int warmups;
+		size_t max_event_bytes;	/* optional, default 8 MiB */
 	} caps;
 
 	struct {

@@ -19,6 +19,7 @@ sse_parser_init(struct sse_parser *p)
 	buf_init(&p->line);
 	buf_init(&p->data);
 	buf_init(&p->type);
+	p->max_event = SSE_MAX_EVENT_DEFAULT;
 }
 
 void
@@ -35,6 +36,36 @@ parser_reset_event(struct sse_parser *p)
 	buf_reset(&p->data);
 	buf_reset(&p->type);
 	p->have_data = 0;
+}
+
+/* Would a line grow past the bound with extra more bytes? */
+static int
+line_over(const struct sse_parser *p, size_t extra)
+{
+	return p->max_event != 0 &&
+	    (extra > p->max_event || p->line.len > p->max_event - extra);
+}
+
+/* Would the event's data and type pass the bound with extra more? */
+static int
+event_over(const struct sse_parser *p, size_t extra)
+{
+	size_t held = p->data.len + p->type.len;
+
+	return p->max_event != 0 &&
+	    (extra > p->max_event || held > p->max_event - extra);
+}
+
+/* Give the stream up: free everything it holds, now. */
+static int
+parser_oversize(struct sse_parser *p)
+{
+	buf_free(&p->line);
+	buf_free(&p->data);
+	buf_free(&p->type);
+	p->have_data = 0;
+	p->oversized = 1;
+	return SSE_OVERSIZED;
 }
 
 static int
@@ -90,12 +121,16 @@ parser_line(struct sse_parser *p, const char *line, size_t len,
 		vlen = 0;
 	}
 	if (namelen == 4 && memcmp(line, "data", 4) == 0) {
+		if (event_over(p, vlen + 1))
+			return parser_oversize(p);
 		if (p->have_data)
 			buf_addch(&p->data, '\n');
 		buf_add(&p->data, value, vlen);
 		p->have_data = 1;
 	} else if (namelen == 5 && memcmp(line, "event", 5) == 0) {
 		buf_reset(&p->type);
+		if (event_over(p, vlen))
+			return parser_oversize(p);
 		buf_add(&p->type, value, vlen);
 	}
 	/* id, retry and unknown fields mean nothing to warden. */
@@ -110,6 +145,8 @@ sse_parser_feed(struct sse_parser *p, const char *bytes, size_t len,
 	size_t n;
 	int rc;
 
+	if (p->oversized)
+		return SSE_OVERSIZED;
 	if (len > 0 && p->skip_lf) {
 		if (*s == '\n')
 			s++;
@@ -121,6 +158,8 @@ sse_parser_feed(struct sse_parser *p, const char *bytes, size_t len,
 		cr = memchr(s, '\r', nl != NULL ? (size_t)(nl - s) : n);
 		eol = cr != NULL ? cr : nl;
 		if (eol == NULL) {
+			if (line_over(p, n))
+				return parser_oversize(p);
 			buf_add(&p->line, s, n);
 			break;
 		}
@@ -133,10 +172,14 @@ sse_parser_feed(struct sse_parser *p, const char *bytes, size_t len,
 				p->skip_lf = 1;
 		}
 		if (p->line.len > 0) {
+			if (line_over(p, (size_t)(eol - s)))
+				return parser_oversize(p);
 			buf_add(&p->line, s, (size_t)(eol - s));
 			rc = parser_line(p, p->line.data, p->line.len, fn, arg);
 			buf_reset(&p->line);
-		} else
+		} else if (line_over(p, (size_t)(eol - s)))
+			return parser_oversize(p);
+		else
 			rc = parser_line(p, s, (size_t)(eol - s), fn, arg);
 		if (rc != 0)
 			return rc;
@@ -153,6 +196,7 @@ sse_parser_finish(struct sse_parser *p)
 	buf_reset(&p->line);
 	parser_reset_event(p);
 	p->skip_lf = 0;
+	p->oversized = 0;
 	return pending;
 }
 

@@ -15,6 +15,13 @@
  * anything the scanner cannot decide. Both paths must agree; the unit test
  * checks them against each other on every fixture event.
  *
+ * An event is bounded: a line longer than max_event bytes, or an event
+ * whose data and type together pass max_event, is never held (the parser
+ * holds at most about twice max_event). Past the bound it frees what it
+ * holds and gives the stream up
+ * (SSE_OVERSIZED), so an engine that sends an endless line cannot make
+ * warden's memory grow with it.
+ *
  * Never prints; never allocates per event on the scanner path.
  */
 #ifndef WARDEN_SSE_H
@@ -33,8 +40,13 @@ struct sse_event {
 	size_t data_len;
 };
 
-/* Return nonzero to stop feeding; sse_parser_feed returns that value. */
+/* Return a positive value to stop feeding; sse_parser_feed returns it. */
 typedef int (*sse_event_fn)(void *arg, const struct sse_event *event);
+
+/* What sse_parser_feed returns once an event passed max_event. */
+#define SSE_OVERSIZED		(-1)
+/* The bound of sse_parser_init: far above any real chat chunk. */
+#define SSE_MAX_EVENT_DEFAULT	((size_t)8 << 20)
 
 struct sse_parser {
 	struct buf line;	/* a line not yet ended */
@@ -44,15 +56,21 @@ struct sse_parser {
 	int skip_lf;		/* last byte was '\r': drop a leading '\n' */
 	size_t comments;	/* comment lines seen */
 	size_t events;		/* events dispatched */
+	size_t max_event;	/* bytes one event may hold; 0: no bound */
+	int oversized;		/* the bound was passed: stream given up */
 };
 
 void sse_parser_init(struct sse_parser *p);
 void sse_parser_free(struct sse_parser *p);
-/* Feed bytes; fn is called for each event completed by them. */
+/* Feed bytes; fn is called for each event completed by them. Returns 0,
+ * what fn returned to stop, or SSE_OVERSIZED (then and for every later
+ * feed until sse_parser_finish) when an event would pass max_event: the
+ * buffers are freed at once. */
 int sse_parser_feed(struct sse_parser *p, const char *bytes, size_t len,
     sse_event_fn fn, void *arg);
 /* End of stream: an event without its blank line is dropped, as the spec
- * says. Returns 1 if such an unfinished event (or line) was pending. */
+ * says. Returns 1 if such an unfinished event (or line) was pending. The
+ * parser is ready for a new stream (oversized cleared). */
 int sse_parser_finish(struct sse_parser *p);
 
 /* What a data payload of a chat-completions stream is. */

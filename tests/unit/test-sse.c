@@ -669,6 +669,130 @@ test_callback_stops_feed(void **state)
 	sse_parser_free(&p);
 }
 
+static int
+count_event(void *arg, const struct sse_event *ev)
+{
+	(void)ev;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Feed s in pieces of step bytes; the first nonzero return, or 0. */
+static int
+feed_steps(struct sse_parser *p, const char *s, size_t len, size_t step,
+    int *events)
+{
+	size_t off;
+	int rc;
+
+	for (off = 0; off < len; off += step) {
+		rc = sse_parser_feed(p, s + off, len - off < step ? len - off :
+		    step, count_event, events);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void
+test_event_bound(void **state)
+{
+	struct sse_parser p;
+	struct buf s = BUF_INIT;
+	size_t i, steps[] = { 1, 7, 1000, 1 << 20 };
+	int n;
+
+	(void)state;
+	/* A line of max_event bytes passes, whatever the reads; an event
+	 * whose data lines pass max_event together is oversized. */
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		sse_parser_init(&p);
+		p.max_event = 4096;
+		buf_reset(&s);
+		buf_puts(&s, "data: ");
+		while (s.len < 4096)
+			buf_addch(&s, 'x');
+		buf_puts(&s, "\n\n");
+		n = 0;
+		assert_int_equal(feed_steps(&p, s.data, s.len, steps[i], &n), 0);
+		assert_int_equal(n, 1);
+		/* One byte more is oversized. */
+		buf_reset(&s);
+		buf_puts(&s, "data: ");
+		while (s.len < 4097)
+			buf_addch(&s, 'x');
+		buf_puts(&s, "\n\n");
+		n = 0;
+		assert_int_equal(feed_steps(&p, s.data, s.len, steps[i], &n),
+		    SSE_OVERSIZED);
+		assert_int_equal(n, 0);
+		sse_parser_finish(&p);
+		/* Two data lines joined pass the bound together. */
+		buf_reset(&s);
+		buf_puts(&s, "data: ");
+		while (s.len < 6 + 3000)
+			buf_addch(&s, 'y');
+		buf_puts(&s, "\ndata: ");
+		while (s.len < 6 + 3000 + 7 + 3000)
+			buf_addch(&s, 'z');
+		buf_puts(&s, "\n\n");
+		n = 0;
+		assert_int_equal(feed_steps(&p, s.data, s.len, steps[i], &n),
+		    SSE_OVERSIZED);
+		assert_int_equal(n, 0);
+		/* Freed at once, and it stays given up until finished. */
+		assert_int_equal(p.line.cap + p.data.cap + p.type.cap, 0);
+		assert_int_equal(sse_parser_feed(&p, "data: a\n\n", 10,
+		    count_event, &n), SSE_OVERSIZED);
+		sse_parser_finish(&p);
+		assert_int_equal(sse_parser_feed(&p, "data: a\n\n", 10,
+		    count_event, &n), 0);
+		assert_int_equal(n, 1);
+		sse_parser_free(&p);
+	}
+	/* A line that never ends, as a throttled engine sends it: held no
+	 * longer than the bound, then freed. */
+	sse_parser_init(&p);
+	p.max_event = 1 << 16;
+	buf_reset(&s);
+	for (i = 0; i < 1000; i++)
+		buf_addch(&s, 'w');
+	n = 0;
+	for (i = 0; i < 100000; i++) {
+		int rc = sse_parser_feed(&p, s.data, s.len, count_event, &n);
+
+		assert_true(p.line.len <= p.max_event);
+		if (rc == SSE_OVERSIZED)
+			break;
+		assert_int_equal(rc, 0);
+	}
+	assert_true(i < 100);
+	assert_int_equal(p.line.cap, 0);
+	sse_parser_free(&p);
+	/* A comment line and an event type are bounded too. */
+	sse_parser_init(&p);
+	p.max_event = 100;
+	buf_reset(&s);
+	buf_puts(&s, "event: ");
+	for (i = 0; i < 200; i++)
+		buf_addch(&s, 't');
+	buf_puts(&s, "\n");
+	assert_int_equal(sse_parser_feed(&p, s.data, s.len, count_event, &n),
+	    SSE_OVERSIZED);
+	sse_parser_finish(&p);
+	buf_reset(&s);
+	buf_puts(&s, ": ");
+	for (i = 0; i < 200; i++)
+		buf_addch(&s, 'c');
+	assert_int_equal(feed_steps(&p, s.data, s.len, 10, &n), SSE_OVERSIZED);
+	sse_parser_free(&p);
+	/* The default bound is sse.h's. */
+	sse_parser_init(&p);
+	assert_int_equal(p.max_event, SSE_MAX_EVENT_DEFAULT);
+	sse_parser_free(&p);
+	buf_free(&s);
+}
+
 int
 main(void)
 {
@@ -685,6 +809,7 @@ main(void)
 		cmocka_unit_test(test_jansson_fields),
 		cmocka_unit_test(test_parser_rules),
 		cmocka_unit_test(test_callback_stops_feed),
+		cmocka_unit_test(test_event_bound),
 	};
 
 	return cmocka_run_group_tests(tests, setup_fixtures,
