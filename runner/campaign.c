@@ -28,6 +28,7 @@
 #include "memsample.h"
 #include "power.h"
 #include "repo.h"
+#include "runlock.h"
 #include "sha256.h"
 #include "store-campaign.h"
 #include "util.h"
@@ -335,9 +336,39 @@ run_create(struct run *r, const char *machine)
 	return err;
 }
 
+/*
+ * One campaign per repository (so --resume cannot take over a live run)
+ * and per machine (so two never measure on the same CPUs).
+ */
+static struct werr *
+locks_take(const struct campaign_opts *o, struct runlock **repo_lock,
+    struct runlock **machine_lock)
+{
+	char *path = path_join(o->repo_root, ".warden/campaign.lock");
+	struct werr *err;
+
+	err = runlock_take(repo_lock, path, "a campaign of this repository",
+	    o->who, o->repo_root);
+	free(path);
+	if (err != NULL)
+		return o->resume ? werr_wrap(err, "--resume refuses a run that "
+		    "is still live") : err;
+	path = runlock_machine_path("campaign");
+	err = runlock_take(machine_lock, path, "a campaign on this machine",
+	    o->who, o->repo_root);
+	free(path);
+	if (err != NULL) {
+		runlock_release(*repo_lock);
+		*repo_lock = NULL;
+		return werr_wrap(err, "one campaign at a time per machine");
+	}
+	return NULL;
+}
+
 struct werr *
 campaign_run(const struct campaign_opts *o, char **run_id_out)
 {
+	struct runlock *repo_lock = NULL, *machine_lock = NULL;
 	struct power_hold *hold = NULL;
 	struct walk w;
 	struct run r;
@@ -350,8 +381,10 @@ campaign_run(const struct campaign_opts *o, char **run_id_out)
 	memset(&w, 0, sizeof(w));
 	r.o = o;
 	r.tree = o->tree_root != NULL ? o->tree_root : o->repo_root;
-	if ((err = store_campaign_ensure(o->store)) != NULL)
+	if ((err = locks_take(o, &repo_lock, &machine_lock)) != NULL)
 		return err;
+	if ((err = store_campaign_ensure(o->store)) != NULL)
+		goto out;
 	campaign_machine_id(machine);
 	r.gpu_hint = memsample_gpu_hint();
 	if (o->resume) {
@@ -364,6 +397,13 @@ campaign_run(const struct campaign_opts *o, char **run_id_out)
 		goto out;
 	if (r.finished)
 		goto out;
+	{
+		char *note = xasprintf("run %s", r.run_id);
+
+		runlock_note(repo_lock, note);
+		runlock_note(machine_lock, note);
+		free(note);
+	}
 	hold = power_hold_begin("warden campaign");
 	for (i = 0; i < r.npoints && err == NULL; i++) {
 		if ((err = campaign_stopped(&r)) == NULL)
@@ -383,5 +423,7 @@ out:
 	free(r.workloads);
 	free(r.points);
 	json_decref(r.grid);
+	runlock_release(machine_lock);
+	runlock_release(repo_lock);
 	return err;
 }

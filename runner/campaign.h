@@ -15,6 +15,9 @@
  * not go on (store, workload file, policy), or was asked to stop (*stop):
  * then the sweep under way stays unfinished, for --resume to run again.
  *
+ * One campaign runs per machine and per repository (runlock.h): a second
+ * one, or a --resume of a run still live, exits 3 naming the holder.
+ *
  * Never prints: progress goes to the caller's callback.
  */
 #ifndef WARDEN_CAMPAIGN_H
@@ -70,6 +73,7 @@ struct campaign_opts {
 					   the newest unfinished run here) */
 	unsigned shard_index;		/* --shard K/N: K (1-based) ... */
 	unsigned shard_count;		/* ... and N; 0: the whole grid */
+	const char *who;		/* the command line, for the locks */
 	void (*on_progress)(void *arg, const struct campaign_progress *p);
 	void *arg;
 	/* Set (to the signal's number) when the campaign must stop: checked

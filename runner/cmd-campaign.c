@@ -498,6 +498,7 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	memset(&a, 0, sizeof(a));
 	a.interval_s = -1;
+	o.who = ctx->cmdline;
 	if ((err = parse_run(ctx, argc, argv, &o, &a)) != NULL ||
 	    (err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
 	    (err = cmd_ctx_policy(ctx, (struct policy **)&o.policy)) != NULL ||

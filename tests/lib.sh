@@ -47,6 +47,10 @@ git config --global user.email 'maintainer@example.org'
 git config --global init.defaultBranch main
 git config --global advice.detachedHead false
 unset WARDEN_REPO WARDEN_CYCLE 2>/dev/null || true
+# The machine-wide campaign lock of each script is its own, so scripts
+# (and other people's test runs) on one machine do not exclude each other.
+WARDEN_LOCK_DIR=$TEST_DIR
+export WARDEN_LOCK_DIR
 
 warden() {
 	"$WARDEN" "$@"

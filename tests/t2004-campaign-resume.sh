@@ -88,8 +88,8 @@ test_expect_success 'an engine that survives its killed warden is stopped by --r
 	stubborn_adapter stub simstub --itl 4 --prefill-rate 50000 \
 	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
 	bench_policy stub "campaign.concurrency=[1]" &&
-	(cd stub && exec "$WARDEN" campaign --limit 24 --run-id s1 \
-	    >../stub1.out 2>../stub1.err) &
+	{ (cd stub && exec "$WARDEN" campaign --limit 24 --run-id s1 \
+	    >../stub1.out 2>../stub1.err) & } &&
 	pid=$! &&
 	n=0 &&
 	while [ $n -lt 600 ]; do
