@@ -348,6 +348,8 @@ engine_launch(struct engine *e, const struct engine_params *p)
 		werr_free(err);
 		err = NULL;
 	}
+	/* Whoever serves its port belongs to it, even an orphan (macOS). */
+	e->proc.port = e->port;
 	return err;
 }
 

@@ -15,8 +15,8 @@
 #include <sys/prctl.h>
 #endif
 
-#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proctree.h"
 #include "spawn.h"
 #include "util.h"
 
@@ -134,6 +135,37 @@ child_exec(const struct spawn_opts *opts, char **env, int logfd, int outfd,
 	child_fail(errfd);
 }
 
+/* ---- the programs running, so that stopping one spares the others ---- */
+
+#define SPAWN_MAX_LIVE 64
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t live[SPAWN_MAX_LIVE];
+static size_t nlive;
+
+static void
+live_add(pid_t pid)
+{
+	pthread_mutex_lock(&live_lock);
+	if (nlive < SPAWN_MAX_LIVE)
+		live[nlive++] = pid;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void
+live_remove(pid_t pid)
+{
+	size_t i;
+
+	pthread_mutex_lock(&live_lock);
+	for (i = 0; i < nlive; i++)
+		if (live[i] == pid) {
+			live[i] = live[--nlive];
+			break;
+		}
+	pthread_mutex_unlock(&live_lock);
+}
+
 struct werr *
 spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 {
@@ -207,6 +239,7 @@ spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 		errno = childerr;
 		return werr_errno("exec", opts->argv[0]);
 	}
+	live_add(pid);
 	return NULL;
 }
 
@@ -258,136 +291,129 @@ reap_group(struct spawn_proc *p)
 	(void)spawn_poll(p);
 }
 
-/* Wait up to ms for the group to be gone. 1 gone, 0 not. */
-static int
-wait_group_gone(struct spawn_proc *p, unsigned ms)
+/*
+ * The processes of p now (proctree_program): its group, every descendant
+ * of its leader, every orphan that came back to warden as subreaper and
+ * belongs to no other running program, and on macOS who listens on its
+ * port. *n is 0 where the platform cannot list processes (the group is
+ * still signalled).
+ */
+static void
+program_members(const struct spawn_proc *p, struct proc_info **v, size_t *n)
 {
-	uint64_t deadline = mono_ns() + (uint64_t)ms * 1000000ULL;
+	pid_t others[SPAWN_MAX_LIVE];
+	size_t nothers = 0, i;
+
+	pthread_mutex_lock(&live_lock);
+	for (i = 0; i < nlive; i++)
+		if (live[i] != p->pid)
+			others[nothers++] = live[i];
+	pthread_mutex_unlock(&live_lock);
+	werr_free(proctree_program(v, n, p->pid, others, nothers, p->port));
+}
+
+/* Signal p's group, leader and every member; reap the members that are
+ * warden's children and have died. The count of live members. */
+static size_t
+program_signal(struct spawn_proc *p, int sig)
+{
+	struct proc_info *v = NULL;
+	pid_t self = getpid();
+	size_t n = 0, i, alive = 0;
+	int status;
+
+	program_members(p, &v, &n);
+	if (sig != 0) {
+		(void)kill(-p->pid, sig);
+		if (!p->exited)
+			(void)kill(p->pid, sig);
+	}
+	for (i = 0; i < n; i++) {
+		if (v[i].pid == p->pid)
+			continue;	/* the leader: reap_group keeps its status */
+		if (v[i].zombie) {
+			if (v[i].ppid == self)
+				(void)waitpid(v[i].pid, &status, WNOHANG);
+			continue;
+		}
+		alive++;
+		if (sig != 0)
+			(void)kill(v[i].pid, sig);
+	}
+	free(v);
+	return alive;
+}
+
+/* Wait up to ms for p to be gone: its leader reaped, its group empty, no
+ * member alive. sig is sent again each round to members that appeared
+ * meanwhile (0: none). 1 gone, 0 not. */
+static int
+wait_program_gone(struct spawn_proc *p, unsigned ms, int sig)
+{
+	uint64_t start = mono_ns(), deadline = start + (uint64_t)ms * 1000000ULL;
+	size_t alive;
 
 	for (;;) {
 		reap_group(p);
-		if (p->exited && !spawn_group_alive(p->pid))
+		alive = program_signal(p, sig);
+		if (p->exited && !spawn_group_alive(p->pid) && alive == 0)
 			return 1;
 		if (mono_ns() >= deadline)
 			return 0;
-		sleep_ms(5);
+		/* Every round lists the processes: look often at first,
+		 * when most programs are already gone, then less. */
+		sleep_ms(mono_ns() - start < 200000000ULL ? 5 : 50);
 	}
 }
 
 struct werr *
 spawn_stop(struct spawn_proc *p, unsigned grace_ms)
 {
+	struct werr *err = NULL;
+
 	if (p->pid == 0)
 		return NULL;
-	if (p->exited && !spawn_group_alive(p->pid))
-		return NULL;
-	(void)kill(-p->pid, SIGTERM);
-	if (!p->exited)
-		(void)kill(p->pid, SIGTERM);
-	if (wait_group_gone(p, grace_ms))
-		return NULL;
-	(void)kill(-p->pid, SIGKILL);
-	if (!p->exited)
-		(void)kill(p->pid, SIGKILL);
-	if (wait_group_gone(p, 5000))
-		return NULL;
-	return werr_new(WEXIT_ENV,
-	    "process group %ld survived SIGKILL", (long)p->pid);
+	reap_group(p);
+	if (p->exited && !spawn_group_alive(p->pid) &&
+	    program_signal(p, 0) == 0)
+		goto out;
+	(void)program_signal(p, SIGTERM);
+	if (wait_program_gone(p, grace_ms, 0))
+		goto out;
+	if (wait_program_gone(p, 5000, SIGKILL))
+		goto out;
+	err = werr_new(WEXIT_ENV, "processes of program %ld survived SIGKILL",
+	    (long)p->pid);
+out:
+	live_remove(p->pid);
+	return err;
 }
 
 #ifdef __linux__
-/* The parent pid of pid from /proc/PID/stat (the field after the
- * parenthesised name, which may itself hold ')'), or -1; *zombie says
- * whether it has died already. */
-static pid_t
-proc_parent(pid_t pid, int *zombie)
-{
-	char state = '?';
-	char path[64], data[512], *rp;
-	ssize_t n;
-	int fd;
-	long ppid;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, data, sizeof(data) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	data[n] = '\0';
-	if ((rp = strrchr(data, ')')) == NULL ||
-	    sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
-		return -1;
-	*zombie = state == 'Z';
-	return (pid_t)ppid;
-}
-
 /* Signal every descendant of self once; the count signalled. */
 static unsigned
 kill_descendants_once(pid_t self)
 {
-	pid_t *pids = NULL, *parents = NULL;
-	char *zombie = NULL;
-	size_t n = 0, cap = 0, i;
+	struct proc_info *v = NULL;
 	unsigned killed = 0;
-	struct dirent *de;
-	int changed;
+	struct werr *err;
+	size_t n = 0, i;
 	char *mark;
-	DIR *d;
 
-	if ((d = opendir("/proc")) == NULL)
+
+	if ((err = proctree_list(&v, &n)) != NULL) {
+		werr_free(err);
 		return 0;
-	while ((de = readdir(d)) != NULL) {
-		char *end;
-		long v = strtol(de->d_name, &end, 10);
-
-		if (*end != '\0' || v <= 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			pids = xrealloc(pids, cap * sizeof(*pids));
-			parents = xrealloc(parents, cap * sizeof(*parents));
-			zombie = xrealloc(zombie, cap);
-		}
-		pids[n] = (pid_t)v;
-		zombie[n] = 0;
-		{
-			int z = 0;
-
-			parents[n] = proc_parent((pid_t)v, &z);
-			zombie[n] = (char)z;
-		}
-		n++;
 	}
-	closedir(d);
-	/* Mark the descendants of self: children first, then theirs. */
 	mark = xcalloc(n + 1, 1);
-	do {
-		changed = 0;
-		for (i = 0; i < n; i++) {
-			size_t j;
-
-			if (mark[i] || pids[i] == self)
-				continue;
-			if (parents[i] == self) {
-				mark[i] = changed = 1;
-				continue;
-			}
-			for (j = 0; j < n; j++)
-				if (mark[j] && pids[j] == parents[i]) {
-					mark[i] = changed = 1;
-					break;
-				}
-		}
-	} while (changed);
 	for (i = 0; i < n; i++)
-		if (mark[i] && !zombie[i] && kill(pids[i], SIGKILL) == 0)
+		mark[i] = v[i].ppid == self && v[i].pid != self;
+	proctree_mark_descendants(v, n, mark);
+	for (i = 0; i < n; i++)
+		if (mark[i] && !v[i].zombie && kill(v[i].pid, SIGKILL) == 0)
 			killed++;
-	free(zombie);
 	free(mark);
-	free(pids);
-	free(parents);
+	free(v);
 	return killed;
 }
 #endif

@@ -3,13 +3,15 @@
  * must not outlive it (engine servers, build commands, shims).
  *
  * A spawned program runs in its own session and process group, with its
- * stdout and stderr appended to a log file. Stopping it signals the whole
- * group (SIGTERM, a grace period, then SIGKILL) and reaps every process of
- * the group, grandchildren included: on Linux warden makes itself the
- * child subreaper so orphaned descendants come back to it to be reaped,
- * and the program gets SIGTERM should warden die without stopping it.
- * A descendant that left the group (a daemon that called setsid) is
- * found and killed by spawn_reap_descendants(). Standard input is always
+ * stdout and stderr appended to a log file. Stopping it signals every
+ * process it started (SIGTERM, a grace period, then SIGKILL) and reaps
+ * them: its group, its descendants, and a descendant that left the group
+ * (a server that called setsid): on Linux warden makes itself the child
+ * subreaper, so such a process stays in warden's tree and is found there
+ * (proctree.h); on macOS it is found by the port it serves on. The
+ * program gets SIGTERM should warden die without stopping it.
+ * spawn_reap_descendants() stops whatever is left of every program at
+ * once, for callers that know none should still run. Standard input is always
  * /dev/null: no spawned program reads warden's terminal.
  * This module never prints and never waits without a deadline.
  */
@@ -38,6 +40,10 @@ struct spawn_proc {
 	pid_t pid;		/* also the process group id; 0 when not running */
 	int exited;		/* the leader has been reaped */
 	int status;		/* its wait status, valid when exited */
+	int port;		/* a TCP port the program serves on, or 0: on
+				   macOS whoever of this user listens there
+				   when it stops is taken as one of its
+				   processes (an orphan left to launchd) */
 };
 
 /*
@@ -50,9 +56,15 @@ struct werr *spawn_start(struct spawn_proc *out, const struct spawn_opts *opts);
 int spawn_poll(struct spawn_proc *p);
 
 /*
- * Stop the whole group: SIGTERM, wait up to grace_ms, SIGKILL, then reap
- * until no process of the group is left (bounded; an error if one
- * survives). Safe to call on an exited or never-started proc.
+ * Stop the program and every process it started: SIGTERM, wait up to
+ * grace_ms, SIGKILL, then reap until none is left (bounded; an error if
+ * one survives). Its processes are its group, every descendant of its
+ * leader, and, because warden is their subreaper, every orphan that came
+ * back to warden and belongs to no other program still running (a server
+ * that called setsid() and whose parent died); on macOS, where orphans go
+ * to launchd, also whoever listens on p->port. So a daemon that left the
+ * group never outlives its program. Safe to call on an exited or
+ * never-started proc.
  */
 struct werr *spawn_stop(struct spawn_proc *p, unsigned grace_ms);
 

@@ -250,6 +250,27 @@ process_gone(pid_t pid)
 	return zombie;
 }
 
+#ifdef __linux__
+/* The parent of pid, from /proc/PID/stat; -1 if unknown. */
+static pid_t
+getppid_of(pid_t pid)
+{
+	char path[64], line[512], *p;
+	long ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(line, sizeof(line), f) != NULL &&
+	    (p = strrchr(line, ')')) != NULL &&
+	    sscanf(p + 1, " %*c %ld", &ppid) != 1)
+		ppid = -1;
+	fclose(f);
+	return (pid_t)ppid;
+}
+#endif
+
 /* A warden killed with -9 cannot stop its engine; the engine must
  * still go (Linux: the parent-death signal). */
 static void
@@ -315,33 +336,78 @@ test_whole_env_and_null_stdin(void **state)
 	free(log);
 }
 
-/* A daemon that left the group survives spawn_stop(); the descendant
- * reaper finds it (it came back to us as subreaper) and kills it. */
+#ifdef __linux__
+/* A program whose child is a daemon that left the group (setsid): the
+ * pid file names the daemon. wait_leader: the leader stays (else it exits
+ * at once and the daemon is orphaned, back to us as subreaper). */
+static void
+start_with_daemon(struct spawn_proc *p, pid_t *daemon, const char *name,
+    int wait_leader)
+{
+	char *gpid = path_join(tmpdir, name);
+	char *script = xasprintf("setsid sh -c 'echo $$ >\"$0.tmp\"; "
+	    "mv \"$0.tmp\" \"$0\"; exec sleep 300' '%s' &%s", gpid,
+	    wait_leader ? " sleep 300" : " :");
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct spawn_opts o = { 0 };
+
+	unlink(gpid);
+	o.argv = argv;
+	assert_null(spawn_start(p, &o));
+	*daemon = read_pidfile(gpid);
+	assert_int_not_equal(getpgid(*daemon), p->pid);
+	assert_int_equal(getsid(*daemon), *daemon);
+	free(gpid);
+	free(script);
+}
+#endif
+
+/* spawn_stop stops a daemon that left the group, whether its parent is
+ * still there or it was orphaned, and spares another program's. */
+static void
+test_stop_kills_a_daemon(void **state)
+{
+#ifdef __linux__
+	struct spawn_proc a, b, c;
+	pid_t da, db, dc;
+
+	start_with_daemon(&a, &da, "daemon-a.pid", 1);
+	start_with_daemon(&b, &db, "daemon-b.pid", 1);
+	start_with_daemon(&c, &dc, "daemon-c.pid", 0);
+	/* c's leader exits at once: its daemon comes back to us. */
+	while (!spawn_poll(&c))
+		usleep(1000);
+	assert_int_equal(getppid_of(dc), getpid());
+	assert_null(spawn_stop(&a, 200));
+	assert_true(process_gone(da));
+	assert_false(process_gone(db));
+	assert_false(process_gone(b.pid));
+	assert_null(spawn_stop(&c, 200));
+	assert_true(process_gone(dc));
+	assert_false(process_gone(db));
+	assert_null(spawn_stop(&b, 200));
+	assert_true(process_gone(db));
+	assert_true(process_gone(b.pid));
+#else
+	skip();
+#endif
+}
+
+/* What a program left running is found by the descendant reaper, which
+ * stops everything at once. */
 static void
 test_reap_descendants_kills_a_daemon(void **state)
 {
 #ifdef __linux__
-	char *gpid = path_join(tmpdir, "daemon.pid");
-	char *script = xasprintf("setsid sh -c 'echo $$ >\"$0.tmp\"; "
-	    "mv \"$0.tmp\" \"$0\"; exec sleep 300' '%s' & sleep 300", gpid);
-	char *argv[] = { "sh", "-c", script, NULL };
-	struct spawn_opts o = { 0 };
 	struct spawn_proc p;
 	unsigned killed = 0;
 	pid_t daemon;
 
-	unlink(gpid);
-	o.argv = argv;
-	assert_null(spawn_start(&p, &o));
-	daemon = read_pidfile(gpid);
-	assert_int_not_equal(getpgid(daemon), p.pid);
-	assert_null(spawn_stop(&p, 200));
-	assert_false(process_gone(daemon));
+	start_with_daemon(&p, &daemon, "daemon.pid", 1);
 	assert_null(spawn_reap_descendants(&killed));
-	assert_true(killed >= 1);
+	assert_true(killed >= 2);
 	assert_true(process_gone(daemon));
-	free(gpid);
-	free(script);
+	assert_null(spawn_stop(&p, 200));
 #else
 	skip();
 #endif
@@ -399,6 +465,7 @@ main(void)
 		cmocka_unit_test(test_term_is_enough_for_a_polite_engine),
 		cmocka_unit_test(test_engine_dies_with_killed_parent),
 		cmocka_unit_test(test_whole_env_and_null_stdin),
+		cmocka_unit_test(test_stop_kills_a_daemon),
 		cmocka_unit_test(test_reap_descendants_kills_a_daemon),
 		cmocka_unit_test(test_run_to_the_end_or_the_timeout),
 	};
