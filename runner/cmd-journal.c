@@ -118,7 +118,7 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (optind != argc)
 		return cmd_usage_error(&cmd_journal_entry, "'journal show' takes no arguments");
-	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
+	if ((err = cmd_ctx_store_readonly(ctx, &store)) != NULL)
 		return err;
 	memset(&s, 0, sizeof(s));
 	s.ctx = ctx;
@@ -131,19 +131,18 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 /* The repository and the official branch's name, for the commands that
- * read or write the journal's anchors. */
+ * read or write the journal's anchors: the trusted name, never the
+ * working tree's policy's. */
 static struct werr *
 open_official(struct cmd_ctx *ctx, git_repository **repo, const char **branch)
 {
-	struct policy *policy;
 	const char *root;
 	struct werr *err;
 
 	*repo = NULL;
 	if ((err = cmd_ctx_repo(ctx, &root)) != NULL ||
-	    (err = cmd_ctx_policy(ctx, &policy)) != NULL)
+	    (err = cmd_ctx_official_branch(ctx, branch)) != NULL)
 		return err;
-	*branch = policy->official_branch;
 	if (git_repository_open(repo, root) < 0)
 		return werr_git("cannot open '%s'", root);
 	return NULL;
@@ -201,7 +200,7 @@ journal_verify_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc)
 		return cmd_usage_error(&cmd_journal_entry, "'journal verify' takes no arguments");
 	if ((err = open_official(ctx, &repo, &branch)) != NULL ||
-	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = cmd_ctx_store_readonly(ctx, &store)) != NULL ||
 	    (err = journal_evidence_load(&ev, &bad, repo, branch)) != NULL ||
 	    (err = journal_check(&v, store, &ev)) != NULL)
 		goto out;

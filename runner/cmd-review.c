@@ -67,7 +67,7 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(&cmd_review_entry,
 		    "'--status' takes pending, approved or rejected, not '%s'",
 		    status);
-	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
+	if ((err = cmd_ctx_store_readonly(ctx, &store)) != NULL ||
 	    (err = review_list(&rows, store, status)) != NULL)
 		return err;
 	if (ctx->json)
@@ -138,7 +138,7 @@ review_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(&cmd_review_entry,
 		    "review show needs one review number");
 	if ((err = parse_id(argv[optind], &id)) != NULL ||
-	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = cmd_ctx_store_readonly(ctx, &store)) != NULL ||
 	    (err = review_show(&o, store, id)) != NULL)
 		return err;
 	if (ctx->json)

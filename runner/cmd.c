@@ -428,7 +428,41 @@ cmd_ctx_trusted_policy(struct cmd_ctx *ctx, struct policy **policy)
 }
 
 struct werr *
+cmd_ctx_official_branch(struct cmd_ctx *ctx, const char **branch)
+{
+	git_repository *repo = NULL;
+	const char *root;
+	struct werr *err;
+
+	if (ctx->official == NULL) {
+		if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
+			return err;
+		if (git_repository_open(&repo, root) < 0)
+			return werr_git("cannot open '%s'", root);
+		ctx->official = policy_official_branch(repo);
+		git_repository_free(repo);
+	}
+	*branch = ctx->official;
+	return NULL;
+}
+
+static struct werr *ctx_store_open(struct cmd_ctx *ctx, struct store **store,
+    int readonly);
+
+struct werr *
 cmd_ctx_store(struct cmd_ctx *ctx, struct store **store)
+{
+	return ctx_store_open(ctx, store, 0);
+}
+
+struct werr *
+cmd_ctx_store_readonly(struct cmd_ctx *ctx, struct store **store)
+{
+	return ctx_store_open(ctx, store, 1);
+}
+
+static struct werr *
+ctx_store_open(struct cmd_ctx *ctx, struct store **store, int readonly)
 {
 	const char *root;
 	struct werr *err;
@@ -439,7 +473,9 @@ cmd_ctx_store(struct cmd_ctx *ctx, struct store **store)
 	}
 	if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
 		return err;
-	if ((err = store_open(&ctx->store, root, NULL, ctx->cmdline)) != NULL)
+	err = readonly ? store_open_readonly(&ctx->store, root, ctx->cmdline) :
+	    store_open(&ctx->store, root, NULL, ctx->cmdline);
+	if (err != NULL)
 		return err;
 	/* The trusted policy's busy timeout applies unless the environment
 	 * overrides it; a missing or broken policy must not stop journal
@@ -452,8 +488,10 @@ cmd_ctx_store(struct cmd_ctx *ctx, struct store **store)
 		werr_free(err);
 	}
 	/* Settle a move of the official branch that a crash interrupted,
-	 * before the command reads or writes anything. */
-	if ((err = official_recover_at(ctx->store, root, NULL)) != NULL)
+	 * before the command reads or writes anything (a reader that cannot
+	 * write leaves it to the next writer). */
+	if (!store_readonly(ctx->store) &&
+	    (err = official_recover_at(ctx->store, root, NULL)) != NULL)
 		return err;
 	*store = ctx->store;
 	return NULL;
@@ -468,6 +506,8 @@ cmd_ctx_release(struct cmd_ctx *ctx)
 	ctx->policy = NULL;
 	policy_free(ctx->trusted);
 	ctx->trusted = NULL;
+	free(ctx->official);
+	ctx->official = NULL;
 	free(ctx->repo_root);
 	ctx->repo_root = NULL;
 }

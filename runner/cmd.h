@@ -36,6 +36,7 @@ struct cmd_ctx {
 	char *repo_root;	/* resolved by cmd_ctx_repo() */
 	struct policy *policy;	/* loaded by cmd_ctx_policy() */
 	struct policy *trusted;	/* loaded by cmd_ctx_trusted_policy() */
+	char *official;		/* named by cmd_ctx_official_branch() */
 	struct store *store;	/* opened by cmd_ctx_store() */
 	const char *cmdline;	/* "warden campaign --resume", for lock notes */
 };
@@ -108,8 +109,17 @@ struct werr *cmd_ctx_policy(struct cmd_ctx *ctx, struct policy **policy);
  * something with policy (patch, review, journal, the store's settings). */
 struct werr *cmd_ctx_trusted_policy(struct cmd_ctx *ctx,
     struct policy **policy);
+/* The official branch's name (policy_official_branch: git config
+ * warden.officialBranch, else "official"), never the working tree's
+ * policy's; the branch need not exist. */
+struct werr *cmd_ctx_official_branch(struct cmd_ctx *ctx,
+    const char **branch);
 /* Open (creating and migrating) .warden/warden.db. */
 struct werr *cmd_ctx_store(struct cmd_ctx *ctx, struct store **store);
+/* For commands that only read it: store_open_readonly(), so they work on
+ * a read-only file system; nothing is written (no crash recovery). */
+struct werr *cmd_ctx_store_readonly(struct cmd_ctx *ctx,
+    struct store **store);
 void cmd_ctx_release(struct cmd_ctx *ctx);
 
 /* Every command's entry. */

@@ -10,6 +10,7 @@
 
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@ struct store {
 	int in_tx;
 	int holds;		/* store_hold() depth: the lock outlives commits */
 	int version;
+	int readonly;		/* store_open_readonly: nothing is written */
 };
 
 /* Migration N (1-based) is migrations[N - 1]. Append only. */
@@ -267,6 +269,19 @@ open_db(struct store *s, int flags)
 	return NULL;
 }
 
+/* May this process create files in the directory of path? */
+static int
+dir_writable(const char *path)
+{
+	char *dir = xstrndup(path, (size_t)(strrchr(path, '/') - path));
+	int ok = access(dir, W_OK) == 0;
+
+	free(dir);
+	return ok;
+}
+
+static struct werr *unwritable_error(const struct store *s);
+
 struct werr *
 store_open(struct store **out, const char *repo_root, const char *cycle_id,
     const char *who)
@@ -294,8 +309,15 @@ store_open(struct store **out, const char *repo_root, const char *cycle_id,
 		err = werr_new(WEXIT_INPUT, "'%s' ('%s') cannot name a file "
 		    "under journals/", cycle_id != NULL ? "cycle id" :
 		    "WARDEN_CYCLE", s->cycle);
-	if (err == NULL)
-		err = open_db(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+	if (err == NULL &&
+	    (err = open_db(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) != NULL &&
+	    !dir_writable(s->path)) {
+		werr_free(err);
+		err = unwritable_error(s);
+	}
+	/* sqlite opens a file it may not write for reading only. */
+	if (err == NULL && sqlite3_db_readonly(s->db, "main") == 1)
+		err = unwritable_error(s);
 	if (err == NULL)
 		err = store_exec(s, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
 		    "PRAGMA synchronous = NORMAL;");
@@ -307,6 +329,138 @@ store_open(struct store **out, const char *repo_root, const char *cycle_id,
 	}
 	*out = s;
 	return NULL;
+}
+
+/* Why the database cannot be written: the file system is read-only, or
+ * warden may not write the file or its directory. */
+static struct werr *
+unwritable_error(const struct store *s)
+{
+	char *dir = xstrndup(s->path, (size_t)(strrchr(s->path, '/') -
+	    s->path));
+	struct statvfs sv;
+	struct werr *err;
+
+	if (statvfs(dir, &sv) == 0 && (sv.f_flag & ST_RDONLY) != 0)
+		err = werr_new(WEXIT_ENV, "database '%s' cannot be written: "
+		    "the file system is read-only (commands that only read "
+		    "work there)", s->path);
+	else
+		err = werr_new(WEXIT_ENV, "database '%s' cannot be written: "
+		    "warden may not write it or its directory '%s' (commands "
+		    "that only read work there)", s->path, dir);
+	free(dir);
+	return err;
+}
+
+/* A file: URI for path with sqlite's query parameters after it. */
+static char *
+uri_of(const char *path, const char *query)
+{
+	struct buf b = BUF_INIT;
+	const char *p;
+
+	buf_puts(&b, "file:");
+	for (p = path; *p != '\0'; p++) {
+		if (*p == '%' || *p == '?' || *p == '#')
+			buf_printf(&b, "%%%02X", (unsigned char)*p);
+		else
+			buf_addch(&b, *p);
+	}
+	buf_printf(&b, "?%s", query);
+	return buf_detach(&b);
+}
+
+/* Size of path, 0 when absent. */
+static off_t
+file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+struct werr *
+store_open_readonly(struct store **out, const char *repo_root,
+    const char *who)
+{
+	char *path = path_join(repo_root, ".warden/warden.db");
+	char *dir = path_join(repo_root, ".warden");
+	char *wal = xasprintf("%s-wal", path);
+	struct store *s = NULL;
+	struct werr *err = NULL;
+	int immutable = 0;
+
+	*out = NULL;
+	if (!path_exists(path)) {
+		/* Nothing recorded yet: the ordinary open creates it (or
+		 * says why it cannot). */
+		err = store_open(out, repo_root, NULL, who);
+		goto done;
+	}
+	/*
+	 * A reader of a WAL database needs its -shm file, and creates it
+	 * when absent. Where it cannot (a read-only file system, a
+	 * directory warden may not write) and no write-ahead log holds
+	 * data, the database file alone is the whole database: read it as
+	 * immutable. A non-empty -wal is read through its -shm.
+	 */
+	immutable = !dir_writable(path) && file_size(wal) == 0;
+	s = xcalloc(1, sizeof(*s));
+	s->lock_fd = -1;
+	s->path = xstrdup(path);
+	s->lock_path = path_join(dir, "warden.lock");
+	s->cycle = default_cycle();
+	s->who = xstrdup(who != NULL ? who : "warden");
+	s->readonly = 1;
+	if (immutable) {
+		char *uri = uri_of(path, "immutable=1");
+
+		if (sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY |
+		    SQLITE_OPEN_URI, NULL) != SQLITE_OK)
+			err = store_error(s, "open database");
+		free(uri);
+		if (err == NULL)
+			sqlite3_extended_result_codes(s->db, 1);
+	} else
+		err = open_db(s, SQLITE_OPEN_READONLY);
+	if (err == NULL && (s->version = read_user_version(s)) < 0) {
+		if (file_size(wal) > 0 && !dir_writable(path))
+			err = werr_new(WEXIT_ENV, "database '%s' has a write-"
+			    "ahead log that cannot be read where its shared-"
+			    "memory file '%s-shm' cannot be made; open it once "
+			    "where it can be written", path, path);
+		else
+			err = store_error(s, "read database");
+	}
+	if (err == NULL && s->version > N_MIGRATIONS)
+		err = werr_new(WEXIT_ENV, "database '%s' has schema version %d, "
+		    "newer than this warden knows (%d); upgrade warden",
+		    path, s->version, N_MIGRATIONS);
+	if (err == NULL && s->version < N_MIGRATIONS) {
+		/* An older schema: the ordinary open migrates it (or says
+		 * why it cannot write). */
+		store_close(s);
+		s = NULL;
+		err = store_open(out, repo_root, NULL, who);
+		goto done;
+	}
+	if (err != NULL) {
+		store_close(s);
+		s = NULL;
+	}
+	*out = s;
+done:
+	free(wal);
+	free(dir);
+	free(path);
+	return err;
+}
+
+int
+store_readonly(const struct store *store)
+{
+	return store->readonly;
 }
 
 struct werr *
@@ -456,6 +610,9 @@ store_begin(struct store *store)
 
 	if (store->in_tx)
 		fatal("store_begin: transaction already open");
+	if (store->readonly)
+		return werr_new(WEXIT_ENV, "database '%s' was opened for "
+		    "reading only", store->path);
 	if ((err = lock_take(store)) != NULL)
 		return err;
 	rc = sqlite3_exec(store->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);

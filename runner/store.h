@@ -24,6 +24,18 @@ struct store;
  * "manual-YYYYMMDD" of today, UTC). who is recorded in the lock file. */
 struct werr *store_open(struct store **out, const char *repo_root,
     const char *cycle_id, const char *who);
+/*
+ * Open REPO_ROOT/.warden/warden.db for reading only, for the commands
+ * that only read (journal show and verify, review list and show):
+ * nothing is created, migrated or locked, so it works on a read-only file
+ * system. Where the -shm file cannot be made and no write-ahead log holds
+ * data, the file is read as immutable. A database not made yet, or older
+ * than this warden's schema, goes through store_open() instead. Writing
+ * (store_begin) is refused.
+ */
+struct werr *store_open_readonly(struct store **out, const char *repo_root,
+    const char *who);
+int store_readonly(const struct store *store);
 /* Open an existing database file read-only, without migrating. */
 struct werr *store_open_path(struct store **out, const char *db_path,
     const char *who);
