@@ -33,45 +33,36 @@ workload_free(struct workload *w)
 }
 
 struct werr *
-workload_load(struct workload *w, const char *repo_root, const char *split)
+workload_parse(struct workload *w, const char *text, size_t len,
+    const char *name)
 {
-	char *rel = xasprintf("workloads/%s.jsonl", split);
-	char *path = path_join(repo_root, rel);
-	struct buf b = BUF_INIT;
-	struct werr *err;
-	char *line, *next;
+	const char *line = text, *end = text + len, *nl;
+	struct werr *err = NULL;
 	json_error_t jerr;
 	json_t *item;
 	int lineno = 0;
 
-	memset(w, 0, sizeof(*w));
-	w->split = xstrdup(split);
-	if ((err = file_read_max(&b, path, FILE_MAX_DATA)) != NULL) {
-		err->exit = WEXIT_INPUT;
-		goto out;
-	}
-	sha256_hex(b.data, b.len, w->digest);
-	for (line = b.len ? b.data : NULL; line != NULL && *line != '\0';
-	    line = next) {
+	for (; line < end; line = nl + 1) {
+		size_t n;
+
 		lineno++;
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		if (*line == '\0')
+		if ((nl = memchr(line, '\n', (size_t)(end - line))) == NULL)
+			nl = end;
+		n = (size_t)(nl - line);
+		if (n == 0)
 			continue;
-		item = json_loads(line, 0, &jerr);
-		if (item == NULL) {
+		/* By length: a NUL byte is jansson's error, not the end. */
+		item = json_loadb(line, n, 0, &jerr);
+		if (item == NULL)
 			/* jansson says why: a syntax error, or a nesting
 			 * deeper than it parses. */
-			err = werr_at(rel, lineno, jerr.column, NULL, "%s",
+			return werr_at(name, lineno, jerr.column, NULL, "%s",
 			    jerr.text);
-			goto out;
-		}
 		if (!json_is_object(item) ||
 		    !json_is_array(json_object_get(item, "messages"))) {
 			json_decref(item);
-			err = werr_at(rel, lineno, 0, NULL, "not a workload "
+			return werr_at(name, lineno, 0, NULL, "not a workload "
 			    "line (an object with 'messages')");
-			goto out;
 		}
 		if (strcmp(json_string_value(json_object_get(item, "set")) ?
 		    json_string_value(json_object_get(item, "set")) : "timed",
@@ -83,15 +74,37 @@ workload_load(struct workload *w, const char *repo_root, const char *split)
 			    (w->ntimed + 1) * sizeof(*w->timed));
 			w->timed[w->ntimed++] = item;
 		}
+		if (nl == end)
+			break;
 	}
 	if (w->ntimed == 0)
-		err = werr_new(WEXIT_INPUT, "%s: no timed prompts", rel);
+		err = werr_new(WEXIT_INPUT, "%s: no timed prompts", name);
+	return err;
+}
+
+struct werr *
+workload_load(struct workload *w, const char *repo_root, const char *split)
+{
+	char *rel = xasprintf("workloads/%s.jsonl", split);
+	char *path = path_join(repo_root, rel);
+	struct buf b = BUF_INIT;
+	struct werr *err;
+
+	memset(w, 0, sizeof(*w));
+	w->split = xstrdup(split);
+	if ((err = file_read_max(&b, path, FILE_MAX_DATA)) != NULL) {
+		err->exit = WEXIT_INPUT;
+		goto out;
+	}
+	sha256_hex(b.data, b.len, w->digest);
+	err = workload_parse(w, b.data, b.len, rel);
 out:
 	buf_free(&b);
 	free(path);
 	free(rel);
 	return err;
 }
+
 /* The request body of one workload line (caller frees). */
 static char *
 request_body(const json_t *item, const char *model, const struct profile *p,

@@ -29,6 +29,12 @@ struct workload {
 /* Load workloads/SPLIT.jsonl of repo_root; its sha256 goes to digest. */
 struct werr *workload_load(struct workload *w, const char *repo_root,
     const char *split);
+/* The lines of a workload file (text, len bytes; name for messages) into
+ * w, which must be zeroed with its split set; workload_load() reads the
+ * file and calls it. A line jansson cannot parse, or that is not an object
+ * with 'messages', is an input error at name:LINE:COLUMN. */
+struct werr *workload_parse(struct workload *w, const char *text, size_t len,
+    const char *name);
 void workload_free(struct workload *w);
 
 /* The request bodies of a sweep and the workload ids they came from. */

@@ -112,6 +112,16 @@ test_expect_success 'a deeply nested workload line reports the depth with file a
 	rm workloads/chat.jsonl
 '
 
+test_expect_success 'a NUL byte in a workload line is an error at that line, not its end' '
+	cd bench &&
+	ok="{\"id\": \"a\", \"messages\": []}" &&
+	printf "%s\n%s\000 tail\n%s\n" "$ok" "$ok" "$ok" >workloads/chat.jsonl &&
+	test "$(wc -l <workloads/chat.jsonl)" = 3 &&
+	expect_exit 2 warden campaign --limit 1 &&
+	expect_grep "warden: workloads/chat.jsonl:2:" err &&
+	rm workloads/chat.jsonl
+'
+
 test_expect_success 'review approve takes the official branch from the trusted policy' '
 	cd bench &&
 	git branch decoy official &&
