@@ -108,7 +108,7 @@ file_kind(mode_t mode)
 		return "a block device";
 	if (S_ISSOCK(mode))
 		return "a socket";
-	return "not a regular file";
+	return "a file of another kind";
 }
 
 struct werr *
