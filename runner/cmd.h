@@ -117,7 +117,8 @@ struct werr *cmd_ctx_official_branch(struct cmd_ctx *ctx,
 /* Open (creating and migrating) .warden/warden.db. */
 struct werr *cmd_ctx_store(struct cmd_ctx *ctx, struct store **store);
 /* For commands that only read it: store_open_readonly(), so they work on
- * a read-only file system; nothing is written (no crash recovery). */
+ * a read-only file system (where nothing is written, not even the
+ * recovery of an interrupted official move, left to the next writer). */
 struct werr *cmd_ctx_store_readonly(struct cmd_ctx *ctx,
     struct store **store);
 void cmd_ctx_release(struct cmd_ctx *ctx);

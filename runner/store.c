@@ -392,9 +392,11 @@ store_open_readonly(struct store **out, const char *repo_root,
 	int immutable = 0;
 
 	*out = NULL;
-	if (!path_exists(path)) {
-		/* Nothing recorded yet: the ordinary open creates it (or
-		 * says why it cannot). */
+	/* Nothing recorded yet, or a store warden can write: the ordinary
+	 * open (which creates, migrates, and lets the caller settle what a
+	 * crash interrupted). */
+	if (!path_exists(path) || (dir_writable(path) &&
+	    access(path, W_OK) == 0)) {
 		err = store_open(out, repo_root, NULL, who);
 		goto done;
 	}

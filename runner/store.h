@@ -25,13 +25,15 @@ struct store;
 struct werr *store_open(struct store **out, const char *repo_root,
     const char *cycle_id, const char *who);
 /*
- * Open REPO_ROOT/.warden/warden.db for reading only, for the commands
- * that only read (journal show and verify, review list and show):
- * nothing is created, migrated or locked, so it works on a read-only file
- * system. Where the -shm file cannot be made and no write-ahead log holds
- * data, the file is read as immutable. A database not made yet, or older
- * than this warden's schema, goes through store_open() instead. Writing
- * (store_begin) is refused.
+ * Open REPO_ROOT/.warden/warden.db for the commands that only read
+ * (journal show and verify, review list and show). Where warden can write
+ * the database and its directory, or the database is not made yet or is
+ * older than this warden's schema, this is store_open(). Elsewhere (a
+ * read-only file system, another user's repository) it opens it for
+ * reading only: nothing is created, migrated or locked, and where the
+ * -shm file cannot be made and no write-ahead log holds data, the file is
+ * read as immutable; writing (store_begin) is refused and
+ * store_readonly() says so.
  */
 struct werr *store_open_readonly(struct store **out, const char *repo_root,
     const char *who);
