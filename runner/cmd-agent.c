@@ -212,13 +212,13 @@ agent_run_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&task, 0, sizeof(task));
 	memset(&o, 0, sizeof(o));
 	if ((err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
-	    (err = cmd_ctx_policy(ctx, &policy)) != NULL ||
+	    (err = cmd_ctx_trusted_policy(ctx, &policy)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL)
 		return err;
 	if (git_repository_open(&repo, o.repo_root) < 0)
 		return werr_git("cannot open '%s'", o.repo_root);
-	/* The working tree's policy only names the official branch; the
-	 * task and the run take their rules from that branch's own tree. */
+	/* The trusted policy names the official branch (never the working
+	 * tree's); the task and the run take their rules from its tree. */
 	if (engine != NULL) {
 		char *ref = xasprintf("refs/heads/%s", policy->official_branch);
 

@@ -124,8 +124,12 @@ test_expect_success '2 wins over 1: lint lists every problem, exits 2 if any fil
 '
 
 test_expect_success '2: a command that needs a policy that fails its schema' '
-	expect_exit 2 warden --repo b1 patch check clean.patch && one_error &&
+	expect_exit 2 warden --repo b1 campaign --limit 1 && one_error &&
 	expect_grep "completion_min" err
+'
+
+test_expect_success '0: patch check reads the official branch policy, not the broken working tree' '
+	expect_exit 0 warden --repo b1 patch check clean.patch
 '
 
 test_expect_success '2: a malformed patch' '

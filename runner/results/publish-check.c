@@ -39,13 +39,11 @@ publish_state_open(struct publish_state *st, const char *repo_root)
 	if (git_repository_is_bare(st->repo))
 		return werr_new(WEXIT_ENV, "'%s' is bare: publish needs a "
 		    "checkout of the official branch", repo_root);
-	if ((err = review_base_open(&b, st->repo, "HEAD")) != NULL)
-		return err;
-	/* the branch name comes from HEAD's policy only to find the tip;
-	 * the policy that judges is the tip's own, loaded below */
-	refname = xasprintf("refs/heads/%s", b.policy->official_branch);
-	st->branch = xstrdup(b.policy->official_branch);
-	review_base_free(&b);
+	/* The official branch is the trusted one (git config
+	 * warden.officialBranch, never a checkout's policy); the policy that
+	 * judges is its tip's own, loaded below. */
+	st->branch = policy_official_branch(st->repo);
+	refname = xasprintf("refs/heads/%s", st->branch);
 	if (git_reference_name_to_id(&st->tip_oid, st->repo, refname) < 0)
 		err = werr_new(WEXIT_PROBLEM, REFUSE "there is no official "
 		    "branch '%s'", st->branch);
