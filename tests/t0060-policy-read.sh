@@ -30,11 +30,11 @@ test_expect_success 'setup: a benchmark repository with a queued patch' '
 	expect_exit 0 warden patch check ../ok.patch
 '
 
-test_expect_success 'a policy symlinked to /dev/zero: lint refuses it at once, exit 2' '
+test_expect_success 'a policy symlinked to /dev/zero is refused at once, exit 2' '
 	cd bench &&
 	mv policy/warden.json ../policy.saved &&
 	ln -s /dev/zero policy/warden.json &&
-	expect_exit 1 bounded "$WARDEN" lint &&
+	expect_exit 2 bounded "$WARDEN" lint &&
 	expect_grep "policy/warden.json.* is a character device, not a regular file" out &&
 	expect_exit 2 bounded "$WARDEN" campaign --limit 1 &&
 	expect_grep "warden: .*policy/warden.json.* is a character device, not a regular file" err
@@ -54,7 +54,7 @@ test_expect_success 'a policy that is a FIFO is refused without waiting' '
 	rm policy/warden.json && mkfifo policy/warden.json &&
 	expect_exit 2 bounded "$WARDEN" campaign --limit 1 &&
 	expect_grep "policy/warden.json.* is a FIFO, not a regular file" err &&
-	expect_exit 1 bounded "$WARDEN" lint policy/warden.json &&
+	expect_exit 2 bounded "$WARDEN" lint policy/warden.json &&
 	expect_grep "is a FIFO" out &&
 	expect_exit 0 bounded "$WARDEN" journal note "with a FIFO as policy"
 '
@@ -77,7 +77,7 @@ test_expect_success 'adapters and profiles that are not regular files are lint p
 	cd bench &&
 	mkfifo adapters/engines/fifo.json &&
 	ln -s /dev/zero adapters/profiles/zero.json &&
-	expect_exit 1 bounded "$WARDEN" lint &&
+	expect_exit 2 bounded "$WARDEN" lint &&
 	expect_grep "adapters/engines/fifo.json.* is a FIFO" out &&
 	expect_grep "adapters/profiles/zero.json.* is a character device" out &&
 	rm adapters/engines/fifo.json adapters/profiles/zero.json
@@ -96,7 +96,7 @@ test_expect_success 'a patch that is a FIFO or a device is an input error' '
 
 test_expect_success 'a workload that is a FIFO is refused' '
 	cd bench &&
-	mkfifo workloads/chat.jsonl &&
+	rm -f workloads/chat.jsonl && mkfifo workloads/chat.jsonl &&
 	expect_exit 2 bounded "$WARDEN" campaign --limit 1 &&
 	expect_grep "workloads/chat.jsonl.* is a FIFO, not a regular file" err &&
 	rm workloads/chat.jsonl
