@@ -2,7 +2,7 @@
 # t2030: an SSE event is bounded (caps.max_event_bytes). An engine that
 # sends one 96 MB data: line makes each request `oversized`, the stream is
 # cut and its buffer freed at once: warden's peak resident memory stays
-# far below the event's size (before the bound it was twice the event).
+# below the event's size (before the bound it was twice the event).
 # The campaign goes on, and a normal engine beside it is unaffected.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
@@ -61,10 +61,13 @@ test_expect_success 'the request rows say why, naming the policy field' '
 	expect_grep "an SSE event passed 1048576 bytes (caps.max_event_bytes)" why
 '
 
-test_expect_success 'warden held far less than the 96 MB event' '
+# Before the bound warden held the event twice (210 MB); with it, 19 MB in
+# the gcc build and about 50 MB under ASan, whose own memory counts: the
+# bound is the event's size, loose enough for both and far below a defect.
+test_expect_success 'warden held less than the 96 MB event' '
 	hwm=$(cat hwm) &&
 	echo "warden peak resident: $hwm kB" &&
-	test "$hwm" -gt 0 && test "$hwm" -lt 49152
+	test "$hwm" -gt 0 && test "$hwm" -lt 98304
 '
 
 test_expect_success 'a max_event_bytes below 1 KiB is a policy error' '
