@@ -24,6 +24,7 @@
 #include "cmd-campaign.h"
 #include "output.h"
 #include "policy.h"
+#include "stopsig.h"
 #include "util.h"
 
 struct names {
@@ -155,61 +156,6 @@ show_progress(void *arg, const struct campaign_progress *p)
 		st->last_ns = now;
 	}
 	buf_free(&b);
-}
-
-/* ---- signals ---- */
-
-static volatile sig_atomic_t stop_signal;
-
-/* The first signal asks the campaign to stop; a second one ends warden
- * at once (its engines hear SIGTERM through their parent-death signal). */
-static void
-on_stop_signal(int sig)
-{
-	if (stop_signal != 0) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	stop_signal = sig;
-}
-
-struct saved_signals {
-	struct sigaction old[3];
-	int set[3];
-};
-
-static const int stop_signals[3] = { SIGINT, SIGTERM, SIGHUP };
-
-/* Catch the stop signals; one that was ignored when warden started
- * (nohup, a background job) stays ignored, as is the custom. */
-static void
-signals_catch(struct saved_signals *s)
-{
-	struct sigaction sa;
-	int i;
-
-	memset(s, 0, sizeof(*s));
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < 3; i++) {
-		if (sigaction(stop_signals[i], NULL, &s->old[i]) != 0 ||
-		    (s->old[i].sa_handler == SIG_IGN && stop_signals[i] != SIGTERM))
-			continue;
-		if (sigaction(stop_signals[i], &sa, NULL) == 0)
-			s->set[i] = 1;
-	}
-}
-
-static void
-signals_restore(struct saved_signals *s)
-{
-	int i;
-
-	for (i = 0; i < 3; i++)
-		if (s->set[i])
-			(void)sigaction(stop_signals[i], &s->old[i], NULL);
 }
 
 /* ---- printing a report ---- */
@@ -487,7 +433,7 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	struct run_args a;
 	struct campaign_opts o;
 	struct progress prog;
-	struct saved_signals sigs;
+	struct stopsig_saved sigs;
 	struct werr *err;
 	char *run_id = NULL;
 
@@ -515,19 +461,18 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	    o.policy->campaign.progress_interval_s;
 	o.on_progress = ctx->verbosity >= 0 ? show_progress : NULL;
 	o.arg = &prog;
-	o.stop = &stop_signal;
+	o.stop = &stopsig_flag;
 	if (!o.resume)
 		note_ad_hoc(&o);
-	stop_signal = 0;
-	signals_catch(&sigs);
+	stopsig_catch(&sigs);
 	err = campaign_run(&o, &run_id);
-	signals_restore(&sigs);
+	stopsig_restore(&sigs);
 	output_progress_end();
 	if (err != NULL && run_id != NULL) {
 		/* one message: what stopped it and how to go on */
 		struct werr *e = werr_new(err->exit, "campaign run %s %s%s; "
 		    "continue it with 'warden campaign --resume --run-id %s'",
-		    run_id, stop_signal != 0 ? "" : "stopped: ", err->msg,
+		    run_id, stopsig_flag != 0 ? "" : "stopped: ", err->msg,
 		    run_id);
 
 		werr_free(err);
