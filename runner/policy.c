@@ -73,6 +73,17 @@ static const char default_policy[] =
 "    \"build_timeout_s\": 7200,\n"
 "    \"fetch_model_timeout_s\": 7200\n"
 "  },\n"
+"  \"cycle\": {\n"
+"    \"update\": true,\n"
+"    \"fidelity\": true,\n"
+"    \"agent\": false,\n"
+"    \"publish\": false,\n"
+"    \"wait_for_review\": true,\n"
+"    \"limit\": 0,\n"
+"    \"fidelity_limit\": 0,\n"
+"    \"fidelity_shots\": [0, 5],\n"
+"    \"budgets\": { \"agent_runs\": 3, \"triage_smoke_runs\": 16 }\n"
+"  },\n"
 "  \"store\": { \"busy_timeout_ms\": 5000 }\n"
 "}\n";
 
@@ -234,6 +245,30 @@ static const struct schema_field f_update[] = {
 };
 static const struct schema s_update = { .type = SCHEMA_OBJECT, .fields = f_update };
 
+static const struct schema s_shots = { .type = SCHEMA_ARRAY, .items = &s_count,
+    .has_min = 1, .min = 1 };
+
+static const struct schema_field f_budgets[] = {
+	{ "agent_runs", &s_count, 0 },
+	{ "triage_smoke_runs", &s_pos_int, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_budgets = { .type = SCHEMA_OBJECT, .fields = f_budgets };
+
+static const struct schema_field f_cycle[] = {
+	{ "update", &s_bool, 0 },
+	{ "fidelity", &s_bool, 0 },
+	{ "agent", &s_bool, 0 },
+	{ "publish", &s_bool, 0 },
+	{ "wait_for_review", &s_bool, 0 },
+	{ "limit", &s_count, 0 },
+	{ "fidelity_limit", &s_count, 0 },
+	{ "fidelity_shots", &s_shots, 0 },
+	{ "budgets", &s_budgets, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_cycle = { .type = SCHEMA_OBJECT, .fields = f_cycle };
+
 static const struct schema s_schema_version = { .type = SCHEMA_INTEGER, .has_min = 1,
     .min = 1, .has_max = 1, .max = 1 };
 
@@ -255,6 +290,7 @@ static const struct schema_field f_policy[] = {
 	{ "publish", &s_publish, 0 },
 
 	{ "update", &s_update, 0 },
+	{ "cycle", &s_cycle, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_policy = { .type = SCHEMA_OBJECT, .fields = f_policy };
@@ -369,6 +405,42 @@ policy_load_update(struct policy *p, const json_t *u)
 	p->update.shim_timeout_s = num_or(u, "shim_timeout_s", 1800);
 	p->update.build_timeout_s = num_or(u, "build_timeout_s", 7200);
 	p->update.fetch_model_timeout_s = num_or(u, "fetch_model_timeout_s", 7200);
+}
+
+static int
+bool_or(const json_t *obj, const char *key, int dflt)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+/* The `cycle` section; absent fields take their defaults. */
+static void
+policy_load_cycle(struct policy *p, const json_t *c)
+{
+	const json_t *b = json_object_get(c, "budgets");
+	json_t *v;
+	size_t i;
+
+	p->cycle.update = bool_or(c, "update", 1);
+	p->cycle.fidelity = bool_or(c, "fidelity", 1);
+	p->cycle.agent = bool_or(c, "agent", 0);
+	p->cycle.publish = bool_or(c, "publish", 0);
+	p->cycle.wait_for_review = bool_or(c, "wait_for_review", 1);
+	p->cycle.limit = (size_t)num_or(c, "limit", 0);
+	p->cycle.fidelity_limit = (size_t)num_or(c, "fidelity_limit", 0);
+	v = json_object_get(c, "fidelity_shots");
+	p->cycle.n_fidelity_shots = v != NULL ? json_array_size(v) : 2;
+	p->cycle.fidelity_shots = xcalloc(p->cycle.n_fidelity_shots,
+	    sizeof(int));
+	if (v == NULL)
+		p->cycle.fidelity_shots[1] = 5;
+	for (i = 0; v != NULL && i < p->cycle.n_fidelity_shots; i++)
+		p->cycle.fidelity_shots[i] =
+		    (int)json_integer_value(json_array_get(v, i));
+	p->cycle.agent_runs = (int)num_or(b, "agent_runs", 3);
+	p->cycle.triage_smoke_runs = (int)num_or(b, "triage_smoke_runs", 16);
 }
 
 /* Cross-field rules the schema cannot say. */
@@ -497,6 +569,7 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	    "require_signature"));
 
 	policy_load_update(p, json_object_get(doc, "update"));
+	policy_load_cycle(p, json_object_get(doc, "cycle"));
 	policy_check_refs(p, name, text, len, pp);
 	if (pp->n != before) {
 		policy_free(p);
@@ -577,5 +650,6 @@ policy_free(struct policy *p)
 		strlist_free(&p->update.groups[i].packages);
 	}
 	free(p->update.groups);
+	free(p->cycle.fidelity_shots);
 	free(p);
 }

@@ -125,6 +125,25 @@ struct policy {
 		double build_timeout_s;
 		double fetch_model_timeout_s;
 	} update;
+
+	/* `cycle`: optional as a whole and field by field; which of the
+	 * cycle's optional steps run, and their budgets (README "warden
+	 * cycle"). */
+	struct {
+		int update;		/* run the update step (default true) */
+		int fidelity;		/* run the fidelity task (true) */
+		int agent;		/* run the agent on what broke (false) */
+		int publish;		/* publish when the conditions hold
+					   (false) */
+		int wait_for_review;	/* stop for the review of the cycle's
+					   fixes, then measure again (true) */
+		size_t limit;		/* timed prompts per sweep; 0: all */
+		size_t fidelity_limit;	/* fidelity items; 0: all */
+		int *fidelity_shots;	/* default [0, 5] */
+		size_t n_fidelity_shots;
+		int agent_runs;		/* agent runs per cycle (3) */
+		int triage_smoke_runs;	/* triage's smoke runs (16) */
+	} cycle;
 };
 
 /* The default policy/warden.json text (what `warden init` writes). */
