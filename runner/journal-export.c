@@ -18,6 +18,7 @@
 
 #include <git2.h>
 
+#include "cycle/cycle.h"
 #include "journal.h"
 #include "official.h"
 #include "store.h"
@@ -43,7 +44,9 @@ static struct werr *
 md_entry(void *arg, const struct journal_entry *e)
 {
 	struct export_state *x = arg;
-	char *body = json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS);
+	char *body = strcmp(e->kind, "cycle.journal") == 0 ?
+	    xstrdup("(the cycle journal, rendered above)") :
+	    json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS);
 	const char *s;
 
 	buf_printf(&x->md, "| %lld | %s | `%s` | %s | ", (long long)e->seq,
@@ -99,14 +102,44 @@ add_file(git_tree_update *u, git_oid *ids, size_t *n, git_repository *repo,
 	return NULL;
 }
 
-static void
-md_header(struct buf *md, const char *cycle)
+/* Keep the body of the newest `cycle.journal` entry. */
+static struct werr *
+last_cycle_journal(void *arg, const struct journal_entry *e)
 {
-	buf_printf(md, "# Maintenance journal: cycle %s\n\n"
-	    "Exported by `warden journal export` from the hash-chained journal;\n"
-	    "`warden journal verify` checks it. Do not edit.\n\n"
-	    "| seq | time (UTC) | kind | subject | body | hash |\n"
-	    "|---:|---|---|---|---|---|\n", cycle);
+	json_t **body = arg;
+
+	json_decref(*body);
+	*body = json_incref(e->body);
+	return NULL;
+}
+
+/*
+ * The head of journals/CYCLE.md: a cycle that `warden cycle` ran has a
+ * structured journal (its newest `cycle.journal` entry), rendered in
+ * SiliconBench's journal shape; the entries of every cycle follow.
+ */
+static struct werr *
+md_header(struct buf *md, struct store *store, const char *cycle)
+{
+	struct journal_filter f = { NULL, cycle, "cycle.journal", 0 };
+	json_t *journal = NULL;
+	struct werr *err;
+
+	if ((err = journal_each(store, &f, last_cycle_journal,
+	    &journal)) != NULL)
+		return err;
+	if (journal != NULL) {
+		cycle_render_markdown(md, journal);
+		buf_puts(md, "## Journal entries\n\n");
+	} else
+		buf_printf(md, "# Maintenance journal: cycle %s\n\n"
+		    "Exported by `warden journal export` from the hash-chained "
+		    "journal;\n`warden journal verify` checks it. Do not "
+		    "edit.\n\n", cycle);
+	buf_puts(md, "| seq | time (UTC) | kind | subject | body | hash |\n"
+	    "|---:|---|---|---|---|---|\n");
+	json_decref(journal);
+	return NULL;
 }
 
 /*
@@ -155,9 +188,9 @@ build_tree(git_oid *out, int *entries, struct store *store,
 			goto out;
 		}
 		buf_reset(&x.md);
-		md_header(&x.md, key);
 		paths[n] = xasprintf("journals/%s.md", key);
-		if ((err = journal_each(store, &cf, md_entry, &x)) != NULL ||
+		if ((err = md_header(&x.md, store, key)) != NULL ||
+		    (err = journal_each(store, &cf, md_entry, &x)) != NULL ||
 		    (err = add_file(u, ids, &n, repo, paths[n], &x.md)) != NULL)
 			goto out;
 	}

@@ -28,6 +28,7 @@
 #include "agent/store-agent.h"
 #include "store-update.h"
 #include "util.h"
+#include "cycle/store-cycle.h"
 #include "results/store-results.h"
 
 #define STORE_DEFAULT_BUSY_MS 5000
@@ -113,6 +114,9 @@ static const char *const migrations[] = {
 	/* 8: version manifests, their packages, update attempts, and each
 	 * engine's current manifest. */
 	STORE_UPDATE_SCHEMA,
+
+	/* 9: cycles, their steps and their agent tasks. */
+	STORE_CYCLE_SCHEMA,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -521,6 +525,17 @@ const char *
 store_cycle(const struct store *store)
 {
 	return store->cycle;
+}
+
+struct werr *
+store_set_cycle(struct store *store, const char *cycle_id)
+{
+	if (!journal_cycle_ok(cycle_id))
+		return werr_new(WEXIT_INPUT, "cycle id '%s' cannot name a file "
+		    "under journals/", cycle_id);
+	free(store->cycle);
+	store->cycle = xstrdup(cycle_id);
+	return NULL;
 }
 
 const char *

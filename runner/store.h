@@ -47,6 +47,10 @@ sqlite3 *store_db(struct store *store);
 /* Wait up to ms for the writer lock and for sqlite's own locks. */
 void store_set_busy_timeout(struct store *store, int ms);
 const char *store_cycle(const struct store *store);
+/* From now on, journal entries of this process belong to cycle_id (the
+ * cycle's own id, once `warden cycle` knows it); it must be able to name
+ * journals/CYCLE.md (exit 2 otherwise). */
+struct werr *store_set_cycle(struct store *store, const char *cycle_id);
 const char *store_path(const struct store *store);
 int store_schema_version(const struct store *store);
 

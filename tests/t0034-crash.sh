@@ -1,6 +1,6 @@
 #!/bin/sh
 # Crash consistency: kill warden with SIGKILL at seeded points of patch
-# submit, review approve, journal export and campaign: at every ref update
+# submit, review approve, journal export, campaign and cycle: at every ref update
 # and every store commit it passes (WARDEN_FAULT=NAME:N, enumerated from a
 # WARDEN_FAULT_TRACE of an uninterrupted run). After each kill: PRAGMA
 # integrity_check, journal verify, official and the store agree, nothing
@@ -106,6 +106,11 @@ rerun_campaign() {
 	fi
 }
 
+# A killed cycle is continued by the next 'warden cycle'.
+rerun_cycle() {
+	"$WARDEN" cycle
+}
+
 # Each RERUN-CHECK DIR: the operation's work is done.
 approved() {
 	test "$(q "$1" "SELECT status FROM reviews WHERE id = 1")" = approved
@@ -120,6 +125,17 @@ exported() {
 campaigned() {
 	test "$(q "$1" "SELECT state FROM campaign_runs WHERE run_id = 'crash'")" = done &&
 	test "$(q "$1" "SELECT count(*) FROM campaign_sweeps WHERE state = 'done' AND outcome = 'complete'")" = 1 &&
+	test "$(q "$1" "SELECT count(*) FROM campaign_requests")" = \
+	    "$(q "$1" "SELECT count(*) FROM (SELECT DISTINCT sweep_id, warmup, idx FROM campaign_requests)")"
+}
+
+cycled() {
+	test "$(q "$1" "SELECT state FROM cycles")" = done &&
+	test "$(q "$1" "SELECT count(*) FROM cycle_steps WHERE state <> 'running'")" = 10 &&
+	test "$(q "$1" "SELECT count(*) FROM cycles")" = 1 &&
+	git -C "$1" show official:journals/crash.md | grep -q "^## Summary$" &&
+	git -C "$1" show official:results/manifest.json >/dev/null &&
+	test "$(q "$1" "SELECT count(*) FROM publishes")" = 1 &&
 	test "$(q "$1" "SELECT count(*) FROM campaign_requests")" = \
 	    "$(q "$1" "SELECT count(*) FROM (SELECT DISTINCT sweep_id, warmup, idx FROM campaign_requests)")"
 }
@@ -181,8 +197,27 @@ test_expect_success "campaign killed at seeded store commits (seed $SEED)" '
 	done
 '
 
+test_expect_success "cycle killed at its steps, ref moves and seeded store commits (seed $SEED)" '
+	bench_init cycle.base &&
+	sim_adapter cycle.base simA --itl 2 --prefill-rate 50000 &&
+	bench_policy cycle.base "campaign.concurrency=[1]" "campaign.splits=[\"chat\"]" \
+	    "cycle={\"publish\": true, \"fidelity\": false, \"limit\": 3}" &&
+	git -C cycle.base add -A && git -C cycle.base commit -q --amend -m "the layout" &&
+	git -C cycle.base branch -f official HEAD &&
+	git -C cycle.base checkout -q --detach official &&
+	WARDEN_CYCLE=crash crash_points cycle "$WARDEN" cycle >all &&
+	grep -v "^store\." all >points &&
+	grep "^store\." all | awk -v seed="$SEED" "BEGIN { srand(seed) } rand() < 0.25" |
+	    head -n 4 >>points &&
+	expect_grep "^cycle.step:3$" points && expect_grep "^official.moved:2$" points &&
+	cat points &&
+	for p in $(cat points); do
+		WARDEN_CYCLE=crash crash_at cycle "$p" cycled "$WARDEN" cycle || exit 1
+	done
+'
+
 test_expect_success 'the kills tried' '
-	test "$(wc -l <"$KILLS")" -ge 15
+	test "$(wc -l <"$KILLS")" -ge 30
 '
 sed 's/^/# killed at: /' "$KILLS"
 

@@ -1,0 +1,225 @@
+/*
+ * cmd-cycle.c - `warden cycle`: run or continue the maintenance cycle
+ * through runner/cycle/, with progress on stderr, and print its summary:
+ * what changed, what broke, incidents, review items waiting (with the
+ * exact command that approves each), what was published.
+ *
+ * Exit 0 healthy; 1 something broke, a gate regression, an incident left
+ * open, or the cycle waits for review; 2 usage or input; 3 environment
+ * (the cycle is then resumable). No work logic here.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "cycle/cycle.h"
+#include "output.h"
+#include "policy.h"
+#include "stopsig.h"
+#include "util.h"
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static void
+show_progress(void *arg, const struct cycle_progress *p)
+{
+	const struct cmd_ctx *ctx = arg;
+	char eta[32] = "";
+
+	if (ctx->verbosity < 0)
+		return;
+	if (p->eta_s >= 0)
+		snprintf(eta, sizeof(eta), " (cycle eta %.0f min)",
+		    p->eta_s / 60 + 0.5 > 1 ? p->eta_s / 60 : 1.0);
+	if (p->step_done)
+		output_progress(1, "%s: %s", p->step, p->what);
+	else if (p->line || output_is_tty())
+		output_progress(!output_is_tty(), "%s%s: %s", p->step, eta,
+		    p->what);
+}
+
+static void
+print_list(const char *label, const json_t *arr, const char *none)
+{
+	const json_t *v;
+	size_t i;
+
+	printf("%s", label);
+	if (json_array_size(arr) == 0)
+		printf("%s", none);
+	json_array_foreach((json_t *)arr, i, v)
+		printf("%s%s", i ? ", " : "", json_is_string(v) ?
+		    json_string_value(v) : "?");
+	printf("\n");
+}
+
+static void
+print_summary(const json_t *res)
+{
+	const json_t *j = json_object_get(res, "journal");
+	const json_t *s = json_object_get(j, "summary"), *v, *g;
+	const char *key;
+	size_t i;
+	int n = 0;
+
+	printf("cycle %s (roster %s), round %lld: %s, exit %lld\n",
+	    sget(res, "cycle"), sget(j, "roster"), (long long)
+	    json_integer_value(json_object_get(res, "round")), sget(res,
+	    "state"), (long long)json_integer_value(json_object_get(res,
+	    "exit")));
+	printf("cells:     %lld", (long long)json_integer_value(
+	    json_object_get(s, "cells")));
+	json_object_foreach((json_t *)json_object_get(s, "statuses"), key, v)
+		printf("%s%lld %s", n++ ? ", " : " (", (long long)
+		    json_integer_value(v), key);
+	printf("%s\n", n ? ")" : "");
+	printf("changed:  ");
+	if (json_array_size(json_object_get(s, "versions")) == 0)
+		printf(" nothing");
+	json_array_foreach(json_object_get(s, "versions"), i, v)
+		printf("%s %s %s %s -> %s", i ? "," : "", sget(v, "engine"),
+		    sget(v, "package"), json_is_string(json_object_get(v,
+		    "old")) ? sget(v, "old") : "(none)", json_is_string(
+		    json_object_get(v, "new")) ? sget(v, "new") : "(removed)");
+	json_array_foreach(json_object_get(s, "update_failed"), i, v)
+		printf("; %s: update %s", sget(v, "engine"), sget(v, "outcome"));
+	printf("\nbroke:    ");
+	if (json_array_size(json_object_get(s, "broke")) == 0)
+		printf(" nothing");
+	json_array_foreach(json_object_get(s, "broke"), i, v)
+		printf("%s %s (%s%s)", i ? "," : "", sget(v, "cell"),
+		    sget(v, "status"), json_is_true(json_object_get(v, "fixed")) ?
+		    ", fixed" : "");
+	printf("\n");
+	g = json_object_get(s, "gate");
+	print_list("gate:      passed ", json_object_get(g, "passed"), "none");
+	print_list("           failed ", json_object_get(g, "failed"), "none");
+	print_list("           regressions ", json_object_get(g,
+	    "regressions"), "none");
+	if (json_object_get(s, "incidents_opened") == NULL)
+		printf("incidents: no triage ran\n");
+	else {
+		print_list("incidents: opened ", json_object_get(s,
+		    "incidents_opened"), "none");
+		print_list("           fixed ", json_object_get(s,
+		    "incidents_fixed"), "none");
+	}
+	printf("review:   ");
+	if (json_array_size(json_object_get(s, "reviews_waiting")) == 0)
+		printf(" nothing waiting");
+	json_array_foreach(json_object_get(s, "reviews_waiting"), i, v)
+		printf("%s #%lld (%s)", i ? "," : "", (long long)
+		    json_integer_value(json_object_get(v, "id")),
+		    sget(v, "source"));
+	printf("\n");
+	v = json_object_get(s, "published");
+	if (v != NULL)
+		printf("published: snapshot %s, commit %.12s, tag %s\n"
+		    "           %s\n", sget(v, "snapshot"), sget(v, "commit"),
+		    sget(v, "tag"), sget(v, "path"));
+	else
+		printf("published: no: %s\n", sget(s, "not_published"));
+	json_array_foreach(json_object_get(res, "approve"), i, v)
+		printf("%s %s\n", i ? "          " : "approve:  ",
+		    json_string_value(v));
+	if (strcmp(sget(res, "state"), "waiting") == 0)
+		printf("then:      warden cycle   (measures again at the new "
+		    "official tip and publishes)\n");
+	printf("journal:   git show %s:journals/%s.md\n",
+	    sget(j, "official_branch")[0] ? sget(j, "official_branch") :
+	    "official", sget(res, "cycle"));
+}
+
+static struct werr *
+cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "roster", required_argument, NULL, 'r' },
+		{ "resume", no_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stopsig_saved sigs;
+	struct cycle_opts o;
+	struct policy *policy;
+	struct werr *err = NULL;
+	json_t *res = NULL;
+	const char *env;
+	int ch;
+
+	memset(&o, 0, sizeof(o));
+	optind = 0;
+	while ((ch = cmd_getopt(ctx, &cmd_cycle_entry, argc, argv, opts,
+	    &err)) != -1) {
+		if (ch == 'r')
+			o.roster = optarg;
+		else if (ch == 'R')
+			o.resume = 1;
+		else
+			return cmd_usage_error(&cmd_cycle_entry, "bad option");
+	}
+	if (err != NULL)
+		return err;
+	if (optind != argc)
+		return cmd_usage_error(&cmd_cycle_entry, "'cycle' takes no "
+		    "arguments");
+	if ((env = getenv("WARDEN_CYCLE")) != NULL && env[0] != '\0')
+		o.new_id = env;
+	if ((err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
+	    (err = cmd_ctx_policy(ctx, &policy)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &o.store)) != NULL)
+		return err;
+	o.official_branch = policy->official_branch;
+	o.on_progress = show_progress;
+	o.arg = ctx;
+	o.stop = &stopsig_flag;
+	stopsig_catch(&sigs);
+	err = cycle_run(&res, &o);
+	stopsig_restore(&sigs);
+	output_progress_end();
+	if (err != NULL)
+		goto out;
+	if (ctx->json)
+		output_json(res);
+	else
+		print_summary(res);
+	if (json_integer_value(json_object_get(res, "exit")) != 0)
+		err = werr_new(WEXIT_PROBLEM, "cycle %s: %s", sget(res, "cycle"),
+		    strcmp(sget(res, "state"), "waiting") == 0 ?
+		    "waiting for review" : "something broke (see its journal)");
+out:
+	json_decref(res);
+	return err;
+}
+
+const struct cmd_entry cmd_cycle_entry = {
+	"cycle",
+	"[--roster R] [--resume] [--json]",
+	"run or continue the maintenance cycle",
+	"Runs the maintenance cycle under one cycle id: checkout (a detached\n"
+	"HEAD moved forward to the official tip), update, campaign, fidelity,\n"
+	"gate, triage, agent (policy cycle.agent), publish (policy\n"
+	"cycle.publish), the cycle journal and its export to the official\n"
+	"branch. Every cell (engine x model x split) ends with a status: ok,\n"
+	"fixed, degraded, all-failed, wrong-model, capped, hang, oom, skipped\n"
+	"or crashed. When the cycle queued fixes and policy waits for review,\n"
+	"it stops waiting; run it again once they are reviewed and it measures\n"
+	"again at the new tip and publishes. An unfinished cycle (killed,\n"
+	"interrupted, waiting) is continued by the next 'warden cycle'.\n"
+	"  --roster R   the roster of a new cycle (default: the policy's)\n"
+	"  --resume     continue the unfinished cycle; never start a new one\n"
+	"  --json       print the result and the cycle's journal as JSON\n"
+	"$WARDEN_CYCLE names a new cycle (default cycle-YYYYMMDD-HHMMSS, UTC).\n"
+	"Exit 0 healthy; 1 something broke, a gate regression, an incident\n"
+	"left open, or waiting for review; 2 usage or input; 3 environment\n"
+	"(then the cycle is resumable). SIGINT or SIGTERM stops it (exit 3).\n",
+	cycle_exec,
+};

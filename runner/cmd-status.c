@@ -1,0 +1,113 @@
+/*
+ * cmd-status.c - `warden status`: where the current or last cycle
+ * stands (its step, the cell under way, an ETA), read through a
+ * read-only connection to the store, so it works while a cycle runs and
+ * never waits for its writer lock. The reading is in runner/cycle/.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "cycle/cycle.h"
+#include "output.h"
+#include "store.h"
+#include "util.h"
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static void
+print_status(const json_t *s)
+{
+	const json_t *eta = json_object_get(s, "eta_s"), *r;
+	size_t i;
+
+	printf("cycle %s (roster %s): %s, round %lld", sget(s, "cycle"),
+	    sget(s, "roster"), sget(s, "state"), (long long)
+	    json_integer_value(json_object_get(s, "round")));
+	if (json_is_integer(json_object_get(s, "pid")))
+		printf(", pid %lld", (long long)json_integer_value(
+		    json_object_get(s, "pid")));
+	printf("\nstarted:  %s\n", sget(s, "started"));
+	if (json_is_string(json_object_get(s, "finished")))
+		printf("finished: %s, exit %lld\n", sget(s, "finished"),
+		    (long long)json_integer_value(json_object_get(s, "exit")));
+	if (json_is_string(json_object_get(s, "step")))
+		printf("step:     %s%s%s\n", sget(s, "step"),
+		    json_is_string(json_object_get(s, "what")) ? ": " : "",
+		    sget(s, "what"));
+	if (json_is_number(eta))
+		printf("eta:      %.0f s (%.0f min)\n", json_number_value(eta),
+		    json_number_value(eta) / 60);
+	else if (strcmp(sget(s, "state"), "running") == 0)
+		printf("eta:      unknown (no earlier cycle to go by yet)\n");
+	if (strcmp(sget(s, "state"), "interrupted") == 0)
+		printf("          continue it with 'warden cycle --resume'\n");
+	if (strcmp(sget(s, "state"), "waiting") == 0)
+		printf("          waiting for review: 'warden review list', then "
+		    "'warden cycle'\n");
+	json_array_foreach(json_object_get(s, "steps"), i, r)
+		printf("  round %lld %-9s %-8s %s%s%s\n", (long long)
+		    json_integer_value(json_object_get(r, "round")),
+		    sget(r, "step"), sget(r, "state"), sget(r, "started"),
+		    json_is_string(json_object_get(r, "finished")) ? " - " : "",
+		    sget(r, "finished"));
+}
+
+static struct werr *
+status_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct store *store = NULL;
+	const char *root;
+	json_t *s = NULL;
+	struct werr *err;
+	char *db;
+
+	if ((err = cmd_no_options(ctx, &cmd_status_entry, argc, argv)) != NULL)
+		return err;
+	if (optind != argc)
+		return cmd_usage_error(&cmd_status_entry, "'status' takes no "
+		    "arguments");
+	if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
+		return err;
+	db = path_join(root, ".warden/warden.db");
+	if (path_exists(db) &&
+	    (err = store_open_path(&store, db, ctx->cmdline)) == NULL)
+		err = cycle_status(&s, store, root);
+	free(db);
+	store_close(store);
+	if (err != NULL)
+		return err;
+	if (ctx->json)
+		output_json(s != NULL ? s : json_null());
+	else if (s == NULL)
+		printf("no cycle has run in this repository ('warden cycle' "
+		    "starts one)\n");
+	else
+		print_status(s);
+	json_decref(s);
+	return NULL;
+}
+
+const struct cmd_entry cmd_status_entry = {
+	"status",
+	"[--json]",
+	"where the current or last cycle stands",
+	"Prints the current or last cycle: running (with its pid),\n"
+	"interrupted, waiting for review, or done; the step under way and,\n"
+	"in the campaign and fidelity steps, the cell and its progress; an\n"
+	"ETA from the cell times so far and the previous cycle's step times;\n"
+	"and every step with its state and times. It reads the store through\n"
+	"a read-only connection and never takes the writer lock, so it\n"
+	"answers while a cycle runs.\n"
+	"  --json   print it as JSON (null when no cycle has run)\n",
+	status_exec,
+};

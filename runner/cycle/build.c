@@ -1,0 +1,568 @@
+/*
+ * build.c - the cycle's structured journal, from what the store holds:
+ * the cells of each round's campaign (judged by cells.c), the previous
+ * cycle's journal (for `fixed`, what broke and how often a cell was
+ * skipped before), the steps' results, the agent's tasks, the review
+ * queue. The fields are README's "The cycle journal"; render.c turns
+ * them into SiliconBench's Markdown.
+ *
+ * Reads only; decides nothing a step has not recorded, and never reads a
+ * log.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cycle-private.h"
+#include "review.h"
+#include "store-cycle.h"
+#include "util.h"
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static json_int_t
+iget(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* The cell of key among a journal's splits (or a flat array), or NULL. */
+static const json_t *
+find_cell(const json_t *cells, const char *key)
+{
+	const json_t *c;
+	size_t i;
+	char *k;
+	int same;
+
+	json_array_foreach(cells, i, c) {
+		k = cycle_cell_key(c);
+		same = strcmp(k, key) == 0;
+		free(k);
+		if (same)
+			return c;
+	}
+	return NULL;
+}
+
+/* Every cell of a journal, flat (new reference). */
+static json_t *
+journal_cells(const json_t *journal)
+{
+	json_t *all = json_array();
+	const json_t *split;
+	size_t i;
+
+	json_array_foreach(json_object_get(journal, "splits"), i, split)
+		json_array_extend(all, json_object_get(split, "cells"));
+	return all;
+}
+
+/*
+ * The final cells: the last round's, each with its status made final
+ * against the earlier round and the previous cycle (ok after a failure
+ * is fixed), "was" (the earlier status and where) and, for a skipped
+ * cell, how many cycles in a row it was skipped for the same reason.
+ */
+static json_t *
+final_cells(json_t *rounds, const json_t *prev_cells, const char *prev_id,
+    const char *id, json_t *broke)
+{
+	json_t *last = json_array_get(rounds, json_array_size(rounds) - 1);
+	json_t *out = json_array(), *cell;
+	const json_t *first, *was;
+	const char *st;
+	char *key, *note;
+	int fail1, failn;
+	size_t i;
+
+	json_array_foreach(last, i, cell) {
+		key = cycle_cell_key(cell);
+		cell = json_deep_copy(cell);
+		st = sget(cell, "status");
+		first = json_array_size(rounds) > 1 ?
+		    find_cell(json_array_get(rounds, 0), key) : NULL;
+		was = find_cell(prev_cells, key);
+		if (first != NULL && cycle_status_failing(sget(first, "status")))
+			json_object_set_new(cell, "was", json_pack("{s:s, s:s, "
+			    "s:s}", "status", sget(first, "status"), "where",
+			    "round 1", "reason", sget(first, "reason")));
+		else if (was != NULL && cycle_status_failing(sget(was, "status")))
+			json_object_set_new(cell, "was", json_pack("{s:s, s:s+, "
+			    "s:s}", "status", sget(was, "status"), "where",
+			    "cycle ", prev_id, "reason", sget(was, "reason")));
+		if (strcmp(st, "ok") == 0 && json_object_get(cell, "was")) {
+			was = json_object_get(cell, "was");
+			note = xasprintf("%s; %s in %s: %s", sget(cell, "notes"),
+			    sget(was, "status"), sget(was, "where"),
+			    sget(was, "reason"));
+			json_object_set_new(cell, "notes", json_string(note));
+			json_object_set_new(cell, "status", json_string("fixed"));
+			free(note);
+		}
+		/* broke: failing in some round of this cycle, not failing
+		 * in the last (or new since) */
+		was = find_cell(prev_cells, key);
+		fail1 = first != NULL && cycle_status_failing(sget(first,
+		    "status"));
+		failn = cycle_status_failing(sget(cell, "status"));
+		if ((fail1 || failn) && (was == NULL ||
+		    !cycle_status_failing(sget(was, "status"))))
+			json_array_append_new(broke, json_pack("{s:s, s:s, s:b}",
+			    "cell", key, "status", fail1 ? sget(first, "status") :
+			    sget(cell, "status"), "fixed", !failn));
+		if (strcmp(sget(cell, "status"), "skipped") == 0) {
+			int same = was != NULL && strcmp(sget(was, "status"),
+			    "skipped") == 0 && strcmp(sget(was, "reason"),
+			    sget(cell, "reason")) == 0;
+
+			json_object_set_new(cell, "prior", json_integer(same ?
+			    iget(was, "prior") + 1 : 0));
+			json_object_set_new(cell, "since", json_string(same ?
+			    sget(was, "since") : id));
+		}
+		json_array_append_new(out, cell);
+		free(key);
+	}
+	return out;
+}
+
+/* The cells grouped per (model, split), in order of first appearance. */
+static json_t *
+splits_of(const json_t *cells)
+{
+	json_t *splits = json_array(), *s;
+	const json_t *cell;
+	size_t i, j;
+	int found;
+
+	json_array_foreach(cells, i, cell) {
+		found = 0;
+		json_array_foreach(splits, j, s)
+			if (strcmp(sget(s, "model"), sget(cell, "model")) == 0 &&
+			    strcmp(sget(s, "split"), sget(cell, "split")) == 0) {
+				json_array_append(json_object_get(s, "cells"),
+				    (json_t *)cell);
+				found = 1;
+				break;
+			}
+		if (!found)
+			json_array_append_new(splits, json_pack("{s:s, s:s, "
+			    "s:[O]}", "model", sget(cell, "model"), "split",
+			    sget(cell, "split"), "cells", cell));
+	}
+	return splits;
+}
+
+/* Version changes and failed updates of every round. */
+static void
+versions(json_t *summary, const json_t *steps)
+{
+	json_t *changed = json_array(), *failed = json_array();
+	const json_t *r, *e, *ch;
+	const char *pkg;
+	size_t i, j;
+
+	json_array_foreach(steps, i, r) {
+		if (strcmp(sget(r, "step"), "update") != 0)
+			continue;
+		json_array_foreach(json_object_get(json_object_get(r, "result"),
+		    "engines"), j, e) {
+			json_object_foreach(json_object_get(e, "changes"), pkg, ch)
+				json_array_append_new(changed, json_pack("{s:s, "
+				    "s:s, s:O?, s:O?, s:I}", "engine", sget(e,
+				    "engine"), "package", pkg, "old",
+				    json_object_get(ch, "old"), "new",
+				    json_object_get(ch, "new"), "round",
+				    iget(r, "round")));
+			if (strcmp(sget(e, "outcome"), "updated") != 0 &&
+			    strcmp(sget(e, "outcome"), "unchanged") != 0)
+				json_array_append_new(failed, json_pack("{s:s, "
+				    "s:s, s:s, s:I}", "engine", sget(e, "engine"),
+				    "outcome", sget(e, "outcome"), "detail",
+				    sget(e, "detail"), "round", iget(r, "round")));
+		}
+	}
+	json_object_set_new(summary, "versions", changed);
+	json_object_set_new(summary, "update_failed", failed);
+}
+
+/* A step's result as one line, for the timeline. */
+static char *
+step_line(const json_t *r)
+{
+	const json_t *res = json_object_get(r, "result"), *v;
+	const char *step = sget(r, "step"), *key;
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	if (json_is_string(json_object_get(res, "why")))
+		buf_puts(&b, sget(res, "why"));
+	else if (strcmp(step, "checkout") == 0)
+		buf_puts(&b, sget(res, "what"));
+	else if (strcmp(step, "update") == 0) {
+		json_array_foreach(json_object_get(res, "engines"), i, v)
+			buf_printf(&b, "%s%s %s", i ? ", " : "", sget(v, "engine"),
+			    sget(v, "outcome"));
+	} else if (strcmp(step, "campaign") == 0) {
+		buf_printf(&b, "run %s, %lld sweeps:", sget(res, "run"),
+		    (long long)iget(res, "sweeps"));
+		json_object_foreach(json_object_get(res, "outcomes"), key, v)
+			buf_printf(&b, " %lld %s", (long long)
+			    json_integer_value(v), key);
+	} else if (strcmp(step, "fidelity") == 0)
+		buf_printf(&b, "run %s", sget(res, "run"));
+	else if (strcmp(step, "gate") == 0) {
+		buf_printf(&b, "%zu passed, %zu failed",
+		    json_array_size(json_object_get(res, "passed")),
+		    json_array_size(json_object_get(res, "failed")));
+		json_array_foreach(json_object_get(res, "regressions"), i, v)
+			buf_printf(&b, "%s%s", i ? ", " : "; regressions: ",
+			    json_string_value(v));
+	} else if (strcmp(step, "agent") == 0) {
+		json_array_foreach(json_object_get(res, "runs"), i, v)
+			buf_printf(&b, "%s%s: run %lld %s", i ? "; " : "",
+			    sget(v, "task"), (long long)iget(v, "agent_run"),
+			    sget(v, "state"));
+		if (b.len == 0)
+			buf_puts(&b, "nothing for the agent");
+	} else if (strcmp(step, "publish") == 0)
+		buf_printf(&b, "snapshot %s, tag %s", sget(res, "snapshot"),
+		    sget(res, "tag"));
+	else if (strcmp(step, "export") == 0)
+		buf_printf(&b, "%lld entries", (long long)iget(res, "entries"));
+	else if (strcmp(step, "journal") == 0)
+		buf_puts(&b, "the cycle journal recorded");
+	return buf_detach(&b);
+}
+
+static json_t *
+timeline(const json_t *steps)
+{
+	json_t *t = json_array();
+	const json_t *r;
+	char *line;
+	size_t i;
+
+	json_array_foreach(steps, i, r) {
+		if (strcmp(sget(r, "state"), "running") == 0)
+			continue;
+		line = step_line(r);
+		json_array_append_new(t, json_pack("{s:s, s:s?, s:I, s:s, s:s, "
+		    "s:s}", "started", sget(r, "started"), "finished",
+		    json_string_value(json_object_get(r, "finished")), "round",
+		    iget(r, "round"), "step", sget(r, "step"), "state",
+		    sget(r, "state"), "what", line));
+		free(line);
+	}
+	return t;
+}
+
+/* The agent's tasks with their review's status. */
+static struct werr *
+agent_tasks(json_t **out, struct cyc *c)
+{
+	json_t *tasks = NULL, *t, *rv;
+	struct werr *err;
+	size_t i;
+
+	if ((err = store_cycle_agent_tasks(c->store, c->id, &tasks)) != NULL)
+		return err;
+	json_array_foreach(tasks, i, t) {
+		if (iget(t, "review") <= 0)
+			continue;
+		if ((err = review_show(&rv, c->store, iget(t, "review"))) != NULL)
+			break;
+		json_object_set(t, "review_status", json_object_get(rv,
+		    "status"));
+		json_object_set(t, "review_note", json_object_get(rv, "note"));
+		json_decref(rv);
+	}
+	*out = tasks;
+	return err;
+}
+
+/* Reviews approved since the previous cycle began (fixes that landed),
+ * and every review waiting. */
+static struct werr *
+reviews(json_t *journal, json_t *summary, struct store *store,
+    const char *since)
+{
+	json_t *approved = NULL, *pending = NULL, *landed = json_array(), *r;
+	struct werr *err;
+	size_t i;
+
+	if ((err = review_list(&approved, store, "approved")) != NULL ||
+	    (err = review_list(&pending, store, "pending")) != NULL)
+		goto out;
+	json_array_foreach(approved, i, r)
+		if (since == NULL || strcmp(sget(r, "decided"), since) >= 0)
+			json_array_append_new(landed, json_pack("{s:O, s:O?, "
+			    "s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(r,
+			    "id"), "source", json_object_get(r, "source"),
+			    "note", json_object_get(r, "note"), "decided",
+			    json_object_get(r, "decided"), "decided_by",
+			    json_object_get(r, "decided_by"), "merged_commit",
+			    json_object_get(r, "merged_commit")));
+	json_object_set(journal, "approved", landed);
+	json_object_set_new(summary, "reviews_waiting", json_array());
+	json_array_foreach(pending, i, r)
+		json_array_append_new(json_object_get(summary,
+		    "reviews_waiting"), json_pack("{s:O, s:O?, s:O?, s:O?}",
+		    "id", json_object_get(r, "id"), "source",
+		    json_object_get(r, "source"), "author", json_object_get(r,
+		    "author"), "note", json_object_get(r, "note")));
+out:
+	json_decref(approved);
+	json_decref(pending);
+	json_decref(landed);
+	return err;
+}
+
+/* Are the engine's cells all ok, fixed or degraded (it was measured)? */
+static int
+engine_well(const json_t *cells, const char *engine)
+{
+	const json_t *cell;
+	const char *st;
+	size_t i;
+	int any = 0;
+
+	json_array_foreach(cells, i, cell) {
+		if (strcmp(sget(cell, "engine"), engine) != 0)
+			continue;
+		st = sget(cell, "status");
+		if (strcmp(st, "ok") != 0 && strcmp(st, "fixed") != 0 &&
+		    strcmp(st, "degraded") != 0)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
+/* OOM and suspicious findings of the final cells, and the gate's. */
+static void
+findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
+    const json_t *gate)
+{
+	json_t *oom = json_array(), *sus = json_array();
+	const json_t *cell, *lv, *was, *f, *fails;
+	const char *engine;
+	double now, then;
+	size_t i, j;
+	char *key;
+
+	json_array_foreach(cells, i, cell) {
+		json_array_foreach(json_object_get(cell, "levels"), j, lv) {
+			if (strcmp(sget(lv, "status"), "oom") == 0)
+				json_array_append_new(oom, json_pack("{s:s, s:s, "
+				    "s:s, s:I, s:s, s:O?, s:O?}", "engine",
+				    sget(cell, "engine"), "model", sget(cell,
+				    "model"), "split", sget(cell, "split"),
+				    "concurrency", iget(lv, "concurrency"),
+				    "detail", sget(lv, "detail"),
+				    "peak_system_bytes", json_object_get(lv,
+				    "peak_system_bytes"), "system_total_bytes",
+				    json_object_get(lv, "system_total_bytes")));
+			if (json_is_true(json_object_get(lv, "client_limited")))
+				json_array_append_new(sus, json_pack("{s:s, s:s, "
+				    "s:s, s:I, s:s}", "engine", sget(cell,
+				    "engine"), "model", sget(cell, "model"),
+				    "split", sget(cell, "split"), "concurrency",
+				    iget(lv, "concurrency"), "why", "warden's "
+				    "client was the limit (client_limited): the "
+				    "figures may understate the engine"));
+			if (iget(lv, "usage_streamed") > 0)
+				json_array_append_new(sus, json_pack("{s:s, s:s, "
+				    "s:s, s:I, s:s}", "engine", sget(cell,
+				    "engine"), "model", sget(cell, "model"),
+				    "split", sget(cell, "split"), "concurrency",
+				    iget(lv, "concurrency"), "why", "the engine "
+				    "reported no usage: output tokens counted "
+				    "from the stream"));
+		}
+		key = cycle_cell_key(cell);
+		was = find_cell(prev_cells, key);
+		free(key);
+		now = json_number_value(json_object_get(cell,
+		    "best_output_throughput"));
+		then = json_number_value(json_object_get(was,
+		    "best_output_throughput"));
+		if (now > 0 && then > 0 && (now < then * 0.7 || now > then * 1.3)) {
+			char *why = xasprintf("best output throughput %.1f -> "
+			    "%.1f tok/s (%+.0f %%) since the previous cycle",
+			    then, now, (now / then - 1) * 100);
+
+			json_array_append_new(sus, json_pack("{s:s, s:s, s:s, "
+			    "s:s}", "engine", sget(cell, "engine"), "model",
+			    sget(cell, "model"), "split", sget(cell, "split"),
+			    "why", why));
+			free(why);
+		}
+	}
+	/* a fidelity failure of an engine whose cells are all well: the
+	 * speed figures look fine, the answers do not */
+	json_object_foreach((json_t *)json_object_get(gate, "failures"),
+	    engine, fails)
+		json_array_foreach(fails, j, f)
+			if (strcmp(sget(f, "check"), "fidelity") == 0 &&
+			    engine_well(cells, engine))
+				json_array_append_new(sus, json_pack("{s:s, "
+				    "s:s}", "engine", engine, "why", sget(f,
+				    "why")));
+	json_object_set_new(journal, "oom", oom);
+	json_object_set_new(journal, "suspicious", sus);
+}
+
+/* The skipped cells and the agent's skipped tasks. */
+static json_t *
+skipped(const json_t *cells, const json_t *steps)
+{
+	json_t *out = json_array();
+	const json_t *cell, *r, *s;
+	size_t i, j;
+
+	json_array_foreach(cells, i, cell)
+		if (strcmp(sget(cell, "status"), "skipped") == 0)
+			json_array_append_new(out, json_pack("{s:s, s:s, s:s, "
+			    "s:s, s:O?, s:O?}", "engine", sget(cell, "engine"),
+			    "model", sget(cell, "model"), "split", sget(cell,
+			    "split"), "reason", sget(cell, "reason"), "prior",
+			    json_object_get(cell, "prior"), "since",
+			    json_object_get(cell, "since")));
+	json_array_foreach(steps, i, r)
+		if (strcmp(sget(r, "step"), "agent") == 0)
+			json_array_foreach(json_object_get(json_object_get(r,
+			    "result"), "skipped"), j, s)
+				json_array_append_new(out, json_pack("{s:s, s:O?, "
+				    "s:s, s:I}", "task", sget(s, "task"), "cells",
+				    json_object_get(s, "cells"), "reason", sget(s,
+				    "why"), "round", iget(r, "round")));
+	return out;
+}
+
+static const json_t *
+last_result(const json_t *steps, const char *step)
+{
+	const json_t *r, *found = NULL;
+	size_t i;
+
+	json_array_foreach(steps, i, r)
+		if (strcmp(sget(r, "step"), step) == 0 &&
+		    strcmp(sget(r, "state"), "running") != 0)
+			found = r;
+	return found;
+}
+
+static int
+exit_code(const json_t *summary, const struct cyc *c)
+{
+	const json_t *b;
+	size_t i;
+
+	if (c->waiting || json_array_size(json_object_get(json_object_get(
+	    summary, "gate"), "regressions")) > 0 ||
+	    json_array_size(json_object_get(summary, "incidents_open")) > 0)
+		return 1;
+	json_array_foreach(json_object_get(summary, "broke"), i, b)
+		if (!json_is_true(json_object_get(b, "fixed")))
+			return 1;
+	return 0;
+}
+
+struct werr *
+cycle_build_journal(json_t **out, struct cyc *c)
+{
+	json_t *row = NULL, *prow = NULL, *rounds = json_array(), *cells = NULL;
+	json_t *prev_cells = NULL, *broke = json_array(), *summary, *journal;
+	json_t *statuses = json_object(), *tasks = NULL, *rc;
+	const json_t *gate, *pub, *cell, *tr;
+	const char *prev_id = NULL;
+	struct werr *err;
+	char now[40];
+	size_t i;
+	int r;
+
+	*out = NULL;
+	if ((err = store_cycle_get(c->store, c->id, &row)) != NULL ||
+	    (err = store_cycle_previous(c->store, c->id, &prow)) != NULL)
+		goto out;
+	if (prow != NULL) {
+		prev_cells = journal_cells(json_object_get(prow, "journal"));
+		prev_id = sget(prow, "id");
+	}
+	for (r = 1; r <= c->round; r++) {
+		if ((err = cycle_round_cells(&rc, c, r)) != NULL)
+			goto out;
+		json_array_append_new(rounds, rc);
+	}
+	cells = final_cells(rounds, prev_cells, prev_id, c->id, broke);
+	json_array_foreach(cells, i, cell)
+		json_object_set_new(statuses, sget(cell, "status"),
+		    json_integer(iget(statuses, sget(cell, "status")) + 1));
+	utc_now_iso(now, sizeof(now));
+	gate = json_object_get(last_result(c->steps, "gate"), "result");
+	pub = last_result(c->steps, "publish");
+	tr = json_object_get(last_result(c->steps, "triage"), "result");
+	summary = json_pack("{s:I, s:o, s:o, s:{s:O?, s:O?, s:O?}, s:O?, "
+	    "s:O?, s:O?}", "cells", (json_int_t)json_array_size(cells),
+	    "statuses", statuses, "broke", broke, "gate", "passed",
+	    json_object_get(gate, "passed"), "failed", json_object_get(gate,
+	    "failed"), "regressions", json_object_get(gate, "regressions"),
+	    "incidents_opened", json_object_get(tr, "opened"),
+	    "incidents_fixed", json_object_get(tr, "fixed"), "incidents_open",
+	    json_object_get(tr, "open"));
+	statuses = broke = NULL;
+	if (json_object_get(tr, "opened") == NULL) {
+		/* no triage ran: nothing to say about incidents */
+		json_object_del(summary, "incidents_opened");
+		json_object_del(summary, "incidents_fixed");
+		json_object_del(summary, "incidents_open");
+	}
+	versions(summary, c->steps);
+	if (pub != NULL && strcmp(sget(pub, "state"), "done") == 0)
+		json_object_set(summary, "published", json_object_get(pub,
+		    "result"));
+	else
+		json_object_set_new(summary, "not_published", json_string(
+		    pub != NULL ? sget(json_object_get(pub, "result"), "why") :
+		    "the cycle did not reach publish"));
+	journal = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, "
+	    "s:o, s:o}", "schema", 1, "cycle", c->id, "roster", c->roster->name,
+	    "official_branch", c->policy->official_branch,
+	    "machine", c->machine, "rounds", c->round, "started", sget(row,
+	    "created"), "finished", now, "state", c->waiting ? "waiting" :
+	    "done", "summary", summary, "splits", splits_of(cells));
+	if ((err = agent_tasks(&tasks, c)) != NULL ||
+	    (err = reviews(journal, summary, c->store, prow != NULL ?
+	    sget(prow, "created") : NULL)) != NULL) {
+		json_decref(journal);
+		goto out;
+	}
+	json_object_set(journal, "agent", tasks);
+	json_object_set_new(journal, "skipped", skipped(cells, c->steps));
+	findings(journal, cells, prev_cells, gate);
+	json_object_set_new(journal, "timeline", timeline(c->steps));
+	json_object_set_new(journal, "previous", prev_id != NULL ?
+	    json_string(prev_id) : json_null());
+	json_object_set_new(journal, "exit", json_integer(exit_code(summary,
+	    c)));
+	*out = journal;
+out:
+	json_decref(row);
+	json_decref(prow);
+	json_decref(rounds);
+	json_decref(cells);
+	json_decref(prev_cells);
+	json_decref(broke);
+	json_decref(statuses);
+	json_decref(tasks);
+	return err;
+}

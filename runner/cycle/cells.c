@@ -1,0 +1,289 @@
+/*
+ * cells.c - a cell's status (engine x model x split) in SiliconBench's
+ * journal vocabulary, decided from the sweeps the campaign stored: their
+ * outcomes, their request counts and failure classes, their memory
+ * peaks. Pure functions of stored data; never reads a log, never
+ * touches the store. The mapping is the table in README "Cell statuses".
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cycle.h"
+#include "sha256.h"
+#include "util.h"
+
+/* Worst first: the status of a cell is its worst level's. */
+static const char *const severity[] = {
+	"oom", "crashed", "hang", "capped", "wrong-model", "all-failed",
+	"degraded", "ok", "skipped", NULL,
+};
+
+static int
+rank(const char *status)
+{
+	int i;
+
+	for (i = 0; severity[i] != NULL; i++)
+		if (strcmp(severity[i], status) == 0)
+			return i;
+	return i;
+}
+
+int
+cycle_status_failing(const char *status)
+{
+	return strcmp(status, "ok") != 0 && strcmp(status, "fixed") != 0 &&
+	    strcmp(status, "skipped") != 0;
+}
+
+int
+cycle_status_known(const char *status)
+{
+	return rank(status) < (int)(sizeof(severity) / sizeof(severity[0]) - 1) ||
+	    strcmp(status, "fixed") == 0;
+}
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static json_int_t
+iget(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* The first line of a sweep's detail, without its log tail. */
+static char *
+detail_line(const char *detail)
+{
+	size_t n = strcspn(detail, "\n");
+	const char *tail = strstr(detail, "; log tail:");
+
+	if (tail != NULL && (size_t)(tail - detail) < n)
+		n = (size_t)(tail - detail);
+	return xstrndup(detail, n);
+}
+
+/* Did the kernel kill the engine for its memory? It was killed by
+ * SIGKILL, which warden sends only after it has recorded the outcome
+ * (Linux's OOM killer and macOS's jetsam kill so), or it crashed with
+ * the machine's memory all but full (95 % of RAM). */
+static int
+out_of_memory(const json_t *sweep)
+{
+	const char *d = sget(sweep, "detail");
+	json_int_t peak = iget(sweep, "peak_system_bytes");
+	json_int_t ram = iget(sweep, "system_total_bytes");
+
+	if (strstr(d, "killed by signal 9 ") != NULL &&
+	    strstr(d, "killed by signal 9 ") < d + strcspn(d, "\n"))
+		return 1;
+	return ram > 0 && peak >= ram / 100 * 95;
+}
+
+/* One sweep's status and its failed request count. */
+static const char *
+level_status(const json_t *sweep, json_int_t *failed)
+{
+	const char *out = sget(sweep, "outcome");
+	json_int_t total = iget(sweep, "total");
+	json_int_t done = iget(sweep, "completed");
+
+	*failed = total - done;
+	if (strcmp(out, "skipped") == 0 || strcmp(out, "unsupported") == 0 ||
+	    strcmp(out, "adapter_error") == 0 ||
+	    strcmp(out, "profile_error") == 0) {
+		*failed = 0;
+		return "skipped";
+	}
+	if (strcmp(out, "wrong_model") == 0)
+		return "wrong-model";
+	if (strcmp(out, "hang") == 0)
+		return "hang";
+	if (strcmp(out, "engine_cap") == 0)
+		return "capped";
+	if ((strcmp(out, "server_crash") == 0 || strcmp(out, "not_ready") == 0) &&
+	    out_of_memory(sweep))
+		return "oom";
+	if (strcmp(out, "complete") != 0)
+		return "crashed";	/* start_failed, not_ready,
+					   setup_failed, port_conflict,
+					   server_crash */
+	if (total > 0 && done == 0)
+		return "all-failed";
+	if (total > 0 && *failed * 5 >= total)
+		return "degraded";
+	return "ok";
+}
+
+/* "6 http_status, 2 timeout" from a summary's failed_by_class. */
+static void
+classes(struct buf *b, const json_t *summary)
+{
+	const json_t *by = json_object_get(summary, "failed_by_class"), *v;
+	const char *key;
+	int n = 0;
+
+	json_object_foreach((json_t *)by, key, v)
+		if (json_integer_value(v) > 0)
+			buf_printf(b, "%s%lld %s", n++ ? ", " : "",
+			    (long long)json_integer_value(v), key);
+	if (iget(summary, "not_started") > 0)
+		buf_printf(b, "%s%lld not started", n++ ? ", " : "",
+		    (long long)iget(summary, "not_started"));
+}
+
+/*
+ * What the engine was made of: sha256 of its manifest's own version, its
+ * packages and its source commit (canonical JSON), so two cycles of an
+ * engine nothing moved in compare equal (a manifest's own digest covers
+ * when it was made). null when the update step recorded none.
+ */
+static json_t *
+engine_digest(const json_t *manifest)
+{
+	char hex[SHA256_HEX_LEN + 1], *text;
+	json_t *what;
+
+	if (!json_is_object(manifest))
+		return json_null();
+	what = json_pack("{s:O?, s:O?, s:O?}", "engine_version",
+	    json_object_get(manifest, "engine_version"), "packages",
+	    json_object_get(manifest, "packages"), "commit", json_object_get(
+	    json_object_get(manifest, "source"), "commit"));
+	text = json_dumps(what, JSON_COMPACT | JSON_SORT_KEYS);
+	sha256_hex(text, strlen(text), hex);
+	free(text);
+	json_decref(what);
+	return json_string(hex);
+}
+
+json_t *
+cycle_cell_judge(const json_t *sweeps)
+{
+	const json_t *s, *prov, *first = json_array_get(sweeps, 0);
+	const char *worst = NULL, *st;
+	json_t *levels = json_array(), *cell;
+	struct buf notes = BUF_INIT, reason = BUF_INIT, tail = BUF_INIT;
+	json_int_t failed, total = 0, fails = 0;
+	double best = -1;
+	char *line;
+	size_t i;
+
+	json_array_foreach((json_t *)sweeps, i, s) {
+		const json_t *sum = json_object_get(s, "summary");
+		double tput = json_number_value(json_object_get(sum,
+		    "output_throughput"));
+
+		st = level_status(s, &failed);
+		line = detail_line(sget(s, "detail"));
+		json_array_append_new(levels, json_pack("{s:I, s:s, s:s, s:I, "
+		    "s:I, s:s, s:O?, s:O?, s:O?, s:b, s:I}", "concurrency",
+		    iget(s, "concurrency"), "status", st, "outcome",
+		    sget(s, "outcome"), "completed", iget(s, "completed"),
+		    "total", iget(s, "total"), "detail", line,
+		    "peak_system_bytes", json_object_get(s, "peak_system_bytes"),
+		    "system_total_bytes", json_object_get(s,
+		    "system_total_bytes"), "output_throughput",
+		    json_object_get(sum, "output_throughput"), "client_limited",
+		    json_is_true(json_object_get(sum, "client_limited")),
+		    "usage_streamed", iget(sum, "usage_streamed")));
+		if (worst == NULL || rank(st) < rank(worst)) {
+			worst = st;
+			buf_reset(&reason);
+			buf_puts(&reason, line);
+		}
+		if (strcmp(st, "skipped") != 0) {
+			total += iget(s, "total");
+			fails += failed;
+			buf_printf(&notes, "%sc=%lld %lld/%lld", notes.len ? ", " :
+			    "", (long long)iget(s, "concurrency"),
+			    (long long)iget(s, "completed"),
+			    (long long)iget(s, "total"));
+			buf_reset(&tail);
+			classes(&tail, sum);
+			if (strcmp(sget(s, "outcome"), "complete") != 0)
+				buf_printf(&notes, " %s", sget(s, "outcome"));
+			else if (tail.len > 0)
+				buf_printf(&notes, " (%s)", buf_cstr(&tail));
+			if (strcmp(sget(s, "outcome"), "complete") == 0 &&
+			    tput > best)
+				best = tput;
+		}
+		free(line);
+	}
+	if (worst == NULL)
+		worst = "skipped";	/* no sweep: nothing ran */
+	if (strcmp(worst, "skipped") == 0) {
+		buf_reset(&notes);
+		buf_puts(&notes, buf_cstr(&reason));
+	} else {
+		if (best > 0)
+			buf_printf(&notes, "; best %.1f tok/s", best);
+		if (strcmp(worst, "ok") != 0 && strcmp(worst, "degraded") != 0 &&
+		    strcmp(worst, "all-failed") != 0 && reason.len > 0)
+			buf_printf(&notes, "; %s", buf_cstr(&reason));
+	}
+	prov = json_object_get(first, "provenance");
+	cell = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:o, "
+	    "s:{s:O?, s:O?, s:o}}",
+	    "engine", sget(first, "engine"), "model", sget(first, "model"),
+	    "split", sget(first, "split"), "status", worst, "reason",
+	    buf_cstr(&reason), "notes", buf_cstr(&notes), "levels", levels,
+	    "requests", total, "failed", fails, "best_output_throughput",
+	    best > 0 ? json_real(best) : json_null(), "inputs",
+	    "adapter_sha256", json_object_get(prov, "adapter_sha256"),
+	    "profile_sha256", json_object_get(prov, "profile_sha256"),
+	    "engine", engine_digest(json_object_get(prov,
+	    "engine_manifest")));
+	buf_free(&notes);
+	buf_free(&reason);
+	buf_free(&tail);
+	return cell;
+}
+
+json_t *
+cycle_cells(const json_t *sweeps)
+{
+	json_t *cells = json_array(), *groups = json_object(), *g;
+	const json_t *s;
+	const char *key;
+	struct buf k = BUF_INIT;
+	size_t i;
+
+	/* group by (engine, model, split), in the order cells first appear */
+	json_array_foreach((json_t *)sweeps, i, s) {
+		buf_reset(&k);
+		buf_printf(&k, "%s\x1f%s\x1f%s", sget(s, "engine"),
+		    sget(s, "model"), sget(s, "split"));
+		if ((g = json_object_get(groups, buf_cstr(&k))) == NULL) {
+			g = json_array();
+			json_object_set_new(groups, buf_cstr(&k), g);
+			json_array_append_new(cells, json_string(buf_cstr(&k)));
+		}
+		json_array_append(g, (json_t *)s);
+	}
+	for (i = 0; i < json_array_size(cells); i++) {
+		key = json_string_value(json_array_get(cells, i));
+		g = cycle_cell_judge(json_object_get(groups, key));
+		json_array_set_new(cells, i, g);
+	}
+	json_decref(groups);
+	buf_free(&k);
+	return cells;
+}
+
+char *
+cycle_cell_key(const json_t *cell)
+{
+	return xasprintf("%s/%s/%s", sget(cell, "engine"), sget(cell, "model"),
+	    sget(cell, "split"));
+}

@@ -1,0 +1,641 @@
+/*
+ * cycle.c - run or continue a cycle: find the cycle to work on (the
+ * unfinished one, or a new one), then run the steps of its round from
+ * the first that is not over, recording each against the cycle. See
+ * cycle.h for what a cycle is.
+ *
+ * Must never run two cycles at once (.warden/cycle.lock, held for the
+ * whole run, says which process runs one), never read policy from a
+ * working tree (the official branch's is the one), and never lose what a
+ * step recorded: a step that fails with an error stays 'running' for the
+ * next run to take up.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "campaign-input.h"
+#include "cycle-private.h"
+#include "fault.h"
+#include "journal.h"
+#include "official.h"
+#include "review.h"
+#include "store-campaign.h"
+#include "store-cycle.h"
+#include "util.h"
+
+const char *const cycle_steps[] = {
+	"checkout", "update", "campaign", "fidelity", "gate", "triage",
+	"agent", "publish", "journal", "export", NULL,
+};
+
+static const struct {
+	const char *name;
+	cycle_step_fn fn;
+} step_fns[] = {
+	{ "checkout", cycle_step_checkout },
+	{ "update", cycle_step_update },
+	{ "campaign", cycle_step_campaign },
+	{ "fidelity", cycle_step_fidelity },
+	{ "gate", cycle_step_gate },
+	{ "triage", cycle_step_triage },
+	{ "agent", cycle_step_agent },
+	{ "publish", cycle_step_publish },
+	{ NULL, NULL },
+};
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static const json_t *
+step_row(const json_t *steps, int round, const char *step)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(steps, i, r)
+		if (json_integer_value(json_object_get(r, "round")) == round &&
+		    strcmp(sget(r, "step"), step) == 0)
+			return r;
+	return NULL;
+}
+
+const char *
+cycle_step_state(const struct cyc *c, int round, const char *step)
+{
+	const json_t *r = step_row(c->steps, round, step);
+
+	return r != NULL ? sget(r, "state") : NULL;
+}
+
+const json_t *
+cycle_step_result(const struct cyc *c, int round, const char *step)
+{
+	const json_t *r = step_row(c->steps, round, step);
+
+	return r != NULL ? json_object_get(r, "result") : NULL;
+}
+
+char *
+cycle_run_id(const struct cyc *c, int round, const char *what)
+{
+	return xasprintf("%s-r%d-%s", c->id, round, what);
+}
+
+struct werr *
+cycle_round_cells(json_t **out, struct cyc *c, int round)
+{
+	const char *run = json_string_value(json_object_get(cycle_step_result(
+	    c, round, "campaign"), "run"));
+	json_t *sweeps = NULL;
+	struct werr *err;
+
+	*out = NULL;
+	if (run == NULL) {
+		*out = json_array();
+		return NULL;
+	}
+	if ((err = store_campaign_sweeps_json(c->store, run, &sweeps)) != NULL)
+		return err;
+	*out = cycle_cells(sweeps);
+	json_decref(sweeps);
+	return NULL;
+}
+
+json_t *
+cycle_queued_reviews(struct cyc *c)
+{
+	json_t *ids = json_array(), *tasks = NULL, *t, *v;
+	const json_t *r;
+	struct werr *err;
+	size_t i, j;
+
+	if ((err = store_cycle_agent_tasks(c->store, c->id, &tasks)) != NULL)
+		werr_free(err);	/* read again at the next step */
+	json_array_foreach(tasks, i, t)
+		if (json_integer_value(json_object_get(t, "review")) > 0)
+			json_array_append(ids, json_object_get(t, "review"));
+	json_array_foreach(c->steps, i, r)
+		if (strcmp(sget(r, "step"), "triage") == 0)
+			json_array_foreach(json_object_get(json_object_get(r,
+			    "result"), "reviews"), j, v)
+				json_array_append(ids, v);
+	json_decref(tasks);
+	return ids;
+}
+
+/* Seconds between two UTC stamps of the store, or -1. */
+static double
+span_s(const char *from, const char *to)
+{
+	struct tm a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	if (from == NULL || to == NULL ||
+	    strptime(from, "%Y-%m-%dT%H:%M:%S", &a) == NULL ||
+	    strptime(to, "%Y-%m-%dT%H:%M:%S", &b) == NULL)
+		return -1;
+	return difftime(timegm(&b), timegm(&a));
+}
+
+/* The previous cycle's time for step in round 1, or -1. */
+static double
+prev_duration(const struct cyc *c, const char *step)
+{
+	const json_t *r = step_row(c->prev_steps, 1, step);
+
+	return r != NULL ? span_s(sget(r, "started"), sget(r, "finished")) : -1;
+}
+
+/* The cycle's ETA: the step under way (its own estimate, else the
+ * previous cycle's time less what it took so far), plus the previous
+ * cycle's times of the steps after it; -1 when any is unknown. */
+static double
+eta(const struct cyc *c)
+{
+	double total, d, spent;
+	size_t i;
+	int after = 0;
+
+	if (c->step == NULL)
+		return -1;
+	spent = (double)(mono_ns() - c->step_started_ns) / 1e9;
+	if (c->step_eta_s >= 0)
+		total = c->step_eta_s;
+	else if ((d = prev_duration(c, c->step)) >= 0)
+		total = d > spent ? d - spent : 0;
+	else
+		return -1;
+	for (i = 0; cycle_steps[i] != NULL; i++) {
+		if (after) {
+			if ((d = prev_duration(c, cycle_steps[i])) < 0)
+				return -1;
+			total += d;
+		}
+		if (strcmp(cycle_steps[i], c->step) == 0)
+			after = 1;
+	}
+	return total;
+}
+
+void
+cycle_step_eta(struct cyc *c, double eta_s)
+{
+	c->step_eta_s = eta_s;
+}
+
+void
+cycle_say(struct cyc *c, int level, const char *fmt, ...)
+{
+	struct cycle_progress p;
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	if (c->o->on_progress == NULL)
+		return;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	memset(&p, 0, sizeof(p));
+	p.cycle = c->id;
+	p.round = c->round;
+	p.step = c->step != NULL ? c->step : "";
+	p.what = buf_cstr(&b);
+	p.step_done = level == CYCLE_DONE;
+	p.line = level != CYCLE_LIVE;
+	p.eta_s = eta(c);
+	c->o->on_progress(c->o->arg, &p);
+	buf_free(&b);
+}
+
+static struct werr *
+reload_steps(struct cyc *c)
+{
+	json_decref(c->steps);
+	c->steps = NULL;
+	return store_cycle_steps(c->store, c->id, &c->steps);
+}
+
+/* ---- which cycle ---- */
+
+/* Take .warden/cycle.lock for this process (a POSIX record lock, which
+ * the kernel drops with the process, and which `warden status` can test
+ * without taking it), or say which process runs a cycle. */
+static struct werr *
+lock_cycle(int *fd_out, const char *repo_root)
+{
+	char *path = path_join(repo_root, ".warden/cycle.lock"), pid[32];
+	struct werr *err = NULL;
+	struct flock fl;
+	int fd;
+
+	*fd_out = -1;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1) {
+		err = werr_errno("open", path);
+		goto out;
+	}
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	if (fcntl(fd, F_SETLK, &fl) == -1) {
+		if (errno == EACCES || errno == EAGAIN) {
+			memset(&fl, 0, sizeof(fl));
+			fl.l_type = F_WRLCK;
+			fl.l_whence = SEEK_SET;
+			(void)fcntl(fd, F_GETLK, &fl);
+			err = werr_new(WEXIT_ENV, "a cycle is already running "
+			    "here (pid %ld); 'warden status' shows where it "
+			    "stands", (long)fl.l_pid);
+		} else
+			err = werr_errno("lock", path);
+		close(fd);
+		goto out;
+	}
+	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, strlen(pid), 0) == -1) {
+		err = werr_errno("write", path);
+		close(fd);
+		goto out;
+	}
+	*fd_out = fd;
+out:
+	free(path);
+	return err;
+}
+
+/* Is any review item the waiting cycle queued still pending, and was none
+ * of them approved? Then it goes on waiting. *why says what happened. */
+static struct werr *
+still_waiting(int *waiting, json_t **pending, char **why, struct cyc *c)
+{
+	json_t *ids = cycle_queued_reviews(c), *v, *r;
+	struct buf b = BUF_INIT;
+	struct werr *err = NULL;
+	int approved = 0, rejected = 0;
+	const char *st;
+	size_t i;
+
+	*pending = json_array();
+	json_array_foreach(ids, i, v) {
+		if ((err = review_show(&r, c->store, json_integer_value(v))) != NULL)
+			break;
+		st = sget(r, "status");
+		if (strcmp(st, "pending") == 0)
+			json_array_append(*pending, v);
+		else if (strcmp(st, "approved") == 0) {
+			buf_printf(&b, "%sreview %lld approved", b.len ? ", " :
+			    "", (long long)json_integer_value(v));
+			approved++;
+		} else
+			rejected++;
+		json_decref(r);
+	}
+	*waiting = err == NULL && json_array_size(*pending) > 0 && approved == 0;
+	if (b.len == 0)
+		buf_printf(&b, "%d review item%s rejected, none pending",
+		    rejected, rejected == 1 ? "" : "s");
+	*why = buf_detach(&b);
+	json_decref(ids);
+	return err;
+}
+
+/* Who runs the cycle, as git knows them: "Name <email>", or a
+ * placeholder to fill in. Caller frees. */
+static char *
+maintainer(git_repository *repo)
+{
+	git_config *cfg = NULL;
+	git_buf name = { 0 }, email = { 0 };
+	char *who;
+
+	if (repo != NULL && git_repository_config_snapshot(&cfg, repo) == 0 &&
+	    git_config_get_string_buf(&name, cfg, "user.name") == 0 &&
+	    git_config_get_string_buf(&email, cfg, "user.email") == 0 &&
+	    name.size > 0 && email.size > 0 && !strchr(name.ptr, '"'))
+		who = xasprintf("%s <%s>", name.ptr, email.ptr);
+	else
+		who = xstrdup("Your Name <you@example.org>");
+	git_buf_dispose(&name);
+	git_buf_dispose(&email);
+	git_config_free(cfg);
+	return who;
+}
+
+/* "warden review approve N --as ..." for each pending review (an id,
+ * or an object with "id"). */
+static json_t *
+approve_commands(git_repository *repo, const json_t *pending)
+{
+	json_t *cmds = json_array(), *v;
+	char *who = maintainer(repo);
+	json_int_t id;
+	size_t i;
+
+	json_array_foreach((json_t *)pending, i, v) {
+		id = json_is_object(v) ? json_integer_value(json_object_get(v,
+		    "id")) : json_integer_value(v);
+		json_array_append_new(cmds, json_sprintf("warden review "
+		    "approve %lld --as \"%s\"", (long long)id, who));
+	}
+	free(who);
+	return cmds;
+}
+
+/* Find or make the cycle to run; *out set (and nothing to run) when the
+ * cycle waits for review still. */
+static struct werr *
+pick_cycle(json_t **out, struct cyc *c)
+{
+	const struct cycle_opts *o = c->o;
+	json_t *latest = NULL, *pending = NULL;
+	struct werr *err;
+	const char *state;
+	char id[64], *why = NULL;
+	time_t now;
+	struct tm tm;
+	int waiting;
+
+	if ((err = store_cycle_latest(c->store, &latest)) != NULL)
+		return err;
+	state = sget(latest, "state");
+	if (latest != NULL && strcmp(state, "done") != 0) {
+		c->id = xstrdup(sget(latest, "id"));
+		c->round = (int)json_integer_value(json_object_get(latest,
+		    "round"));
+		if (o->roster != NULL && strcmp(o->roster, sget(latest,
+		    "roster")) != 0) {
+			err = werr_new(WEXIT_INPUT, "cycle '%s' of roster '%s' "
+			    "is not finished; continue it with 'warden cycle' "
+			    "(without '--roster %s')", c->id, sget(latest,
+			    "roster"), o->roster);
+			goto out;
+		}
+		c->roster = policy_roster(c->policy, sget(latest, "roster"));
+		if (c->roster == NULL) {
+			err = werr_new(WEXIT_INPUT, "cycle '%s' ran roster '%s', "
+			    "which the official policy no longer has", c->id,
+			    sget(latest, "roster"));
+			goto out;
+		}
+		if ((err = store_set_cycle(c->store, c->id)) != NULL ||
+		    (err = reload_steps(c)) != NULL)
+			goto out;
+		if (strcmp(state, "waiting") == 0) {
+			if ((err = still_waiting(&waiting, &pending, &why,
+			    c)) != NULL)
+				goto out;
+			if (waiting) {
+				*out = json_pack("{s:s, s:i, s:s, s:i, s:b, "
+				    "s:O, s:o}", "cycle", c->id, "round",
+				    c->round, "state", "waiting", "exit", 1,
+				    "resumed", 0, "journal", json_object_get(
+				    latest, "journal"), "approve",
+				    approve_commands(c->repo, pending));
+				goto out;
+			}
+			c->round++;
+			err = store_cycle_round(c->store, c->id, c->round, why);
+		} else
+			err = store_cycle_claim(c->store, c->id, (long)getpid(),
+			    "continued after it was interrupted");
+		goto out;
+	}
+	if (o->resume) {
+		err = werr_new(WEXIT_INPUT, latest == NULL ? "there is no "
+		    "cycle to resume" : "there is no cycle to resume: the last, "
+		    "'%s', is done", sget(latest, "id"));
+		goto out;
+	}
+	c->roster = policy_roster(c->policy, o->roster != NULL ? o->roster :
+	    c->policy->default_roster);
+	if (c->roster == NULL) {
+		err = werr_new(WEXIT_INPUT, "'--roster %s': the official "
+		    "policy has no roster '%s'", o->roster, o->roster);
+		goto out;
+	}
+	if (o->new_id != NULL)
+		snprintf(id, sizeof(id), "%s", o->new_id);
+	else {
+		now = time(NULL);
+		gmtime_r(&now, &tm);
+		strftime(id, sizeof(id), "cycle-%Y%m%d-%H%M%S", &tm);
+	}
+	c->id = xstrdup(id);
+	c->round = 1;
+	if ((err = store_set_cycle(c->store, c->id)) != NULL ||
+	    (err = store_cycle_create(c->store, c->id, c->roster->name,
+	    c->machine, (long)getpid())) != NULL)
+		goto out;
+	err = reload_steps(c);
+out:
+	json_decref(latest);
+	json_decref(pending);
+	free(why);
+	return err;
+}
+
+/* ---- the steps ---- */
+
+static struct werr *
+stopped(const struct cyc *c)
+{
+	if (c->o->stop == NULL || *c->o->stop == 0)
+		return NULL;
+	return werr_new(WEXIT_ENV, "cycle '%s' interrupted by signal %d; "
+	    "continue it with 'warden cycle --resume'", c->id,
+	    (int)*c->o->stop);
+}
+
+static struct werr *
+run_step(struct cyc *c, const char *step, cycle_step_fn fn)
+{
+	json_t *result = NULL;
+	const char *state = "done";
+	struct werr *err;
+
+	c->step = step;
+	c->step_started_ns = mono_ns();
+	c->step_eta_s = -1;
+	cycle_say(c, CYCLE_LINE, "starting");
+	if ((err = store_cycle_step_begin(c->store, c->id, c->round, step)) != NULL)
+		return err;
+	fault_point("cycle.step");
+	if ((err = fn(c, &result, &state)) == NULL)
+		err = store_cycle_step_end(c->store, c->id, c->round, step,
+		    state, result);
+	if (err == NULL && strcmp(state, "skipped") == 0 &&
+	    strcmp(step, "publish") != 0 && strcmp(step, "triage") != 0)
+		cycle_say(c, CYCLE_DONE, "skipped: %s", json_string_value(
+		    json_object_get(result, "why")));
+	json_decref(result);
+	if (err == NULL)
+		err = reload_steps(c);
+	return err;
+}
+
+static struct werr *
+journal_step(struct cyc *c, json_t **journal)
+{
+	struct werr *err;
+
+	c->step = "journal";
+	c->step_started_ns = mono_ns();
+	c->step_eta_s = -1;
+	if ((err = store_cycle_step_begin(c->store, c->id, c->round,
+	    "journal")) != NULL ||
+	    (err = cycle_build_journal(journal, c)) != NULL ||
+	    (err = store_cycle_journal(c->store, c->id, c->round,
+	    *journal)) != NULL)
+		return err;
+	cycle_say(c, CYCLE_DONE, "cycle journal recorded (exit %lld)",
+	    (long long)json_integer_value(json_object_get(*journal, "exit")));
+	return reload_steps(c);
+}
+
+static struct werr *
+export_step(struct cyc *c, int exit_code)
+{
+	char commit[41];
+	json_t *result;
+	struct werr *err;
+	int n = 0;
+
+	c->step = "export";
+	c->step_started_ns = mono_ns();
+	c->step_eta_s = -1;
+	if ((err = store_cycle_step_begin(c->store, c->id, c->round,
+	    "export")) != NULL ||
+	    (err = journal_export(&n, commit, c->store, c->repo,
+	    c->policy->official_branch, NULL)) != NULL)
+		return err;
+	result = json_pack("{s:i, s:s?}", "entries", n, "commit",
+	    commit[0] != '\0' ? commit : NULL);
+	err = store_cycle_end(c->store, c->id, c->round, result, c->waiting ?
+	    "waiting" : "done", exit_code);
+	json_decref(result);
+	if (err == NULL)
+		cycle_say(c, CYCLE_DONE, commit[0] ? "%d entries to '%s', commit %.12s" :
+		    "%d entries to '%s'%s", n, c->policy->official_branch,
+		    commit[0] ? commit : ", nothing new");
+	return err;
+}
+
+static struct werr *
+run_round(json_t **journal, struct cyc *c)
+{
+	const json_t *r;
+	struct werr *err;
+	const char *st;
+	size_t i;
+
+	for (i = 0; step_fns[i].name != NULL; i++) {
+		st = cycle_step_state(c, c->round, step_fns[i].name);
+		if (st != NULL && strcmp(st, "running") != 0) {
+			r = cycle_step_result(c, c->round, step_fns[i].name);
+			if (json_is_true(json_object_get(r, "waiting")))
+				c->waiting = 1;
+			continue;
+		}
+		if ((err = stopped(c)) != NULL ||
+		    (err = run_step(c, step_fns[i].name, step_fns[i].fn)) != NULL)
+			return err;
+	}
+	st = cycle_step_state(c, c->round, "journal");
+	if (st == NULL || strcmp(st, "done") != 0) {
+		if ((err = journal_step(c, journal)) != NULL)
+			return err;
+	}
+	return NULL;
+}
+
+static void
+cyc_free(struct cyc *c)
+{
+	policy_free(c->policy);
+	git_repository_free(c->repo);
+	json_decref(c->steps);
+	json_decref(c->prev_steps);
+	free(c->id);
+}
+
+/* The official branch's policy (the working tree's only names it). */
+static struct werr *
+official_policy(struct cyc *c, const char *branch)
+{
+	struct review_base b;
+	struct werr *err;
+	char *ref = xasprintf("refs/heads/%s", branch);
+
+	err = review_base_open(&b, c->repo, ref);
+	free(ref);
+	if (err != NULL)
+		return err;
+	c->policy = b.policy;
+	b.policy = NULL;
+	review_base_free(&b);
+	return NULL;
+}
+
+struct werr *
+cycle_run(json_t **out, const struct cycle_opts *o)
+{
+	json_t *journal = NULL, *row = NULL, *prev = NULL;
+	struct werr *err;
+	struct cyc c;
+	int lock = -1, exit_code;
+
+	*out = NULL;
+	memset(&c, 0, sizeof(c));
+	c.o = o;
+	c.store = o->store;
+	campaign_machine_id(c.machine);
+	if (git_repository_open(&c.repo, o->repo_root) < 0) {
+		err = werr_git("cannot open the repository '%s'", o->repo_root);
+		goto out;
+	}
+	if ((err = official_policy(&c, o->official_branch)) != NULL ||
+	    (err = official_check_free(c.repo, c.policy->official_branch)) != NULL ||
+	    (err = lock_cycle(&lock, o->repo_root)) != NULL ||
+	    (err = official_recover(c.store, c.repo, NULL)) != NULL ||
+	    (err = pick_cycle(out, &c)) != NULL || *out != NULL)
+		goto out;
+	if ((err = store_cycle_previous(c.store, c.id, &prev)) != NULL)
+		goto out;
+	if (prev != NULL && (err = store_cycle_steps(c.store, sget(prev, "id"),
+	    &c.prev_steps)) != NULL)
+		goto out;
+	if ((err = run_round(&journal, &c)) != NULL ||
+	    (err = store_cycle_get(c.store, c.id, &row)) != NULL)
+		goto out;
+	if (journal == NULL)
+		journal = json_incref(json_object_get(row, "journal"));
+	exit_code = (int)json_integer_value(json_object_get(journal, "exit"));
+	if ((err = export_step(&c, exit_code)) != NULL)
+		goto out;
+	*out = json_pack("{s:s, s:i, s:s, s:i, s:b, s:O, s:o}", "cycle", c.id,
+	    "round", c.round, "state", c.waiting ? "waiting" : "done", "exit",
+	    exit_code, "resumed", 0, "journal", journal, "approve",
+	    approve_commands(c.repo, json_object_get(json_object_get(journal,
+	    "summary"), "reviews_waiting")));
+out:
+	if (lock != -1)
+		close(lock);
+	json_decref(journal);
+	json_decref(row);
+	json_decref(prev);
+	cyc_free(&c);
+	return err;
+}

@@ -1,0 +1,298 @@
+/*
+ * render.c - a cycle journal (the JSON of build.c) as Markdown in the
+ * shape of SiliconBench's own journals: Summary; a table per (model,
+ * split) of Framework | Status | Notes; Fixes; Skipped, with reasons and
+ * prior occurrences; OOM; Suspicious; Timeline. A pure function of the
+ * JSON: the journal export calls it, so journals/CYCLE.md is always what
+ * the recorded journal says.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cycle.h"
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static json_int_t
+iget(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* Text for a table cell: '|' escaped, line breaks as spaces. */
+static void
+cell_text(struct buf *md, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '|')
+			buf_puts(md, "\\|");
+		else if (*s == '\n' || *s == '\r')
+			buf_addch(md, ' ');
+		else
+			buf_addch(md, *s);
+	}
+}
+
+static void
+list_strings(struct buf *md, const json_t *arr, const char *none)
+{
+	const json_t *v;
+	size_t i;
+
+	if (json_array_size(arr) == 0)
+		buf_puts(md, none);
+	json_array_foreach((json_t *)arr, i, v)
+		buf_printf(md, "%s%s", i ? ", " : "", json_is_string(v) ?
+		    json_string_value(v) : "?");
+}
+
+static void
+summary(struct buf *md, const json_t *j)
+{
+	const json_t *s = json_object_get(j, "summary"), *v, *g;
+	const char *key;
+	size_t i;
+	int n = 0;
+
+	buf_puts(md, "## Summary\n\n");
+	buf_printf(md, "- **Cells**: %lld", (long long)iget(s, "cells"));
+	json_object_foreach((json_t *)json_object_get(s, "statuses"), key, v)
+		buf_printf(md, "%s%lld %s", n++ ? ", " : " — ",
+		    (long long)json_integer_value(v), key);
+	buf_puts(md, "\n- **Versions**: ");
+	if (json_array_size(json_object_get(s, "versions")) == 0)
+		buf_puts(md, "nothing moved");
+	json_array_foreach(json_object_get(s, "versions"), i, v)
+		buf_printf(md, "%s%s %s → %s (%s)", i ? "; " : "",
+		    sget(v, "package"), json_is_string(json_object_get(v, "old")) ?
+		    sget(v, "old") : "(none)", json_is_string(json_object_get(v,
+		    "new")) ? sget(v, "new") : "(removed)", sget(v, "engine"));
+	json_array_foreach(json_object_get(s, "update_failed"), i, v)
+		buf_printf(md, "%s%s: update %s", i ? "; " : "; ",
+		    sget(v, "engine"), sget(v, "outcome"));
+	buf_puts(md, "\n- **Broke**: ");
+	if (json_array_size(json_object_get(s, "broke")) == 0)
+		buf_puts(md, "nothing");
+	json_array_foreach(json_object_get(s, "broke"), i, v)
+		buf_printf(md, "%s%s (%s%s)", i ? ", " : "", sget(v, "cell"),
+		    sget(v, "status"), json_is_true(json_object_get(v, "fixed")) ?
+		    ", fixed" : "");
+	g = json_object_get(s, "gate");
+	buf_puts(md, "\n- **Gate**: passed ");
+	list_strings(md, json_object_get(g, "passed"), "none");
+	buf_puts(md, "; failed ");
+	list_strings(md, json_object_get(g, "failed"), "none");
+	buf_puts(md, "; regressions ");
+	list_strings(md, json_object_get(g, "regressions"), "none");
+	buf_puts(md, "\n- **Incidents**: ");
+	if (json_object_get(s, "incidents_opened") == NULL)
+		buf_puts(md, "no triage ran");
+	else {
+		buf_puts(md, "opened ");
+		list_strings(md, json_object_get(s, "incidents_opened"), "none");
+		buf_puts(md, "; fixed ");
+		list_strings(md, json_object_get(s, "incidents_fixed"), "none");
+	}
+	buf_puts(md, "\n- **Review**: ");
+	if (json_array_size(json_object_get(s, "reviews_waiting")) == 0)
+		buf_puts(md, "nothing waiting");
+	json_array_foreach(json_object_get(s, "reviews_waiting"), i, v) {
+		buf_printf(md, "%s#%lld (%s) waiting", i ? "; " : "",
+		    (long long)iget(v, "id"), sget(v, "source"));
+		if (sget(v, "note")[0] != '\0')
+			buf_printf(md, ": %s", sget(v, "note"));
+	}
+	v = json_object_get(s, "published");
+	if (v != NULL)
+		buf_printf(md, "\n- **Published**: snapshot `%s`, commit `%.12s`, "
+		    "tag `%s`", sget(v, "snapshot"), sget(v, "commit"),
+		    sget(v, "tag"));
+	else
+		buf_printf(md, "\n- **Not published**: %s",
+		    sget(s, "not_published"));
+	buf_printf(md, "\n- **Exit**: %lld (%s)\n\n", (long long)iget(j, "exit"),
+	    iget(j, "exit") == 0 ? "healthy" : strcmp(sget(j, "state"),
+	    "waiting") == 0 ? "waiting for review" : "something broke");
+}
+
+static void
+splits(struct buf *md, const json_t *j)
+{
+	const json_t *sp, *c;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(j, "splits"), i, sp) {
+		buf_printf(md, "## %s / %s\n\n| Framework | Status | Notes |\n"
+		    "|---|---|---|\n", sget(sp, "model"), sget(sp, "split"));
+		json_array_foreach(json_object_get(sp, "cells"), k, c) {
+			buf_puts(md, "| ");
+			cell_text(md, sget(c, "engine"));
+			buf_printf(md, " | %s | ", sget(c, "status"));
+			cell_text(md, sget(c, "notes"));
+			buf_puts(md, " |\n");
+		}
+		buf_puts(md, "\n");
+	}
+}
+
+static void
+fixes(struct buf *md, const json_t *j)
+{
+	const json_t *a, *r;
+	size_t i;
+	int n = 0;
+
+	buf_puts(md, "## Fixes\n\n");
+	json_array_foreach(json_object_get(j, "agent"), i, a) {
+		buf_printf(md, "- agent on `%s`", sget(a, "task"));
+		if (iget(a, "agent_run") > 0)
+			buf_printf(md, " (run %lld)", (long long)iget(a,
+			    "agent_run"));
+		buf_printf(md, ": %s", json_is_string(json_object_get(a,
+		    "state")) ? sget(a, "state") : "interrupted");
+		if (iget(a, "review") > 0)
+			buf_printf(md, ", review #%lld (%s)", (long long)iget(a,
+			    "review"), sget(a, "review_status"));
+		buf_puts(md, "\n");
+		n++;
+	}
+	json_array_foreach(json_object_get(j, "approved"), i, r) {
+		buf_printf(md, "- review #%lld (%s) approved by %s at %s, commit "
+		    "`%.12s`", (long long)iget(r, "id"), sget(r, "source"),
+		    sget(r, "decided_by"), sget(r, "decided"),
+		    sget(r, "merged_commit"));
+		if (sget(r, "note")[0] != '\0')
+			buf_printf(md, ": %s", sget(r, "note"));
+		buf_puts(md, "\n");
+		n++;
+	}
+	buf_puts(md, n ? "\n" : "None.\n\n");
+}
+
+static void
+skipped(struct buf *md, const json_t *j)
+{
+	const json_t *s;
+	size_t i;
+
+	buf_puts(md, "## Skipped\n\n");
+	if (json_array_size(json_object_get(j, "skipped")) == 0) {
+		buf_puts(md, "None.\n\n");
+		return;
+	}
+	buf_puts(md, "| Framework | Model | Split | Reason | Prior occurrences |\n"
+	    "|---|---|---|---|---|\n");
+	json_array_foreach(json_object_get(j, "skipped"), i, s) {
+		buf_puts(md, "| ");
+		if (json_object_get(s, "task") != NULL) {
+			cell_text(md, sget(s, "task"));
+			buf_puts(md, " (agent) | - | - | ");
+		} else
+			buf_printf(md, "%s | %s | %s | ", sget(s, "engine"),
+			    sget(s, "model"), sget(s, "split"));
+		cell_text(md, sget(s, "reason"));
+		if (iget(s, "prior") > 0)
+			buf_printf(md, " | %lld (skipped since cycle %s) |\n",
+			    (long long)iget(s, "prior"), sget(s, "since"));
+		else
+			buf_puts(md, " | 0 |\n");
+	}
+	buf_puts(md, "\n");
+}
+
+static void
+oom(struct buf *md, const json_t *j)
+{
+	const json_t *o;
+	size_t i;
+
+	buf_puts(md, "## OOM\n\n");
+	if (json_array_size(json_object_get(j, "oom")) == 0) {
+		buf_puts(md, "None.\n\n");
+		return;
+	}
+	buf_puts(md, "| Framework | Model | Split | c | Peak system memory | "
+	    "RAM | Detail |\n|---|---|---|---:|---:|---:|---|\n");
+	json_array_foreach(json_object_get(j, "oom"), i, o) {
+		buf_printf(md, "| %s | %s | %s | %lld | %.2f GiB | %.2f GiB | ",
+		    sget(o, "engine"), sget(o, "model"), sget(o, "split"),
+		    (long long)iget(o, "concurrency"),
+		    (double)iget(o, "peak_system_bytes") / 1073741824.0,
+		    (double)iget(o, "system_total_bytes") / 1073741824.0);
+		cell_text(md, sget(o, "detail"));
+		buf_puts(md, " |\n");
+	}
+	buf_puts(md, "\n");
+}
+
+static void
+suspicious(struct buf *md, const json_t *j)
+{
+	const json_t *s;
+	size_t i;
+
+	buf_puts(md, "## Suspicious\n\n");
+	if (json_array_size(json_object_get(j, "suspicious")) == 0) {
+		buf_puts(md, "None.\n\n");
+		return;
+	}
+	json_array_foreach(json_object_get(j, "suspicious"), i, s) {
+		buf_printf(md, "- %s", sget(s, "engine"));
+		if (sget(s, "model")[0] != '\0')
+			buf_printf(md, " %s/%s", sget(s, "model"),
+			    sget(s, "split"));
+		if (iget(s, "concurrency") > 0)
+			buf_printf(md, " c=%lld", (long long)iget(s,
+			    "concurrency"));
+		buf_printf(md, ": %s\n", sget(s, "why"));
+	}
+	buf_puts(md, "\n");
+}
+
+static void
+timeline(struct buf *md, const json_t *j)
+{
+	const json_t *t;
+	size_t i;
+
+	buf_puts(md, "## Timeline\n\n| Time (UTC) | Round | Step | State | What |\n"
+	    "|---|---:|---|---|---|\n");
+	json_array_foreach(json_object_get(j, "timeline"), i, t) {
+		buf_printf(md, "| %s | %lld | %s | %s | ", json_is_string(
+		    json_object_get(t, "finished")) ? sget(t, "finished") :
+		    sget(t, "started"), (long long)iget(t, "round"),
+		    sget(t, "step"), sget(t, "state"));
+		cell_text(md, sget(t, "what"));
+		buf_puts(md, " |\n");
+	}
+	buf_puts(md, "\n");
+}
+
+void
+cycle_render_markdown(struct buf *md, const json_t *j)
+{
+	buf_printf(md, "# Maintenance journal: cycle %s\n\n"
+	    "Roster `%s` on machine `%s`, %s to %s, %lld round%s%s%s. Rendered "
+	    "from the cycle's journal entry by `warden journal export`; `warden "
+	    "journal verify` checks the hash chain. Do not edit.\n\n",
+	    sget(j, "cycle"), sget(j, "roster"), sget(j, "machine"),
+	    sget(j, "started"), sget(j, "finished"), (long long)iget(j,
+	    "rounds"), iget(j, "rounds") == 1 ? "" : "s",
+	    json_is_string(json_object_get(j, "previous")) ?
+	    "; the previous cycle was " : "", sget(j, "previous"));
+	summary(md, j);
+	splits(md, j);
+	fixes(md, j);
+	skipped(md, j);
+	oom(md, j);
+	suspicious(md, j);
+	timeline(md, j);
+}

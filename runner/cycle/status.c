@@ -1,0 +1,249 @@
+/*
+ * status.c - where the current or last cycle stands, for `warden
+ * status`: its step, the cell under way and an ETA, read from the store
+ * (WAL: a reader never waits for the cycle writing) and from the cycle
+ * lock, which it tests without taking. It must never write: not the
+ * store, not the lock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cycle-private.h"
+#include "store-cycle.h"
+#include "util.h"
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+/* The pid holding .warden/cycle.lock, or 0 when no process does. */
+static long
+lock_holder(const char *repo_root)
+{
+	char *path = path_join(repo_root, ".warden/cycle.lock");
+	struct flock fl;
+	long pid = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd == -1)
+		return 0;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+		pid = (long)fl.l_pid;
+	close(fd);
+	return pid;
+}
+
+static double
+seconds_since(const char *stamp)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (strptime(stamp, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
+		return -1;
+	return difftime(time(NULL), timegm(&tm));
+}
+
+static double
+duration(const json_t *row)
+{
+	struct tm a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	if (strptime(sget(row, "started"), "%Y-%m-%dT%H:%M:%S", &a) == NULL ||
+	    strptime(sget(row, "finished"), "%Y-%m-%dT%H:%M:%S", &b) == NULL)
+		return -1;
+	return difftime(timegm(&b), timegm(&a));
+}
+
+/* The previous cycle's time of step (round 1), or -1. */
+static double
+prev_time(const json_t *prev_steps, const char *step)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach((json_t *)prev_steps, i, r)
+		if (json_integer_value(json_object_get(r, "round")) == 1 &&
+		    strcmp(sget(r, "step"), step) == 0)
+			return duration(r);
+	return -1;
+}
+
+/* The run of the step under way and where it is; sets *left to the
+ * step's estimated seconds left (-1 unknown) and *what to a line. */
+static struct werr *
+run_progress(json_t **now, double *left, char **what, struct store *store,
+    const char *cycle, int round, const char *step)
+{
+	char *run = xasprintf("%s-r%d-%s", cycle, round, step);
+	const json_t *cur;
+	double mean, remaining;
+	json_int_t points, done;
+	struct werr *err;
+
+	*now = NULL;
+	*what = NULL;
+	*left = -1;
+	if ((err = store_cycle_run_now(store, step, run, now)) != NULL ||
+	    *now == NULL)
+		goto out;
+	json_object_set_new(*now, "run", json_string(run));
+	points = json_integer_value(json_object_get(*now, "points"));
+	done = json_integer_value(json_object_get(*now, "done"));
+	mean = json_number_value(json_object_get(*now, "mean_s"));
+	cur = json_object_get(*now, "current");
+	if (json_object_get(*now, "mean_s") != NULL &&
+	    json_is_number(json_object_get(*now, "mean_s"))) {
+		remaining = (double)(points - done - (cur != NULL &&
+		    !json_is_null(cur))) * mean;
+		if (cur != NULL && !json_is_null(cur))
+			remaining += mean > json_number_value(json_object_get(cur,
+			    "elapsed_s")) ? mean - json_number_value(
+			    json_object_get(cur, "elapsed_s")) : 0;
+		*left = remaining > 0 ? remaining : 0;
+	}
+	if (cur != NULL && !json_is_null(cur)) {
+		if (strcmp(step, "campaign") == 0)
+			*what = xasprintf("sweep %lld/%lld %s %s %s c=%lld: "
+			    "%lld/%lld requests", (long long)done + 1,
+			    (long long)points, sget(cur, "engine"),
+			    sget(cur, "model"), sget(cur, "split"), (long long)
+			    json_integer_value(json_object_get(cur,
+			    "concurrency")), (long long)json_integer_value(
+			    json_object_get(cur, "done")), (long long)
+			    json_integer_value(json_object_get(cur, "total")));
+		else
+			*what = xasprintf("cell %lld/%lld %s %s %lld-shot: "
+			    "%lld/%lld items", (long long)done + 1,
+			    (long long)points, sget(cur, "engine"),
+			    sget(cur, "model"), (long long)json_integer_value(
+			    json_object_get(cur, "shots")), (long long)
+			    json_integer_value(json_object_get(cur, "done")),
+			    (long long)json_integer_value(json_object_get(cur,
+			    "total")));
+	} else
+		*what = xasprintf("%lld/%lld %s done", (long long)done,
+		    (long long)points, strcmp(step, "campaign") == 0 ?
+		    "sweeps" : "cells");
+out:
+	free(run);
+	return err;
+}
+
+struct werr *
+cycle_status(json_t **out, struct store *store, const char *repo_root)
+{
+	json_t *row = NULL, *steps = NULL, *prev = NULL, *prev_steps = NULL;
+	json_t *now = NULL, *st;
+	const json_t *r, *cur = NULL;
+	const char *state, *step = NULL;
+	double left = -1, total, d;
+	char *what = NULL;
+	struct werr *err;
+	long pid;
+	size_t i;
+	int round, after = 0, known = 1;
+
+	*out = NULL;
+	if ((err = store_cycle_latest(store, &row)) != NULL || row == NULL)
+		goto out;
+	if ((err = store_cycle_steps(store, sget(row, "id"), &steps)) != NULL ||
+	    (err = store_cycle_previous(store, sget(row, "id"), &prev)) != NULL ||
+	    (prev != NULL && (err = store_cycle_steps(store, sget(prev, "id"),
+	    &prev_steps)) != NULL))
+		goto out;
+	round = (int)json_integer_value(json_object_get(row, "round"));
+	pid = lock_holder(repo_root);
+	state = sget(row, "state");
+	if (strcmp(state, "running") == 0 && pid == 0)
+		state = "interrupted";
+	json_array_foreach(steps, i, r)
+		if (strcmp(sget(r, "state"), "running") == 0)
+			cur = r;
+	if (cur != NULL) {
+		step = sget(cur, "step");
+		if ((strcmp(step, "campaign") == 0 ||
+		    strcmp(step, "fidelity") == 0) &&
+		    (err = run_progress(&now, &left, &what, store,
+		    sget(row, "id"), round, step)) != NULL)
+			goto out;
+		if (left < 0 && (d = prev_time(prev_steps, step)) >= 0) {
+			d -= seconds_since(sget(cur, "started"));
+			left = d > 0 ? d : 0;
+		}
+	} else if (strcmp(state, "running") == 0 ||
+	    strcmp(state, "interrupted") == 0) {
+		/* between steps: the first of the round not over */
+		for (i = 0; cycle_steps[i] != NULL && step == NULL; i++) {
+			int over = 0;
+			size_t j;
+
+			json_array_foreach(steps, j, r)
+				if (json_integer_value(json_object_get(r,
+				    "round")) == round && strcmp(sget(r, "step"),
+				    cycle_steps[i]) == 0)
+					over = 1;
+			if (!over)
+				step = cycle_steps[i];
+		}
+		left = -1;
+	}
+	total = left;
+	if (step != NULL && strcmp(state, "running") == 0) {
+		for (i = 0; cycle_steps[i] != NULL; i++) {
+			if (after) {
+				if ((d = prev_time(prev_steps, cycle_steps[i])) < 0)
+					known = 0;
+				else
+					total += d;
+			}
+			if (strcmp(cycle_steps[i], step) == 0)
+				after = 1;
+		}
+		if (left < 0 || !known)
+			total = -1;
+	} else
+		total = -1;
+	st = json_array();
+	json_array_foreach(steps, i, r)
+		json_array_append_new(st, json_pack("{s:O, s:O, s:O, s:O, s:O}",
+		    "round", json_object_get(r, "round"), "step",
+		    json_object_get(r, "step"), "state", json_object_get(r,
+		    "state"), "started", json_object_get(r, "started"),
+		    "finished", json_object_get(r, "finished")));
+	*out = json_pack("{s:O, s:O, s:s, s:i, s:b, s:o, s:s?, s:s?, s:o?, "
+	    "s:o, s:o, s:O, s:O, s:O}", "cycle", json_object_get(row, "id"),
+	    "roster", json_object_get(row, "roster"), "state", state,
+	    "round", round, "alive", pid != 0, "pid", pid != 0 ?
+	    json_integer(pid) : json_null(), "step", step, "what", what,
+	    "run", now, "eta_s", total >= 0 ? json_real(total) : json_null(),
+	    "steps", st, "started", json_object_get(row, "created"),
+	    "finished", json_object_get(row, "finished"), "exit",
+	    json_object_get(row, "exit_code"));
+	now = NULL;
+out:
+	free(what);
+	json_decref(now);
+	json_decref(row);
+	json_decref(steps);
+	json_decref(prev);
+	json_decref(prev_steps);
+	return err;
+}
