@@ -200,6 +200,12 @@ cycle_cell_judge(const json_t *sweeps)
 			worst = st;
 			buf_reset(&reason);
 			buf_puts(&reason, line);
+			if (reason.len == 0) {
+				/* complete, failing: how the requests failed */
+				buf_printf(&reason, "c=%lld: ", (long long)
+				    iget(s, "concurrency"));
+				classes(&reason, sum);
+			}
 		}
 		if (strcmp(st, "skipped") != 0) {
 			total += iget(s, "total");
@@ -222,6 +228,8 @@ cycle_cell_judge(const json_t *sweeps)
 	}
 	if (worst == NULL)
 		worst = "skipped";	/* no sweep: nothing ran */
+	if (strcmp(worst, "ok") == 0)
+		buf_reset(&reason);
 	if (strcmp(worst, "skipped") == 0) {
 		buf_reset(&notes);
 		buf_puts(&notes, buf_cstr(&reason));

@@ -70,11 +70,15 @@ summary(struct buf *md, const json_t *j)
 	buf_puts(md, "\n- **Versions**: ");
 	if (json_array_size(json_object_get(s, "versions")) == 0)
 		buf_puts(md, "nothing moved");
-	json_array_foreach(json_object_get(s, "versions"), i, v)
-		buf_printf(md, "%s%s %s → %s (%s)", i ? "; " : "",
+	json_array_foreach(json_object_get(s, "versions"), i, v) {
+		buf_printf(md, "%s%s %s → %s (%s", i ? "; " : "",
 		    sget(v, "package"), json_is_string(json_object_get(v, "old")) ?
 		    sget(v, "old") : "(none)", json_is_string(json_object_get(v,
 		    "new")) ? sget(v, "new") : "(removed)", sget(v, "engine"));
+		if (iget(j, "rounds") > 1)
+			buf_printf(md, ", round %lld", (long long)iget(v, "round"));
+		buf_puts(md, ")");
+	}
 	json_array_foreach(json_object_get(s, "update_failed"), i, v)
 		buf_printf(md, "%s%s: update %s", i ? "; " : "; ",
 		    sget(v, "engine"), sget(v, "outcome"));
