@@ -74,14 +74,33 @@ test_expect_success 'the workflows call what they are for' '
 	grep -q -e "--format junit" "$WORKFLOWS/pr-check.yml" &&
 	expect_grep "^fleet.yml:[0-9]* campaign --shard --run-id$" calls &&
 	expect_grep "^fleet.yml:[0-9]* merge --output$" calls &&
-	expect_grep "^fleet.yml:[0-9]* publish" calls &&
+	expect_grep "^fleet.yml:[0-9]* verify *$" calls &&
+	expect_grep "^fleet.yml:[0-9]* gate --snapshot$" calls &&
+	expect_grep "^fleet.yml:[0-9]* publish --snapshot$" calls &&
+	test "$(sed -n "s/^fleet.yml:\([0-9]*\) gate .*/\1/p" calls)" -lt \
+	    "$(sed -n "s/^fleet.yml:\([0-9]*\) publish .*/\1/p" calls)" &&
 	grep -q "cron:" "$WORKFLOWS/cycle.yml" &&
 	grep -q "workflow_dispatch:" "$WORKFLOWS/cycle.yml" &&
 	grep -q "self-hosted" "$WORKFLOWS/cycle.yml" &&
 	grep -q "path: snapshots/" "$WORKFLOWS/cycle.yml" &&
-	grep -q "path: journals/" "$WORKFLOWS/cycle.yml" &&
+	grep -q "path: .*/official/journals/" "$WORKFLOWS/cycle.yml" &&
 	grep -q "strategy.job-total" "$WORKFLOWS/fleet.yml" &&
 	grep -q "needs: shard" "$WORKFLOWS/fleet.yml"
+'
+
+# The official branch is moved by warden only while it is not checked
+# out, and publish wants HEAD at its tip: every workflow that measures or
+# publishes checks official out and detaches HEAD before calling warden,
+# and pushes what warden committed there.
+test_expect_success 'measuring workflows run on a detached HEAD at official and push it' '
+	for w in cycle fleet; do
+		grep -q "ref: official" "$WORKFLOWS/$w.yml" &&
+		grep -q "git switch --detach$" "$WORKFLOWS/$w.yml" &&
+		grep -q "git push origin refs/heads/official:refs/heads/official" "$WORKFLOWS/$w.yml" ||
+		    { echo "$w.yml"; exit 1; }
+	done &&
+	test "$(grep -c "ref: official" "$WORKFLOWS/fleet.yml")" = 2 &&
+	grep -q "\$RUNNER_TEMP/merged.tar.gz" "$WORKFLOWS/fleet.yml"
 '
 
 test_expect_success 'every warden command a workflow calls exists, with its options' '
