@@ -1,0 +1,94 @@
+#!/bin/sh
+# t8032: ci/demo, shortened (WARDEN_DEMO_QUICK: four prompts at one
+# level, 24 fidelity items) with the warden of this build: the first cycle
+# is healthy and publishes; a new release of the shared dependency simmlx,
+# installed by real pip from local wheels, breaks the three engines that
+# use it, each its own way; the scripted agent proposes a pin for each and
+# the cycle waits for review, printing the approve commands; a rogue agent
+# that also edits policy/ is refused; after the approvals the cycle
+# measures again, the three cells are fixed, and it publishes; warden
+# verify accepts both snapshots; the report, plots and journals are where
+# the demo says.
+. "$TOP_SRCDIR/tests/lib.sh"
+
+DEMO="$TEST_DIR/demo"
+B="$DEMO/bench"
+q() {
+	sqlite3 "$B/.warden/warden.db" "$1"
+}
+# cell_statuses CYCLE: "engine=status ..." of the cycle's journal
+cell_statuses() {
+	q "select journal from cycles where id = '$1'" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(" ".join("%s=%s" % (c["engine"], c["status"]) for s in j["splits"] for c in s["cells"]))'
+}
+
+test_expect_success 'ci/demo runs to its end' '
+	WARDEN_DEMO_BUILD="$TOP_BUILDDIR" WARDEN_DEMO_DIR="$DEMO" WARDEN_DEMO_QUICK=1 \
+	    "$TOP_SRCDIR/ci/demo" >demo.out 2>demo.err ||
+	    { tail -n 40 demo.out demo.err; exit 1; }
+	tail -n 6 demo.out >end &&
+	expect_grep "^ci/demo: done in [0-9]* s, in $DEMO$" end &&
+	expect_grep "^  report:    $DEMO/official/results/REPORT.md$" end &&
+	expect_grep "^  journals:  $DEMO/official/journals/demo-1.md, $DEMO/official/journals/demo-2.md$" end &&
+	test -s "$DEMO/official/results/REPORT.md" &&
+	ls "$DEMO"/official/results/plots/*.svg >/dev/null
+'
+
+test_expect_success 'the first cycle was healthy and published' '
+	test "$(q "select state, exit_code from cycles where id = '"'"'demo-1'"'"'")" = "done|0" &&
+	test "$(cell_statuses demo-1)" = "sim-continuous=ok sim-padded=ok sim-serial=ok sim-mlx-lm=ok sim-vllm-metal=ok sim-vllm-mlx=ok" &&
+	git -C "$B" show official:journals/demo-1.md >d1.md &&
+	expect_grep "^- \*\*Published\*\*: snapshot" d1.md &&
+	expect_grep "^| sim-serial | ok |" d1.md &&
+	expect_grep "^- sim-serial: qwen3-0.6b 0-shot: weighted F1 .* from the reference" d1.md
+'
+
+test_expect_success 'the release broke three engines, each its own way, and the cycle waited' '
+	expect_grep "^changed:   sim-mlx-lm simmlx 0.31.1 -> 0.31.2, sim-vllm-metal simmlx 0.31.1 -> 0.31.2, sim-vllm-mlx simmlx 0.31.1 -> 0.31.2$" "$DEMO/cycle-2.out" &&
+	expect_grep "^broke:     sim-mlx-lm/qwen3-0.6b/chat (crashed), sim-vllm-metal/qwen3-0.6b/chat (crashed), sim-vllm-mlx/qwen3-0.6b/chat (all-failed)$" "$DEMO/cycle-2.out" &&
+	expect_grep "^           regressions sim-mlx-lm, sim-vllm-metal, sim-vllm-mlx$" "$DEMO/cycle-2.out" &&
+	expect_grep "^cycle demo-2 (roster demo), round 1: waiting, exit 1$" "$DEMO/cycle-2.out" &&
+	test "$(grep -c "warden review approve [1-3] --as \"Demo Maintainer <maintainer@localhost>\"$" "$DEMO/cycle-2.out")" = 3 &&
+	for e in sim-mlx-lm sim-vllm-metal sim-vllm-mlx; do
+		"$B/.warden/envs/$e/venv/bin/python" -c "import simmlx; assert simmlx.__version__ == \"0.31.1\"" || exit 1
+	done
+'
+
+test_expect_success 'the agent proposed a pin per engine; the rogue agent was refused' '
+	test "$(q "select task, state, review from cycle_agent where cycle = '"'"'demo-2'"'"' order by task")" = "$(printf "%s\n" "engine:sim-mlx-lm|queued|1" "engine:sim-vllm-metal|queued|2" "engine:sim-vllm-mlx|queued|3")" &&
+	test "$(q "select state from agent_runs where id = 4")" = rejected &&
+	q "select record from agent_runs where id = 4" >rogue.json &&
+	python3 -c "
+import json; r = json.load(open(\"rogue.json\"))
+v = r[\"gate\"][\"violations\"]
+assert [(x[\"code\"], x[\"path\"]) for x in v] == [(\"outside-allowlist\", \"policy/warden.json\")], v" &&
+	test "$(q "select status, decided_by from reviews order by id")" = "$(printf "%s\n" "approved|Demo Maintainer <maintainer@localhost>" "approved|Demo Maintainer <maintainer@localhost>" "approved|Demo Maintainer <maintainer@localhost>")" &&
+	for e in sim-mlx-lm sim-vllm-metal sim-vllm-mlx; do
+		git -C "$B" show "official:adapters/engines/$e.json" | grep -q "\"simmlx==0.31.1\"" || exit 1
+	done &&
+	test "$(git -C "$B" show official:policy/warden.json | grep -c "\"completion_min\": 90")" = 1
+'
+
+test_expect_success 'after the approvals the second round fixed them and published' '
+	test "$(q "select state, exit_code, round from cycles where id = '"'"'demo-2'"'"'")" = "done|0|2" &&
+	test "$(cell_statuses demo-2)" = "sim-continuous=ok sim-padded=ok sim-serial=ok sim-mlx-lm=fixed sim-vllm-metal=fixed sim-vllm-mlx=fixed" &&
+	git -C "$B" show official:journals/demo-2.md >d2.md &&
+	expect_grep "^| sim-vllm-mlx | fixed | .*all-failed in round 1: c=4: 3 empty" d2.md &&
+	expect_grep "^| sim-vllm-metal | fixed | .*crashed in round 1: exited before it was ready: exit status 3" d2.md &&
+	expect_grep "^- review #1 (agent) approved by Demo Maintainer" d2.md &&
+	expect_grep "^- \*\*Published\*\*: snapshot" d2.md &&
+	expect_grep "^| [0-9T:.Z-]* | 2 | publish | done | snapshot " d2.md
+'
+
+test_expect_success 'two snapshots, tagged on official, both verify; the journal verifies' '
+	test "$(git -C "$B" tag -l "snapshot/*" | wc -l)" = 2 &&
+	test "$(ls "$B"/snapshots/*.tar.gz | wc -l)" = 2 &&
+	for s in "$B"/snapshots/*.tar.gz; do
+		"$WARDEN" verify "$s" >/dev/null || exit 1
+	done &&
+	"$WARDEN" --repo "$B" journal verify
+'
+
+test_done
