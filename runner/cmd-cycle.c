@@ -17,7 +17,6 @@
 #include "cmd.h"
 #include "cycle/cycle.h"
 #include "output.h"
-#include "policy.h"
 #include "stopsig.h"
 #include "util.h"
 
@@ -149,7 +148,6 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	struct stopsig_saved sigs;
 	struct cycle_opts o;
-	struct policy *policy;
 	struct werr *err = NULL;
 	json_t *res = NULL;
 	const char *env;
@@ -174,10 +172,8 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if ((env = getenv("WARDEN_CYCLE")) != NULL && env[0] != '\0')
 		o.new_id = env;
 	if ((err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
-	    (err = cmd_ctx_policy(ctx, &policy)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &o.store)) != NULL)
 		return err;
-	o.official_branch = policy->official_branch;
 	o.on_progress = show_progress;
 	o.arg = ctx;
 	o.stop = &stopsig_flag;

@@ -571,22 +571,12 @@ cyc_free(struct cyc *c)
 	free(c->id);
 }
 
-/* The official branch's policy (the working tree's only names it). */
+/* The trusted policy: the official branch's own (policy_load_trusted),
+ * whatever the working tree holds. */
 static struct werr *
-official_policy(struct cyc *c, const char *branch)
+official_policy(struct cyc *c)
 {
-	struct review_base b;
-	struct werr *err;
-	char *ref = xasprintf("refs/heads/%s", branch);
-
-	err = review_base_open(&b, c->repo, ref);
-	free(ref);
-	if (err != NULL)
-		return err;
-	c->policy = b.policy;
-	b.policy = NULL;
-	review_base_free(&b);
-	return NULL;
+	return policy_load_trusted(&c->policy, NULL, c->repo);
 }
 
 struct werr *
@@ -606,7 +596,7 @@ cycle_run(json_t **out, const struct cycle_opts *o)
 		err = werr_git("cannot open the repository '%s'", o->repo_root);
 		goto out;
 	}
-	if ((err = official_policy(&c, o->official_branch)) != NULL ||
+	if ((err = official_policy(&c)) != NULL ||
 	    (err = official_check_free(c.repo, c.policy->official_branch)) != NULL ||
 	    (err = lock_cycle(&lock, o->repo_root)) != NULL ||
 	    (err = official_recover(c.store, c.repo, NULL)) != NULL ||

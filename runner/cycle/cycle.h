@@ -48,9 +48,6 @@ struct cycle_opts {
 	const char *repo_root;
 	struct store *store;
 	const char *roster;	/* NULL: the policy's default roster */
-	const char *official_branch;	/* named by the working tree's
-					   policy; that branch's own policy
-					   rules the cycle */
 	int resume;		/* --resume: continue, never start a new one */
 	const char *new_id;	/* id of a new cycle; NULL: cycle-UTC-time */
 	/* Set (to a signal's number) when the cycle must stop: the step
