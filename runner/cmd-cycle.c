@@ -181,6 +181,13 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	err = cycle_run(&res, &o);
 	stopsig_restore(&sigs);
 	output_progress_end();
+	if (err != NULL && stopsig_flag != 0) {
+		struct werr *e = werr_new(err->exit, "%s; the cycle stopped "
+		    "where it was: 'warden cycle' continues it", err->msg);
+
+		werr_free(err);
+		err = e;
+	}
 	if (err != NULL)
 		goto out;
 	if (ctx->json)

@@ -28,6 +28,7 @@ struct cyc {
 	const char *step;		/* under way */
 	double step_eta_s;		/* of the step under way; -1 unknown */
 	int waiting;			/* round 1 stops for review */
+	int resumed;			/* an unfinished cycle, continued */
 };
 
 /* A step: *state "done", "skipped" (*result says why) or "failed";

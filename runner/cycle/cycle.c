@@ -354,6 +354,25 @@ approve_commands(git_repository *repo, const json_t *pending)
 	return cmds;
 }
 
+/* The reviews of waiting (every pending one) that this cycle queued: the
+ * ones whose approval the cycle asks for. A new array (borrowing). */
+static json_t *
+own_waiting(struct cyc *c, const json_t *waiting)
+{
+	json_t *ids = cycle_queued_reviews(c), *own = json_array(), *w, *v;
+	size_t i, j;
+
+	json_array_foreach((json_t *)waiting, i, w)
+		json_array_foreach(ids, j, v)
+			if (json_integer_value(v) == json_integer_value(
+			    json_object_get(w, "id"))) {
+				json_array_append(own, w);
+				break;
+			}
+	json_decref(ids);
+	return own;
+}
+
 /* Find or make the cycle to run; *out set (and nothing to run) when the
  * cycle waits for review still. */
 static struct werr *
@@ -383,6 +402,7 @@ pick_cycle(json_t **out, struct cyc *c)
 			    "roster"), o->roster);
 			goto out;
 		}
+		c->resumed = 1;
 		c->roster = policy_roster(c->policy, sget(latest, "roster"));
 		if (c->roster == NULL) {
 			err = werr_new(WEXIT_INPUT, "cycle '%s' ran roster '%s', "
@@ -401,7 +421,7 @@ pick_cycle(json_t **out, struct cyc *c)
 				*out = json_pack("{s:s, s:i, s:s, s:i, s:b, "
 				    "s:O, s:o}", "cycle", c->id, "round",
 				    c->round, "state", "waiting", "exit", 1,
-				    "resumed", 0, "journal", json_object_get(
+				    "resumed", 1, "journal", json_object_get(
 				    latest, "journal"), "approve",
 				    approve_commands(c->repo, pending));
 				goto out;
@@ -582,7 +602,7 @@ official_policy(struct cyc *c)
 struct werr *
 cycle_run(json_t **out, const struct cycle_opts *o)
 {
-	json_t *journal = NULL, *row = NULL, *prev = NULL;
+	json_t *journal = NULL, *row = NULL, *prev = NULL, *own = NULL;
 	struct werr *err;
 	struct cyc c;
 	int lock = -1, exit_code;
@@ -615,17 +635,19 @@ cycle_run(json_t **out, const struct cycle_opts *o)
 	exit_code = (int)json_integer_value(json_object_get(journal, "exit"));
 	if ((err = export_step(&c, exit_code)) != NULL)
 		goto out;
+	own = own_waiting(&c, json_object_get(json_object_get(journal,
+	    "summary"), "reviews_waiting"));
 	*out = json_pack("{s:s, s:i, s:s, s:i, s:b, s:O, s:o}", "cycle", c.id,
 	    "round", c.round, "state", c.waiting ? "waiting" : "done", "exit",
-	    exit_code, "resumed", 0, "journal", journal, "approve",
-	    approve_commands(c.repo, json_object_get(json_object_get(journal,
-	    "summary"), "reviews_waiting")));
+	    exit_code, "resumed", c.resumed, "journal", journal, "approve",
+	    approve_commands(c.repo, own));
 out:
 	if (lock != -1)
 		close(lock);
 	json_decref(journal);
 	json_decref(row);
 	json_decref(prev);
+	json_decref(own);
 	cyc_free(&c);
 	return err;
 }
