@@ -39,6 +39,8 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_update_entry,
 	&cmd_versions_entry,
 	&cmd_stale_entry,
+	&cmd_triage_entry,
+	&cmd_incident_entry,
 	NULL,
 };
 

@@ -143,5 +143,7 @@ extern const struct cmd_entry cmd_publish_entry;
 extern const struct cmd_entry cmd_update_entry;
 extern const struct cmd_entry cmd_versions_entry;
 extern const struct cmd_entry cmd_stale_entry;
+extern const struct cmd_entry cmd_triage_entry;
+extern const struct cmd_entry cmd_incident_entry;
 
 #endif

@@ -27,6 +27,7 @@
 #include "store-official.h"
 #include "agent/store-agent.h"
 #include "store-update.h"
+#include "triage/store-triage.h"
 #include "util.h"
 #include "results/store-results.h"
 
@@ -113,6 +114,9 @@ static const char *const migrations[] = {
 	/* 8: version manifests, their packages, update attempts, and each
 	 * engine's current manifest. */
 	STORE_UPDATE_SCHEMA,
+
+	/* 9: triage: its runs, smoke runs, incidents and their transitions. */
+	STORE_TRIAGE_SCHEMA,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
