@@ -123,7 +123,7 @@ test_expect_success 'every smoke run is recorded: pins, outcome, log tail, a scr
 	expect_grep "not_ready" vmetal.detail &&
 	test "$(sqlite3 bench/.warden/warden.db "select count(*) from update_manifests where scratch = 1 and env_dir like '"'"'%/.warden/triage/%'"'"'")" = 7 &&
 	test "$(sqlite3 bench/.warden/warden.db "select json_extract(manifest, '"'"'$.packages.shared'"'"') from update_manifests m join update_current c on c.manifest_id = m.id where c.engine = '"'"'vmlx'"'"'")" = 2.0 &&
-	test ! -e bench/.warden/triage/1 &&
+	test ! -e bench/.warden/triage/2 && test ! -e bench/.warden/triage/1 &&
 	tb journal verify
 '
 

@@ -362,6 +362,46 @@ out:
 	return err;
 }
 
+/* Is engine named in one of the record's proposals? */
+static int
+proposed(const json_t *rec, const char *engine)
+{
+	json_t *p;
+	size_t i;
+
+	json_array_foreach(json_object_get(rec, "proposals"), i, p)
+		if (json_object_get(json_object_get(p, "pins"), engine) != NULL)
+			return 1;
+	return 0;
+}
+
+struct werr *
+triage_incident_propose_missing(struct triage_ctx *c, int64_t id)
+{
+	json_t *inc = NULL, *rec, *missing = json_array(), *e;
+	const char *state;
+	struct werr *err;
+	size_t i;
+
+	if ((err = store_triage_incident_get(c->o->store, id, &inc)) != NULL ||
+	    inc == NULL)
+		goto out;
+	state = json_string_value(json_object_get(inc, "state"));
+	rec = json_object_get(inc, "record");
+	if (strcmp(state, "confirmed") != 0 ||
+	    json_array_size(json_object_get(rec, "culprits")) == 0)
+		goto out;
+	json_array_foreach(json_object_get(rec, "engines"), i, e)
+		if (!proposed(rec, json_string_value(e)))
+			json_array_append(missing, e);
+	if (json_array_size(missing) > 0)
+		err = propose(c, id, rec, missing);
+out:
+	json_decref(inc);
+	json_decref(missing);
+	return err;
+}
+
 /* A group of engines with one culprit (or one engine alone). */
 struct group {
 	char *key;
@@ -435,11 +475,7 @@ open_group(struct triage_ctx *c, struct group *g)
 		goto out;
 	if (sv.id == 0)
 		triage_report_incident(c, "opened", id);
-	state = sv.state != NULL ? sv.state : json_string_value(
-	    json_object_get(inc, "state"));
-	if (json_array_size(added) > 0 && state != NULL &&
-	    strcmp(state, "confirmed") == 0)
-		err = propose(c, id, rec, added);
+	err = triage_incident_propose_missing(c, id);
 out:
 	json_decref(inc);
 	json_decref(rec);

@@ -128,6 +128,11 @@ struct werr *triage_incidents_open(struct triage_ctx *c, const json_t *searches)
  * or 0. */
 struct werr *triage_incident_covering(int64_t *id, struct triage_ctx *c,
     const char *engine);
+/* Propose the pins of a confirmed incident for the engines no proposal
+ * names yet (all of them when a run was killed before it recorded the
+ * one it queued: that review is found by its note, not queued again). */
+struct werr *triage_incident_propose_missing(struct triage_ctx *c,
+    int64_t id);
 /* Open incidents whose engines are all healthy now: fixed; lift
  * proposals decided by a maintainer: settled. */
 struct werr *triage_incidents_settle(struct triage_ctx *c);

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,34 @@ triage_result_free(struct triage_result *res)
 	json_decref(res->reviews);
 	json_decref(res->report);
 	memset(res, 0, sizeof(*res));
+}
+
+/*
+ * Remove the scratch environments triage runs left: at the start, those
+ * of earlier runs (killed midway), keeping this run's; at the end, all.
+ * One triage runs at a time in a repository.
+ */
+static void
+remove_scratch(const struct triage_ctx *c, int keep_mine)
+{
+	char *root = xasprintf("%s/.warden/triage", c->o->repo_root);
+	char *mine = xasprintf("%lld", (long long)c->run_id), *path;
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(root)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.' || (keep_mine &&
+			    strcmp(de->d_name, mine) == 0))
+				continue;
+			path = path_join(root, de->d_name);
+			werr_free(path_remove_tree(path));
+			free(path);
+		}
+		closedir(d);
+	}
+	free(root);
+	free(mine);
 }
 
 /* The newest cycle with a campaign run (caller frees), or NULL. */
@@ -185,6 +214,8 @@ touch_covered(struct triage_ctx *c, const json_t *searches)
 		sv.journal_kind = "incident.updated";
 		err = store_triage_incident_save(c->o->store, &sv, NULL);
 		free(reason);
+		if (err == NULL)
+			err = triage_incident_propose_missing(c, sv.id);
 		if (err != NULL) {
 			json_decref(fresh);
 			return err;
@@ -274,6 +305,7 @@ triage_run(struct triage_result *res, const struct triage_opts *o)
 	    (err = store_triage_run_begin(o->store, c.cycle, &c.run_id)) != NULL)
 		goto out;
 	json_object_set_new(c.report, "triage_run", json_integer(c.run_id));
+	remove_scratch(&c, 1);
 	json_object_set_new(c.report, "engines", engines_report(&c));
 	triage_progress(&c, "settle", NULL, 0, 0, "cycle %s: settling open "
 	    "incidents", c.cycle);
@@ -290,6 +322,7 @@ triage_run(struct triage_result *res, const struct triage_opts *o)
 		json_object_set_new(c.report, "nothing_broke", json_true());
 	else if (nbroken == 0)
 		json_object_set_new(c.report, "nothing_to_compare", json_true());
+	remove_scratch(&c, 0);
 	err = store_triage_run_finish(o->store, c.run_id, c.report);
 	if (err != NULL)
 		goto out;
