@@ -183,8 +183,8 @@ triage_culprit(json_t **out, struct triage_ctx *c, const char *engine,
 		json_object_set_new(res, "why", json_string("pinning back the "
 		    "smallest failing set of changes does not make it healthy"));
 	else if (sr.kind == SEARCH_BUDGET)
-		json_object_set_new(res, "why", json_pack("s+", "the smoke run "
-		    "budget ran out (triage.budget, --budget)", ""));
+		json_object_set_new(res, "why", json_string("the smoke run "
+		    "budget ran out (triage.budget, --budget)"));
 	search_result_free(&sr);
 done:
 	json_decref(changes);

@@ -21,6 +21,7 @@
 #include "campaign.h"
 #include "engine.h"
 #include "manifest.h"
+#include "sha256.h"
 #include "store-campaign.h"
 #include "store-triage.h"
 #include "store-update.h"
@@ -270,6 +271,21 @@ out:
 	return err;
 }
 
+/* sha256 of the engine's adapter file as the campaign will read it
+ * ("" when it cannot be read): a changed adapter is not the same run. */
+static void
+adapter_digest(char *hex, const struct triage_ctx *c, const char *engine)
+{
+	char *path = xasprintf("%s/adapters/engines/%s.json", c->o->repo_root,
+	    engine);
+	struct werr *err = sha256_file_hex(path, hex);
+
+	if (err != NULL)
+		hex[0] = '\0';
+	werr_free(err);
+	free(path);
+}
+
 /* An earlier run of the same pins: its verdict. */
 static int
 cached(struct triage_smoke_res *res, const json_t *row)
@@ -295,12 +311,13 @@ triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 	struct outcome o;
 	struct werr *err;
 	json_t *seen = NULL;
-	char *dir = NULL, *log_dir = NULL, *log_path = NULL;
+	char *dir = NULL, *log_dir = NULL, *log_path = NULL, sha[65];
 
 	memset(res, 0, sizeof(*res));
 	memset(&o, 0, sizeof(o));
+	adapter_digest(sha, c, r->engine);
 	if ((err = store_triage_smoke_find(c->o->store, c->cycle, r->engine,
-	    base_id, r->pins, &seen)) != NULL)
+	    base_id, r->pins, sha, &seen)) != NULL)
 		return err;
 	if (cached(res, seen)) {
 		json_decref(seen);
@@ -331,6 +348,7 @@ triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 	row.base_manifest = base_id;
 	row.purpose = r->purpose;
 	row.pins = r->pins;
+	row.adapter_sha256 = sha;
 	row.manifest_id = o.manifest_id;
 	row.run_id = o.run_id;
 	row.outcome = o.verdict;

@@ -234,10 +234,16 @@ store_triage_run_finish(struct store *store, int64_t id, const json_t *result)
 	return commit_or_rollback(store, err);
 }
 
-char *
-store_triage_pins_key(const json_t *pins)
+/* What a smoke run is reused for: its pins and its adapter. */
+static char *
+pins_key(const json_t *pins, const char *adapter_sha256)
 {
-	return dump(pins);
+	json_t *k = json_pack("{s:O, s:s?}", "pins", pins, "adapter",
+	    adapter_sha256);
+	char *s = dump(k);
+
+	json_decref(k);
+	return s;
 }
 
 struct werr *
@@ -247,7 +253,7 @@ store_triage_smoke_add(struct store *store, const struct store_triage_smoke *s,
 	sqlite3_stmt *st;
 	struct werr *err;
 	json_t *body = NULL;
-	char now[40], *key = dump(s->pins);
+	char now[40], *key = pins_key(s->pins, s->adapter_sha256);
 	int64_t id = 0;
 
 	utc_now_iso(now, sizeof(now));
@@ -258,19 +264,20 @@ store_triage_smoke_add(struct store *store, const struct store_triage_smoke *s,
 	if ((err = store_prepare(store, &st, "INSERT INTO triage_smoke "
 	    "(triage_run, cycle, engine, base_manifest, purpose, pins, pins_key, "
 	    "manifest_id, run_id, outcome, detail, log_tail, time) VALUES "
-	    "(?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")) == NULL) {
+	    "(?1, ?2, ?3, ?4, ?5, ?6, ?13, ?7, ?8, ?9, ?10, ?11, ?12)")) == NULL) {
 		sqlite3_bind_int64(st, 1, s->triage_run);
 		store_bind_text(st, 2, s->cycle);
 		store_bind_text(st, 3, s->engine);
 		bind_id(st, 4, s->base_manifest);
 		store_bind_text(st, 5, s->purpose);
-		store_bind_text(st, 6, key);
+		bind_json(st, 6, s->pins);
 		bind_id(st, 7, s->manifest_id);
 		store_bind_text(st, 8, s->run_id);
 		store_bind_text(st, 9, s->outcome);
 		store_bind_text(st, 10, s->detail);
 		store_bind_text(st, 11, s->log_tail);
 		store_bind_text(st, 12, now);
+		store_bind_text(st, 13, key);
 		err = store_step_done(store, st, "insert smoke run");
 	}
 	if (err == NULL) {
@@ -297,12 +304,12 @@ static const char *const smoke_json_columns[] = { "pins", NULL };
 struct werr *
 store_triage_smoke_find(struct store *store, const char *cycle,
     const char *engine, int64_t base_manifest, const json_t *pins,
-    json_t **out)
+    const char *adapter_sha256, json_t **out)
 {
 	sqlite3_stmt *st;
 	struct werr *err;
 	json_t *rows = NULL;
-	char *key = dump(pins);
+	char *key = pins_key(pins, adapter_sha256);
 
 	*out = NULL;
 	if ((err = store_prepare(store, &st, "SELECT * FROM triage_smoke WHERE "

@@ -103,6 +103,8 @@ struct store_triage_smoke {
 	int64_t base_manifest;		/* the broken manifest; 0: none */
 	const char *purpose;
 	const json_t *pins;		/* {package: version} pinned */
+	const char *adapter_sha256;	/* of the adapter smoked: with the
+					   pins, what a run is reused for */
 	int64_t manifest_id;		/* the scratch build's; 0: none */
 	const char *run_id;		/* the smoke campaign; NULL: none */
 	const char *outcome;		/* pass, fail, build_failed */
@@ -110,16 +112,14 @@ struct store_triage_smoke {
 	const char *log_tail;
 };
 
-/* The key a set of pins is cached under (canonical JSON); caller frees. */
-char *store_triage_pins_key(const json_t *pins);
 /* Record a smoke run; journaled as 'triage.smoke'. */
 struct werr *store_triage_smoke_add(struct store *store,
     const struct store_triage_smoke *s, int64_t *id_out);
-/* The newest smoke run of the same cycle, engine, broken manifest and
- * pins (a new object with the columns), or *out NULL. */
+/* The newest smoke run of the same cycle, engine, broken manifest, pins
+ * and adapter (a new object with the columns), or *out NULL. */
 struct werr *store_triage_smoke_find(struct store *store, const char *cycle,
     const char *engine, int64_t base_manifest, const json_t *pins,
-    json_t **out);
+    const char *adapter_sha256, json_t **out);
 /* Smoke runs by id: a new array of objects with the columns. */
 struct werr *store_triage_smoke_get(struct store *store, const json_t *ids,
     json_t **out);
