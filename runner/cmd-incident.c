@@ -63,7 +63,7 @@ incident_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(&cmd_incident_entry, "'--state' takes "
 		    "untriaged, investigating, confirmed, fixed, wontfix or "
 		    "upstream, not '%s'", state);
-	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
+	if ((err = cmd_ctx_store_readonly(ctx, &store)) != NULL ||
 	    (err = triage_incident_list(&rows, store, state)) != NULL)
 		return err;
 	if (ctx->json)
@@ -194,7 +194,7 @@ incident_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(&cmd_incident_entry,
 		    "incident show needs one incident number");
 	if ((err = parse_id(argv[optind], &id)) != NULL ||
-	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = cmd_ctx_store_readonly(ctx, &store)) != NULL ||
 	    (err = triage_incident_show(&o, store, id)) != NULL)
 		return err;
 	if (ctx->json)

@@ -21,7 +21,6 @@
 #include "journal.h"
 #include "output.h"
 #include "policy.h"
-#include "review.h"
 #include "triage/triage.h"
 #include "util.h"
 
@@ -228,19 +227,16 @@ triage_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	struct triage_result res;
 	struct triage_opts o;
-	struct review_base base;
-	struct policy *wpol;
+	struct policy *policy;
 	struct store *store;
 	git_repository *repo = NULL;
 	const char **engines = xcalloc((size_t)argc + 1, sizeof(*engines));
 	struct werr *err = NULL;
 	size_t ne = 0, i;
-	char *ref;
 	int ch;
 
 	memset(&o, 0, sizeof(o));
 	memset(&res, 0, sizeof(res));
-	memset(&base, 0, sizeof(base));
 	optind = 0;
 	while ((ch = cmd_getopt(ctx, &cmd_triage_entry, argc, argv, opts,
 	    &err)) != -1) {
@@ -260,29 +256,25 @@ triage_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		    "a cycle id", o.cycle);
 	if (err != NULL ||
 	    (err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
-	    (err = cmd_ctx_policy(ctx, &wpol)) != NULL ||
+	    (err = cmd_ctx_trusted_policy(ctx, &policy)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL)
 		goto out;
 	if (git_repository_open(&repo, o.repo_root) < 0) {
 		err = werr_git("cannot open '%s'", o.repo_root);
 		goto out;
 	}
-	/* The working tree's policy only names the official branch; triage
-	 * takes its rules from that branch's own tree. */
-	ref = xasprintf("refs/heads/%s", wpol->official_branch);
-	err = review_base_open(&base, repo, ref);
-	free(ref);
-	if (err != NULL)
-		goto out;
+	/* Rules from the official branch's policy, whatever the working
+	 * tree holds; the adapters smoked are the working tree's, as the
+	 * campaign's. */
 	for (i = 0; i < ne; i++)
-		if (!in_a_roster(base.policy, engines[i])) {
+		if (!in_a_roster(policy, engines[i])) {
 			err = cmd_usage_error(&cmd_triage_entry, "'--engine %s': "
 			    "engine '%s' is in no roster of the policy",
 			    engines[i], engines[i]);
 			goto out;
 		}
 	o.repo = repo;
-	o.policy = base.policy;
+	o.policy = policy;
 	o.store = store;
 	o.engines = ne > 0 ? engines : NULL;
 	o.on_progress = ctx->verbosity >= 0 && !ctx->json ? show_progress :
@@ -304,7 +296,6 @@ triage_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		    json_array_size(res.cannot_compare) == 1 ? "" : "s");
 out:
 	triage_result_free(&res);
-	review_base_free(&base);
 	git_repository_free(repo);
 	free(engines);
 	return err;
