@@ -39,6 +39,10 @@ struct run {
 	double ran_s;
 };
 
+/* The override of engine's environment in r's options, or NULL. */
+const struct campaign_env *campaign_env_of(const struct run *r,
+    const char *engine);
+
 /* What the grid walk carries from one point to the next. */
 struct walk {
 	const char *engine;		/* the engine of the current block */

@@ -173,14 +173,21 @@ sweep_record(void *arg, const struct loadgen_record *rec)
 	store_campaign_writer_push(sw->writer, rec, id != NULL ? id : "");
 }
 
-/* The engine's current version manifest (the update step's), or null. */
+/* The engine's current version manifest (the update step's), or that of
+ * the environment the options put it in; null when there is none. */
 static json_t *
 sweep_manifest(const struct run *r, const char *engine)
 {
+	const struct campaign_env *env = campaign_env_of(r, engine);
 	struct werr *err;
 	json_t *m = NULL;
 
-	if ((err = store_update_current(r->o->store, engine, &m)) != NULL) {
+	if (env != NULL)
+		err = env->manifest_id > 0 ? store_update_manifest(r->o->store,
+		    env->manifest_id, &m) : NULL;
+	else
+		err = store_update_current(r->o->store, engine, &m);
+	if (err != NULL) {
 		werr_free(err);
 		return json_null();
 	}
@@ -341,7 +348,11 @@ sweep_engine(struct run *r, struct walk *w, const struct point *pt,
 	}
 	engine_free(w->kept);
 	w->kept = NULL;
-	env_dir = xasprintf("%s/.warden/envs/%s", r->o->repo_root, pt->engine);
+	if (campaign_env_of(r, pt->engine) != NULL)
+		env_dir = xstrdup(campaign_env_of(r, pt->engine)->env_dir);
+	else
+		env_dir = xasprintf("%s/.warden/envs/%s", r->o->repo_root,
+		    pt->engine);
 	log_rel = xasprintf(".warden/logs/%s/%s/%s/%s-c%u-s%lld.log", r->run_id,
 	    pt->engine, pt->model, pt->split, pt->concurrency,
 	    (long long)sweep_id);

@@ -33,6 +33,17 @@
 #include "store-campaign.h"
 #include "util.h"
 
+const struct campaign_env *
+campaign_env_of(const struct run *r, const char *engine)
+{
+	size_t i;
+
+	for (i = 0; i < r->o->n_envs; i++)
+		if (strcmp(r->o->envs[i].engine, engine) == 0)
+			return &r->o->envs[i];
+	return NULL;
+}
+
 static json_t *
 run_provenance(const struct run *r, const char *machine)
 {
@@ -49,6 +60,14 @@ run_provenance(const struct run *r, const char *machine)
 		json_object_del(o, "repo_error");
 		json_object_set_new(o, "tree", json_string(r->o->tree_label ?
 		    r->o->tree_label : r->o->tree_root));
+	}
+	if (r->o->n_envs > 0) {
+		json_t *envs = json_object();
+
+		for (i = 0; i < r->o->n_envs; i++)
+			json_object_set_new(envs, r->o->envs[i].engine,
+			    json_string(r->o->envs[i].env_dir));
+		json_object_set_new(o, "env_dirs", envs);
 	}
 	wl = json_object();
 	for (i = 0; i < r->nworkloads; i++)

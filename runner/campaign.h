@@ -51,6 +51,19 @@ struct campaign_progress {
 	double elapsed_s;	/* since this sweep began */
 };
 
+/*
+ * Run engine from another environment than its live one
+ * (.warden/envs/ENGINE): triage's smoke runs of a scratch build. Its
+ * sweeps' provenance then carries that build's manifest (manifest_id, as
+ * the update step recorded it; 0: none) instead of the engine's current
+ * one, and the run's provenance lists the overrides under "env_dirs".
+ */
+struct campaign_env {
+	const char *engine;
+	const char *env_dir;
+	int64_t manifest_id;
+};
+
 struct campaign_opts {
 	const char *repo_root;		/* .warden/ (store, logs, envs) */
 	const char *tree_root;		/* adapters, profiles, workloads and
@@ -74,6 +87,8 @@ struct campaign_opts {
 	unsigned shard_index;		/* --shard K/N: K (1-based) ... */
 	unsigned shard_count;		/* ... and N; 0: the whole grid */
 	const char *who;		/* the command line, for the locks */
+	const struct campaign_env *envs;	/* per engine environment */
+	size_t n_envs;				/* overrides; 0: none */
 	void (*on_progress)(void *arg, const struct campaign_progress *p);
 	void *arg;
 	/* Set (to the signal's number) when the campaign must stop: checked

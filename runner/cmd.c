@@ -41,6 +41,8 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_stale_entry,
 	&cmd_cycle_entry,
 	&cmd_status_entry,
+	&cmd_triage_entry,
+	&cmd_incident_entry,
 	NULL,
 };
 

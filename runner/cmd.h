@@ -145,5 +145,7 @@ extern const struct cmd_entry cmd_versions_entry;
 extern const struct cmd_entry cmd_stale_entry;
 extern const struct cmd_entry cmd_cycle_entry;
 extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_triage_entry;
+extern const struct cmd_entry cmd_incident_entry;
 
 #endif

@@ -82,7 +82,11 @@ static const char default_policy[] =
 "    \"limit\": 0,\n"
 "    \"fidelity_limit\": 0,\n"
 "    \"fidelity_shots\": [0, 5],\n"
-"    \"budgets\": { \"agent_runs\": 3, \"triage_smoke_runs\": 16 }\n"
+"    \"budgets\": { \"agent_runs\": 3 }\n"
+"  },\n"
+"  \"triage\": {\n"
+"    \"smoke\": { \"concurrency\": [1], \"prompts\": 4 },\n"
+"    \"budget\": 16\n"
 "  },\n"
 "  \"store\": { \"busy_timeout_ms\": 5000 }\n"
 "}\n";
@@ -268,6 +272,12 @@ static const struct schema_field f_cycle[] = {
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_cycle = { .type = SCHEMA_OBJECT, .fields = f_cycle };
+static const struct schema_field f_triage[] = {
+	{ "smoke", &s_smoke, 0 },
+	{ "budget", &s_pos_int, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_triage = { .type = SCHEMA_OBJECT, .fields = f_triage };
 
 static const struct schema s_schema_version = { .type = SCHEMA_INTEGER, .has_min = 1,
     .min = 1, .has_max = 1, .max = 1 };
@@ -291,6 +301,7 @@ static const struct schema_field f_policy[] = {
 
 	{ "update", &s_update, 0 },
 	{ "cycle", &s_cycle, 0 },
+	{ "triage", &s_triage, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_policy = { .type = SCHEMA_OBJECT, .fields = f_policy };
@@ -440,7 +451,7 @@ policy_load_cycle(struct policy *p, const json_t *c)
 		p->cycle.fidelity_shots[i] =
 		    (int)json_integer_value(json_array_get(v, i));
 	p->cycle.agent_runs = (int)num_or(b, "agent_runs", 3);
-	p->cycle.triage_smoke_runs = (int)num_or(b, "triage_smoke_runs", 16);
+	p->cycle.triage_smoke_runs = (int)num_or(b, "triage_smoke_runs", 0);
 }
 
 /* Cross-field rules the schema cannot say. */
@@ -570,6 +581,19 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 
 	policy_load_update(p, json_object_get(doc, "update"));
 	policy_load_cycle(p, json_object_get(doc, "cycle"));
+	o = json_object_get(json_object_get(doc, "triage"), "smoke");
+	v = json_object_get(o, "concurrency");
+	p->triage.smoke_n_concurrency = v ? json_array_size(v) : 1;
+	p->triage.smoke_concurrency = xcalloc(p->triage.smoke_n_concurrency,
+	    sizeof(int));
+	p->triage.smoke_concurrency[0] = 1;
+	for (i = 0; v != NULL && i < p->triage.smoke_n_concurrency; i++)
+		p->triage.smoke_concurrency[i] =
+		    (int)json_integer_value(json_array_get(v, i));
+	v = json_object_get(o, "prompts");
+	p->triage.smoke_prompts = v ? (int)json_integer_value(v) : 4;
+	v = json_object_get(json_object_get(doc, "triage"), "budget");
+	p->triage.budget = v ? (int)json_integer_value(v) : 16;
 	policy_check_refs(p, name, text, len, pp);
 	if (pp->n != before) {
 		policy_free(p);
@@ -635,6 +659,7 @@ policy_free(struct policy *p)
 	strlist_free(&p->agent.env);
 	free(p->agent.instructions);
 	free(p->agent.smoke_concurrency);
+	free(p->triage.smoke_concurrency);
 	free(p->publish.allowed_signers);
 
 	strlist_free(&p->update.python);

@@ -105,6 +105,15 @@ struct policy {
 		int require_signature;
 	} publish;
 
+	/* `triage`: optional as a whole and field by field; see README
+	 * "warden triage". */
+	struct {
+		int *smoke_concurrency;	/* default [1] */
+		size_t smoke_n_concurrency;
+		int smoke_prompts;	/* default 4 */
+		int budget;		/* smoke runs per engine, default 16 */
+	} triage;
+
 	/* `update`: optional as a whole and field by field (defaults in
 	 * policy.c); see README "warden update". */
 	struct {
@@ -142,7 +151,7 @@ struct policy {
 		int *fidelity_shots;	/* default [0, 5] */
 		size_t n_fidelity_shots;
 		int agent_runs;		/* agent runs per cycle (3) */
-		int triage_smoke_runs;	/* triage's smoke runs (16) */
+		int triage_smoke_runs;	/* triage's smoke runs; 0: triage.budget */
 	} cycle;
 };
 

@@ -27,6 +27,7 @@
 #include "store-official.h"
 #include "agent/store-agent.h"
 #include "store-update.h"
+#include "triage/store-triage.h"
 #include "util.h"
 #include "cycle/store-cycle.h"
 #include "results/store-results.h"
@@ -115,7 +116,10 @@ static const char *const migrations[] = {
 	 * engine's current manifest. */
 	STORE_UPDATE_SCHEMA,
 
-	/* 9: cycles, their steps and their agent tasks. */
+	/* 9: triage: its runs, smoke runs, incidents and their transitions. */
+	STORE_TRIAGE_SCHEMA,
+
+	/* 10: cycles, their steps and their agent tasks. */
 	STORE_CYCLE_SCHEMA,
 };
 

@@ -1,13 +1,16 @@
 #!/bin/sh
 # Crash consistency: kill warden with SIGKILL at seeded points of patch
-# submit, review approve, journal export, campaign and cycle: at every ref update
-# and every store commit it passes (WARDEN_FAULT=NAME:N, enumerated from a
+# submit, review approve, journal export, campaign, update, triage,
+# publish and cycle: at every ref update and every store commit it passes (WARDEN_FAULT=NAME:N, enumerated from a
 # WARDEN_FAULT_TRACE of an uninterrupted run). After each kill: PRAGMA
 # integrity_check, journal verify, official and the store agree, nothing
 # half-written; then the command run again completes, and all of that
 # holds again. WARDEN_CRASH_SEED picks the campaign's sample (default 1).
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
+. "$TOP_SRCDIR/tests/fixtures/update/update-setup.sh"
+. "$TOP_SRCDIR/tests/fixtures/triage/triage-setup.sh"
+. "$TOP_SRCDIR/tests/fixtures/results/lib-results.sh"
 
 SEED=${WARDEN_CRASH_SEED:-1}
 KILLS="$TEST_DIR/kills"
@@ -106,6 +109,22 @@ rerun_campaign() {
 	fi
 }
 
+rerun_update() {
+	"$@"
+}
+rerun_triage() {
+	"$@"
+}
+# Publishing again after the publish landed refuses (HEAD is no longer
+# the official tip): the work is done.
+rerun_publish() {
+	if [ -n "$(git tag -l "snapshot/*")" ]; then
+		"$WARDEN" journal verify
+	else
+		"$@"
+	fi
+}
+
 # A killed cycle is continued by the next 'warden cycle'.
 rerun_cycle() {
 	"$WARDEN" cycle
@@ -197,6 +216,84 @@ test_expect_success "campaign killed at seeded store commits (seed $SEED)" '
 	done
 '
 
+# Both engines updated to shared 2.0: environment and current manifest.
+updated() {
+	for e in e1 e2; do
+		test "$(q "$1" "SELECT json_extract(m.manifest, '$.packages.shared') FROM update_manifests m JOIN update_current c ON c.manifest_id = m.id WHERE c.engine = '$e'")" = 2.0 &&
+		test -d "$1/.warden/envs/$e/venv/lib/python3/site-packages/shared-2.0.dist-info" || return 1
+	done
+}
+# One confirmed incident with its pin queued once, row and ref agreeing.
+triaged() {
+	test "$(q "$1" "SELECT count(*) FROM triage_incidents")" = 1 &&
+	test "$(q "$1" "SELECT state FROM triage_incidents")" = confirmed &&
+	test "$(q "$1" "SELECT count(*) FROM reviews WHERE source = 'triage'")" = 1 &&
+	test "$(q "$1" "SELECT json_extract(record, '$.proposals[0].review') FROM triage_incidents")" = \
+	    "$(q "$1" "SELECT id FROM reviews WHERE source = 'triage'")" &&
+	test "$(git -C "$1" for-each-ref refs/warden/review | wc -l)" = 1 &&
+	test ! -e "$1/.warden/triage/1"
+}
+published() {
+	git -C "$1" log -1 --format=%B official | grep -q "^Warden-Operation: publish " &&
+	test "$(git -C "$1" rev-parse "$(git -C "$1" tag -l "snapshot/*")")" = \
+	    "$(git -C "$1" rev-parse official)" &&
+	test "$(q "$1" "SELECT count(*) FROM publishes")" = 1
+}
+
+test_expect_success 'setup: two pip engines on shared 1.0 (a quick pip shim), then 2.0 released' '
+	printf "%s" "{\"shared\": {\"versions\": [\"1.0\"]}, \"e1\": {\"versions\": [\"1.0\"], \"requires\": [\"shared\"]}, \"e2\": {\"versions\": [\"1.0\"], \"requires\": [\"shared\"]}}" >index.json &&
+	bench_init tbench &&
+	bench_policy tbench "campaign.concurrency=[1]" "caps.warmups=1" \
+	    "caps.stop_grace_s=1" \
+	    "update.shims={\"pip\": [\"python3\", \"$TOP_SRCDIR/tests/fixtures/triage/quick-pip.py\", \"$TEST_DIR/index.json\"]}" \
+	    "update.venv_pip=false" \
+	    "triage={\"smoke\": {\"concurrency\": [1], \"prompts\": 2}}" &&
+	dep_engine tbench e1 e1 shared zero &&
+	dep_engine tbench e2 e2 shared refuse &&
+	bench_commit tbench "two engines" &&
+	(cd tbench && WARDEN_CYCLE=c1 "$WARDEN" update >/dev/null &&
+	 WARDEN_CYCLE=c1 "$WARDEN" campaign --limit 2 >/dev/null) &&
+	sed "s/\[\"1.0\"\]}, \"e1/[\"1.0\", \"2.0\"]}, \"e1/" index.json >index.new &&
+	mv index.new index.json &&
+	cp -r tbench update.base &&
+	(cd tbench && WARDEN_CYCLE=c2 "$WARDEN" update >/dev/null &&
+	 WARDEN_CYCLE=c2 "$WARDEN" campaign --limit 2 >/dev/null) &&
+	cp -r tbench triage.base &&
+	printf "#!/bin/sh\nWARDEN_CYCLE=c2 \"\$WARDEN\" triage\nrc=\$?\ntest \$rc -le 1 && exit 0\nexit \$rc\n" >triage-run &&
+	chmod +x triage-run &&
+	consistent update.base && consistent triage.base
+'
+
+test_expect_success 'update killed at each environment change and store commit' '
+	crash_points update env WARDEN_CYCLE=c2 "$WARDEN" update >points &&
+	expect_grep "^update.built:2$" points &&
+	for p in $(cat points); do
+		crash_at update "$p" updated env WARDEN_CYCLE=c2 "$WARDEN" update || exit 1
+	done
+'
+
+test_expect_success "triage killed around its proposal and at seeded store commits (seed $SEED)" '
+	crash_points triage "$TEST_DIR/triage-run" >all &&
+	r=$(grep -n "^review.ref:1$" all | cut -d: -f1) && test -n "$r" &&
+	awk -v seed="$SEED" -v r="$r" -v n="$(wc -l <all)" \
+	    "BEGIN { srand(seed) } NR <= 1 || (NR >= r - 2 && NR <= r + 2) || NR == n || rand() < 0.04" \
+	    all | head -n 9 >points &&
+	cat points &&
+	for p in $(cat points); do
+		crash_at triage "$p" triaged "$TEST_DIR/triage-run" || exit 1
+	done
+'
+
+test_expect_success 'publish killed at each ref update and store commit' '
+	publish_bench pbench sima && measure pbench p &&
+	cp -r pbench publish.base &&
+	crash_points publish "$WARDEN" publish >points &&
+	expect_grep "^official.moved:1$" points &&
+	for p in $(cat points); do
+		crash_at publish "$p" published "$WARDEN" publish || exit 1
+	done
+'
+
 test_expect_success "cycle killed at its steps, ref moves and seeded store commits (seed $SEED)" '
 	bench_init cycle.base &&
 	sim_adapter cycle.base simA --itl 2 --prefill-rate 50000 &&
@@ -217,7 +314,7 @@ test_expect_success "cycle killed at its steps, ref moves and seeded store commi
 '
 
 test_expect_success 'the kills tried' '
-	test "$(wc -l <"$KILLS")" -ge 30
+	test "$(wc -l <"$KILLS")" -ge 50
 '
 sed 's/^/# killed at: /' "$KILLS"
 

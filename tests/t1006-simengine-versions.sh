@@ -49,6 +49,17 @@ test_expect_success 'a broken version with --broken-mode crash dies on the first
 	sim_wait_exit s && test "$SIM_RC" = 134
 '
 
+test_expect_success 'a broken version with --broken-mode error_event ends each stream with an error' '
+	echo 0.31.2 >mlx.version &&
+	sim_start s --itl 0 --output-tokens 8 --version-file mlx.version \
+	    --broken-versions 0.31.2 --broken-mode error_event &&
+	chat s "$(user_body x)" >stream &&
+	sim_stop s &&
+	expect_grep "^event: error" stream &&
+	sse_check stream "o[\"error_event\"]" "not o[\"done\"]" \
+	    "len(o[\"content\"].split()) == 2"
+'
+
 test_expect_success '--version-from-pip reads the package version from the environment' '
 	fake_pip env mlx 0.31.2 && fake_pip env mlx_lm 0.22.0 &&
 	expect_exit 3 "$SIMENGINE" --port 0 --version-from-pip env:mlx \

@@ -65,7 +65,7 @@ struct werr *agent_task_set(struct agent_task *t, const char *kind,
 struct werr *agent_task_engine(struct agent_task *t, struct store *store,
     const struct policy *policy, const char *engine);
 /* The task of `--incident N`: the incident's problem, as triage records
- * it (issue 12). Until triage lands there are no incidents to find. */
+ * it (triage_incident_problem); an unknown incident is an input error. */
 struct werr *agent_task_incident(struct agent_task *t, struct store *store,
     int64_t incident);
 void agent_task_free(struct agent_task *t);

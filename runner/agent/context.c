@@ -20,6 +20,7 @@
 #include "schema.h"
 #include "store.h"
 #include "store-agent.h"
+#include "triage/triage.h"
 #include "util.h"
 
 #define LOG_TAIL_BYTES 4096
@@ -283,20 +284,24 @@ out:
 	return err;
 }
 
-/*
- * The extension point for triage (issue 12): it records incidents with
- * their problem (the fields of agent.h) and replaces this body with a
- * look-up of incident N that ends in agent_task_set(t, "incident", "N",
- * problem). Until then no incident exists.
- */
+/* The task of `--incident N`: the incident's problem as triage records
+ * it (triage.h: triage_incident_problem). */
 struct werr *
 agent_task_incident(struct agent_task *t, struct store *store,
     int64_t incident)
 {
-	(void)store;
+	struct werr *err;
+	json_t *problem = NULL;
+	char *ref;
+
 	memset(t, 0, sizeof(*t));
-	return werr_new(WEXIT_INPUT, "no incident %lld: this repository has "
-	    "no incidents (triage records them)", (long long)incident);
+	if ((err = triage_incident_problem(&problem, store, incident)) != NULL)
+		return err;
+	ref = xasprintf("%lld", (long long)incident);
+	err = agent_task_set(t, "incident", ref, problem);
+	free(ref);
+	json_decref(problem);
+	return err;
 }
 
 /* ---- the task context ---- */

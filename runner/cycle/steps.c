@@ -19,6 +19,7 @@
 #include "results/fidelity-task.h"
 #include "results/gate.h"
 #include "results/store-results.h"
+#include "triage/triage.h"
 
 struct werr *
 cycle_step_checkout(struct cyc *c, json_t **result, const char **state)
@@ -290,12 +291,89 @@ cycle_step_gate(struct cyc *c, json_t **result, const char **state)
 
 /* ---- triage ---- */
 
+static void
+triage_progress(void *arg, const struct triage_progress *p)
+{
+	if (p->max > 0)
+		cycle_say(arg, CYCLE_LIVE, "%s: smoke run %zu of at most %zu: %s",
+		    p->engine != NULL ? p->engine : "-", p->run, p->max,
+		    p->what != NULL ? p->what : "");
+	else
+		cycle_say(arg, CYCLE_LIVE, "%s%s%s", p->engine != NULL ?
+		    p->engine : "", p->engine != NULL ? ": " : "",
+		    p->what != NULL ? p->what : p->phase);
+}
+
+/* The incidents still open (untriaged, investigating, confirmed). */
+static json_t *
+open_incidents(struct store *store)
+{
+	json_t *all = NULL, *ids = json_array(), *v;
+	struct werr *err;
+	const char *st;
+	size_t i;
+
+	if ((err = triage_incident_list(&all, store, NULL)) != NULL) {
+		werr_free(err);
+		return ids;
+	}
+	json_array_foreach(all, i, v) {
+		st = json_string_value(json_object_get(v, "state"));
+		if (st != NULL && (strcmp(st, "untriaged") == 0 ||
+		    strcmp(st, "investigating") == 0 ||
+		    strcmp(st, "confirmed") == 0))
+			json_array_append(ids, json_object_get(v, "id"));
+	}
+	json_decref(all);
+	return ids;
+}
+
+/*
+ * triage_run() on this cycle: broken engines, incidents and pin
+ * proposals are results, never a failed step. A cycle whose campaign
+ * recorded no run has nothing to triage.
+ */
 struct werr *
 cycle_step_triage(struct cyc *c, json_t **result, const char **state)
 {
-	*result = json_pack("{s:s}", "why", "this warden has no triage step "
-	    "(runner/triage/, issue 12)");
-	*state = "skipped";
-	cycle_say(c, CYCLE_DONE, "skipped: no triage step in this warden");
+	struct triage_result res;
+	struct triage_opts o;
+	struct werr *err;
+
+	memset(&o, 0, sizeof(o));
+	memset(&res, 0, sizeof(res));
+	o.repo_root = c->o->repo_root;
+	o.repo = c->repo;
+	o.policy = c->policy;
+	o.store = c->store;
+	o.cycle = c->id;
+	o.budget = (size_t)c->policy->cycle.triage_smoke_runs;
+	o.on_progress = triage_progress;
+	o.arg = c;
+	if ((err = triage_run(&res, &o)) != NULL) {
+		triage_result_free(&res);
+		return err;
+	}
+	if (res.cycle == NULL) {
+		*result = json_pack("{s:s}", "why", "the cycle recorded no "
+		    "campaign run");
+		*state = "skipped";
+		cycle_say(c, CYCLE_DONE, "skipped: no campaign run to triage");
+		triage_result_free(&res);
+		return NULL;
+	}
+	*result = json_pack("{s:b, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:o}",
+	    "nothing_broke", res.nothing_broke, "broken", res.broken,
+	    "cannot_compare", res.cannot_compare, "opened", res.opened,
+	    "updated", res.updated, "fixed", res.fixed, "reopened",
+	    res.reopened, "reviews", res.reviews, "open",
+	    open_incidents(c->store));
+	*state = "done";
+	cycle_say(c, CYCLE_DONE, "%zu broken, %zu opened, %zu fixed, %zu "
+	    "reopened, %zu pin%s queued", json_array_size(res.broken),
+	    json_array_size(res.opened), json_array_size(res.fixed),
+	    json_array_size(res.reopened), json_array_size(res.reviews),
+	    json_array_size(res.reviews) == 1 ? "" : "s");
+	triage_result_free(&res);
 	return NULL;
 }

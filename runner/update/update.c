@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "manifest.h"
 #include "store-update.h"
 #include "update-private.h"
@@ -207,6 +208,8 @@ job_run(struct update_report *rep, const struct update_ctx *ctx,
 	e->held = json_incref(res.held);
 	e->log_path = xstrdup(j->log_path);
 	if (!ctx->dry_run) {
+		/* the environment changed; its record is not yet made */
+		fault_point("update.built");
 		memset(&at, 0, sizeof(at));
 		at.engine = j->name;
 		at.outcome = e->outcome;

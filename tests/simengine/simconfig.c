@@ -113,8 +113,9 @@ static const struct opt opts[] = {
 	OPT("broken-versions", OPT_STR, broken_versions, "V1,V2",
 	    "versions of the dependency that break the engine"),
 	OPT("broken-mode", OPT_STR, broken_mode, "MODE",
-	    "refuse (exit 3 at start), zero (zero tokens) or\n"
-	    "                                   crash (abort on the first request)"),
+	    "refuse (exit 3 at start), zero (zero tokens),\n"
+	    "                                   crash (abort on the first request) or\n"
+	    "                                   error_event (a stream error mid-response)"),
 	SECTION("Wire format"),
 	OPT("events-per-write", OPT_INT, events_per_write, "N",
 	    "SSE events per write when tokens are ready (1)"),
@@ -400,8 +401,10 @@ simconfig_validate(const struct sim_config *c)
 		return werr_usage("--mem-policy must be unbounded, bounded or retain");
 	if (strcmp(c->mem_policy, "bounded") == 0 && c->mem_cap_mb <= 0)
 		return werr_usage("--mem-policy bounded needs --mem-cap-mb");
-	if (!one_of(c->broken_mode, "refuse", "zero", "crash"))
-		return werr_usage("--broken-mode must be refuse, zero or crash");
+	if (!one_of(c->broken_mode, "refuse", "zero", "crash") &&
+	    strcmp(c->broken_mode, "error_event") != 0)
+		return werr_usage("--broken-mode must be refuse, zero, crash or "
+		    "error_event");
 	if (!one_of(c->usage, "request", "omit", "every"))
 		return werr_usage("--usage must be request, omit or every");
 	if (c->max_batch < 1 || c->events_per_write < 1)

@@ -300,7 +300,8 @@ pick_stream_fault(const struct simeng *e, uint64_t seq, const char **name)
 		*name = "malformed";
 		return SIMSTREAM_FAULT_MALFORMED;
 	}
-	if (fault_hits(e, "error_event", c->error_event_rate, seq)) {
+	if ((e->broken && strcmp(c->broken_mode, "error_event") == 0) ||
+	    fault_hits(e, "error_event", c->error_event_rate, seq)) {
 		*name = "error_event";
 		return SIMSTREAM_FAULT_ERROR_EVENT;
 	}

@@ -1,0 +1,322 @@
+/*
+ * detect.c - which engines of a cycle broke, decided from stored
+ * outcomes only (sweeps and update attempts, never logs), and against
+ * which earlier cycle and manifest each is compared. See
+ * triage-private.h (triage_detect).
+ *
+ * A cycle's cells are the done sweeps of its campaign runs; when a cell
+ * ran more than once in the cycle the newest run's sweep counts. Until
+ * the gate decides per cell, a cell passes when its sweep completed and
+ * completed at least gates.completion_min of every gates.completion_of
+ * requests. Never prints.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "manifest.h"
+#include "store-campaign.h"
+#include "store-triage.h"
+#include "triage-private.h"
+#include "util.h"
+
+int
+triage_sweep_passes(const json_t *s, const struct policy *pol)
+{
+	const char *outcome = json_string_value(json_object_get(s, "outcome"));
+	json_int_t done = json_integer_value(json_object_get(s, "completed"));
+	json_int_t total = json_integer_value(json_object_get(s, "total"));
+
+	if (outcome != NULL && strcmp(outcome, "skipped") == 0)
+		return -1;
+	if (outcome == NULL || strcmp(outcome, "complete") != 0)
+		return 0;
+	return done * pol->gates.completion_of >=
+	    total * pol->gates.completion_min;
+}
+
+/* The key of a cell: "model/split/cC". Caller frees. */
+static char *
+cell_key(const json_t *s)
+{
+	return xasprintf("%s/%s/c%lld",
+	    json_string_value(json_object_get(s, "model")),
+	    json_string_value(json_object_get(s, "split")),
+	    (long long)json_integer_value(json_object_get(s, "concurrency")));
+}
+
+/* A failing cell as the agent's problem names it. */
+static json_t *
+cell_json(const json_t *s)
+{
+	return json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}",
+	    "engine", json_object_get(s, "engine"),
+	    "model", json_object_get(s, "model"),
+	    "split", json_object_get(s, "split"),
+	    "concurrency", json_object_get(s, "concurrency"),
+	    "outcome", json_object_get(s, "outcome"),
+	    "detail", json_object_get(s, "detail"),
+	    "completed", json_object_get(s, "completed"),
+	    "total", json_object_get(s, "total"),
+	    "run_id", json_object_get(s, "run_id"),
+	    "log_path", json_object_get(s, "log_path"));
+}
+
+/*
+ * The engines of one cycle: {ENGINE: {"cells": {KEY: sweep}}}, the
+ * newest run's sweep per cell.
+ */
+static struct werr *
+cycle_cells(json_t **out, struct store *store, const char *cycle)
+{
+	json_t *runs = NULL, *engines = json_object(), *sweeps, *s, *e, *run;
+	struct werr *err;
+	const char *engine;
+	size_t i, k;
+	char *key;
+
+	if ((err = store_triage_cycle_runs(store, cycle, &runs)) != NULL)
+		goto out;
+	json_array_foreach(runs, i, run) {
+		sweeps = NULL;
+		if ((err = store_campaign_sweeps_json(store,
+		    json_string_value(run), &sweeps)) != NULL)
+			goto out;
+		json_array_foreach(sweeps, k, s) {
+			engine = json_string_value(json_object_get(s, "engine"));
+			if ((e = json_object_get(engines, engine)) == NULL) {
+				e = json_pack("{s:{}}", "cells");
+				json_object_set_new(engines, engine, e);
+			}
+			key = cell_key(s);
+			json_object_set(json_object_get(e, "cells"), key, s);
+			free(key);
+		}
+		json_decref(sweeps);
+	}
+out:
+	json_decref(runs);
+	if (err != NULL) {
+		json_decref(engines);
+		return err;
+	}
+	*out = engines;
+	return NULL;
+}
+
+/*
+ * Judge each engine of a cycle's cells: "healthy" (every cell that ran
+ * passed), "broken"; its failing cells, and the manifest its newest
+ * sweep ran (null when none was recorded).
+ */
+static void
+judge(json_t *engines, const struct policy *pol)
+{
+	json_t *e, *cells, *s, *failing, *manifest;
+	const char *engine, *key, *newest;
+	int pass, ran;
+
+	json_object_foreach(engines, engine, e) {
+		cells = json_object_get(e, "cells");
+		failing = json_array();
+		manifest = NULL;
+		newest = NULL;
+		ran = 0;
+		json_object_foreach(cells, key, s) {
+			const char *started = json_string_value(
+			    json_object_get(s, "started"));
+
+			pass = triage_sweep_passes(s, pol);
+			if (pass < 0)
+				continue;
+			ran++;
+			if (!pass)
+				json_array_append_new(failing, cell_json(s));
+			if (started != NULL && (newest == NULL ||
+			    strcmp(started, newest) > 0)) {
+				newest = started;
+				manifest = json_object_get(json_object_get(s,
+				    "provenance"), "engine_manifest");
+			}
+		}
+		json_object_set_new(e, "status", json_string(ran == 0 ? "none" :
+		    json_array_size(failing) > 0 ? "broken" : "healthy"));
+		json_object_set_new(e, "failing_cells", failing);
+		json_object_set_new(e, "cell_count", json_integer(ran));
+		json_object_set(e, "manifest", json_is_object(manifest) ?
+		    manifest : json_null());
+		json_object_del(e, "cells");
+	}
+}
+
+/* The engines of cycle, judged. */
+static struct werr *
+cycle_engines(json_t **out, struct triage_ctx *c, const char *cycle)
+{
+	struct werr *err;
+
+	if ((err = cycle_cells(out, c->o->store, cycle)) != NULL)
+		return err;
+	judge(*out, c->o->policy);
+	return NULL;
+}
+
+/* Engines whose update failed in the cycle are broken, cells or not. */
+static struct werr *
+update_failures(struct triage_ctx *c)
+{
+	json_t *fails = NULL, *f, *e;
+	const char *engine;
+	struct werr *err;
+
+	if ((err = store_triage_update_failures(c->o->store, c->cycle,
+	    &fails)) != NULL)
+		return err;
+	json_object_foreach(fails, engine, f) {
+		if ((e = json_object_get(c->engines, engine)) == NULL) {
+			e = json_pack("{s:[], s:i, s:n}", "failing_cells",
+			    "cell_count", 0, "manifest");
+			json_object_set_new(c->engines, engine, e);
+		}
+		json_object_set_new(e, "status", json_string("broken"));
+		json_object_set(e, "update_failed", f);
+	}
+	json_decref(fails);
+	return NULL;
+}
+
+/* Packages of a manifest with its id: what the report keeps of it. */
+static json_t *
+manifest_brief(const json_t *m)
+{
+	if (!json_is_object(m))
+		return json_null();
+	return json_pack("{s:O, s:O, s:O, s:O}", "id", json_object_get(m, "id"),
+	    "engine_package", json_object_get(m, "engine_package"),
+	    "engine_version", json_object_get(m, "engine_version"),
+	    "packages", json_object_get(m, "packages"));
+}
+
+/*
+ * For each engine of the cycle, the last earlier cycle where it was
+ * healthy (cycles: every cycle, oldest first; t: the cycle's index).
+ */
+static struct werr *
+baselines(struct triage_ctx *c, const json_t *cycles, size_t t)
+{
+	json_t *earlier = NULL, *e, *prev;
+	const char *engine, *status;
+	struct werr *err = NULL;
+	size_t i, left;
+
+	for (i = t; i-- > 0;) {
+		const char *cy = json_string_value(json_array_get(cycles, i));
+
+		left = 0;
+		json_object_foreach(c->engines, engine, e)
+			if (json_object_get(e, "good_cycle") == NULL)
+				left++;
+		if (left == 0)
+			break;
+		if ((err = cycle_engines(&earlier, c, cy)) != NULL)
+			return err;
+		json_object_foreach(c->engines, engine, e) {
+			if (json_object_get(e, "good_cycle") != NULL)
+				continue;
+			prev = json_object_get(earlier, engine);
+			status = json_string_value(json_object_get(prev, "status"));
+			if (status == NULL || strcmp(status, "healthy") != 0)
+				continue;
+			json_object_set_new(e, "good_cycle", json_string(cy));
+			json_object_set_new(e, "good_manifest", manifest_brief(
+			    json_object_get(prev, "manifest")));
+		}
+		json_decref(earlier);
+		earlier = NULL;
+	}
+	return NULL;
+}
+
+/* Changes and the reasons triage cannot compare. */
+static void
+compare(struct triage_ctx *c)
+{
+	json_t *e, *good, *bad, *m;
+	const char *engine, *status;
+
+	json_object_foreach(c->engines, engine, e) {
+		status = json_string_value(json_object_get(e, "status"));
+		m = manifest_brief(json_object_get(e, "manifest"));
+		json_object_set_new(e, "manifest", m);
+		good = json_object_get(e, "good_manifest");
+		bad = json_object_get(e, "manifest");
+		if (json_object_get(e, "good_cycle") == NULL) {
+			json_object_set_new(e, "why", json_string("no earlier "
+			    "cycle where it was healthy"));
+			continue;
+		}
+		if (json_object_get(e, "update_failed") != NULL &&
+		    strcmp(status, "broken") == 0) {
+			const char *how = json_string_value(json_object_get(
+			    json_object_get(e, "update_failed"), "outcome"));
+			char *why = xasprintf("its update failed (%s): no "
+			    "manifest of what broke", how ? how : "failed");
+
+			json_object_set_new(e, "why", json_string(why));
+			free(why);
+			continue;
+		}
+		if (!json_is_object(good) || !json_is_object(bad)) {
+			json_object_set_new(e, "why", json_string(
+			    !json_is_object(bad) ? "no version manifest of this "
+			    "cycle (never updated)" : "no version manifest of "
+			    "its healthy cycle"));
+			continue;
+		}
+		json_object_set_new(e, "changes", manifest_diff(good, bad));
+	}
+}
+
+long
+triage_cycle_index(const struct triage_ctx *c, const char *cycle)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(c->cycles, i, v)
+		if (cycle != NULL && strcmp(json_string_value(v), cycle) == 0)
+			return (long)i;
+	return -1;
+}
+
+struct werr *
+triage_detect(struct triage_ctx *c)
+{
+	json_t *cycles, *e;
+	const char *engine;
+	struct werr *err;
+	size_t t, n;
+
+	if (c->cycles == NULL && (err = store_triage_cycles(c->o->store,
+	    &c->cycles)) != NULL)
+		return err;
+	cycles = c->cycles;
+	n = json_array_size(cycles);
+	for (t = 0; t < n; t++)
+		if (strcmp(json_string_value(json_array_get(cycles, t)),
+		    c->cycle) == 0)
+			break;
+	if (t == n)
+		return werr_new(WEXIT_INPUT, "cycle '%s' has no campaign run",
+		    c->cycle);
+	if ((err = cycle_engines(&c->engines, c, c->cycle)) == NULL &&
+	    (err = update_failures(c)) == NULL &&
+	    (err = baselines(c, cycles, t)) == NULL)
+		compare(c);
+	json_object_foreach(c->engines, engine, e)
+		if (strcmp(json_string_value(json_object_get(e, "status")),
+		    "none") == 0)
+			json_object_set_new(e, "status", json_string("healthy"));
+	return err;
+}

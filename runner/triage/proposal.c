@@ -1,0 +1,244 @@
+/*
+ * proposal.c - triage's fixes as patches: pins set in (or lifted from)
+ * the affected adapters of the official tip, queued through the
+ * allowlist gate into the review queue with source triage, exactly as a
+ * maintainer's `warden patch submit` would be. See triage-private.h
+ * (triage_propose).
+ *
+ * The patch is made from the official tip's adapter files with libgit2
+ * (never from a working tree), and checked by the gate with the official
+ * tip's policy like any other change. Never prints.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <git2.h>
+
+#include "allowlist.h"
+#include "manifest.h"
+#include "review.h"
+#include "store-review.h"
+#include "triage-private.h"
+#include "util.h"
+
+/* The adapter file of engine in tree, as text (caller frees), or NULL. */
+static char *
+adapter_text(git_repository *repo, const git_oid *tree_id, const char *path)
+{
+	git_tree *tree = NULL;
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+	char *text = NULL;
+
+	if (git_tree_lookup(&tree, repo, tree_id) == 0 &&
+	    git_tree_entry_bypath(&te, tree, path) == 0 &&
+	    git_tree_entry_type(te) == GIT_OBJECT_BLOB &&
+	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) == 0)
+		text = xstrndup(git_blob_rawcontent(blob),
+		    (size_t)git_blob_rawsize(blob));
+	git_blob_free(blob);
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	return text;
+}
+
+/* The package name of a pin "pkg==version", normalised; caller frees. */
+static char *
+pin_package(const char *spec)
+{
+	const char *eq = strstr(spec, "==");
+	char *raw = xstrndup(spec, eq ? (size_t)(eq - spec) : strlen(spec));
+	char *name = manifest_package_name(raw);
+
+	free(raw);
+	return name;
+}
+
+/*
+ * Set or drop one pin in an adapter document: package pinned by spec
+ * ("pkg==version"), or every pin of package dropped (spec NULL);
+ * source.pin for the engine's own package, source.pins for any other.
+ */
+static void
+pin_edit(json_t *src, const char *package, const char *spec)
+{
+	const char *own_raw = json_string_value(json_object_get(src, "package"));
+	char *own = own_raw != NULL ? manifest_package_name(own_raw) : NULL;
+	json_t *kept, *v;
+	char *name;
+	size_t i;
+
+	if (own != NULL && strcmp(own, package) == 0) {
+		if (spec != NULL)
+			json_object_set_new(src, "pin", json_string(
+			    strstr(spec, "==") + 2));
+		else
+			json_object_del(src, "pin");
+		free(own);
+		return;
+	}
+	free(own);
+	kept = json_array();
+	json_array_foreach(json_object_get(src, "pins"), i, v) {
+		name = json_is_string(v) ? pin_package(json_string_value(v)) :
+		    NULL;
+		if (name == NULL || strcmp(name, package) != 0)
+			json_array_append(kept, v);
+		free(name);
+	}
+	if (spec != NULL)
+		json_array_append_new(kept, json_string(spec));
+	if (json_array_size(kept) > 0)
+		json_object_set_new(src, "pins", kept);
+	else {
+		json_decref(kept);
+		json_object_del(src, "pins");
+	}
+}
+
+/* The adapter text with edits ({package: spec or null}) made, as
+ * warden writes JSON (two-space indent, a final newline); NULL when the
+ * document is not an adapter with a source. */
+static char *
+adapter_edit(const char *text, const json_t *edits)
+{
+	json_t *doc = json_loads(text, 0, NULL), *src, *spec;
+	const char *package;
+	char *out = NULL, *dumped;
+
+	src = json_object_get(doc, "source");
+	if (json_is_object(src)) {
+		json_object_foreach((json_t *)edits, package, spec)
+			pin_edit(src, package, json_string_value(spec));
+		if ((dumped = json_dumps(doc, JSON_INDENT(2))) != NULL) {
+			out = xasprintf("%s\n", dumped);
+			free(dumped);
+		}
+	}
+	json_decref(doc);
+	return out;
+}
+
+/* The patch of every engine's adapter edits, as unified diffs. */
+static struct werr *
+make_patch(struct buf *patch, json_t *skipped, git_repository *repo,
+    const git_oid *tree, const json_t *pins)
+{
+	git_patch *gp = NULL;
+	git_buf text = { NULL, 0, 0 };
+	const char *engine;
+	struct werr *err = NULL;
+	char *path, *old, *new;
+	json_t *edits;
+
+	json_object_foreach((json_t *)pins, engine, edits) {
+		path = xasprintf("adapters/engines/%s.json", engine);
+		old = adapter_text(repo, tree, path);
+		new = old != NULL ? adapter_edit(old, edits) : NULL;
+		if (old == NULL || new == NULL)
+			json_array_append_new(skipped, json_pack("{s:s, s:s}",
+			    "engine", engine, "why", old == NULL ? "no adapter "
+			    "file on the official tip" : "its adapter has no "
+			    "source to pin"));
+		else if (strcmp(old, new) != 0) {
+			if (git_patch_from_buffers(&gp, old, strlen(old), path,
+			    new, strlen(new), path, NULL) < 0 ||
+			    git_patch_to_buf(&text, gp) < 0)
+				err = werr_git("diff of '%s'", path);
+			else
+				buf_add(patch, text.ptr, text.size);
+			git_buf_dispose(&text);
+			git_patch_free(gp);
+			gp = NULL;
+		}
+		free(path);
+		free(old);
+		free(new);
+		if (err != NULL)
+			break;
+	}
+	return err;
+}
+
+/* A review already queued with this note (a run killed after it
+ * submitted): its id, or 0. */
+static struct werr *
+already_queued(int64_t *id, struct store *store, const char *note)
+{
+	json_t *rows = NULL, *r;
+	struct werr *err;
+	const char *s;
+	size_t i;
+
+	*id = 0;
+	if ((err = store_review_list(store, NULL, &rows)) != NULL)
+		return err;
+	json_array_foreach(rows, i, r) {
+		s = json_string_value(json_object_get(r, "source"));
+		if (s == NULL || strcmp(s, "triage") != 0)
+			continue;
+		s = json_string_value(json_object_get(r, "note"));
+		if (s != NULL && strcmp(s, note) == 0)
+			*id = json_integer_value(json_object_get(r, "id"));
+	}
+	json_decref(rows);
+	return NULL;
+}
+
+struct werr *
+triage_propose(int64_t *review, json_t **gate, struct triage_ctx *c,
+    const json_t *pins, const char *note)
+{
+	struct review_submission sub;
+	struct allowlist_report rep;
+	struct review_base base;
+	struct buf patch = BUF_INIT;
+	json_t *skipped = json_array();
+	struct werr *err;
+	char *ref;
+
+	*review = 0;
+	*gate = NULL;
+	if ((err = already_queued(review, c->o->store, note)) != NULL ||
+	    *review != 0) {
+		json_decref(skipped);
+		return err;
+	}
+	ref = xasprintf("refs/heads/%s", c->o->policy->official_branch);
+	err = review_base_open(&base, c->o->repo, ref);
+	free(ref);
+	if (err != NULL) {
+		json_decref(skipped);
+		return err;
+	}
+	allowlist_report_init(&rep);
+	if ((err = make_patch(&patch, skipped, c->o->repo, &base.tree,
+	    pins)) != NULL)
+		goto out;
+	if (patch.len == 0) {
+		*gate = json_pack("{s:b, s:s, s:O}", "ok", 0, "why", "nothing "
+		    "to change: the official tip's adapters already say so",
+		    "skipped", skipped);
+		goto out;
+	}
+	memset(&sub, 0, sizeof(sub));
+	sub.source = "triage";
+	sub.author = TRIAGE_AUTHOR;
+	sub.note = note;
+	sub.patch = buf_cstr(&patch);
+	sub.len = patch.len;
+	err = review_submit(review, &rep, c->o->store, c->o->repo, &base, &sub);
+	if (err == NULL) {
+		*gate = review_report_json(&rep);
+		if (json_array_size(skipped) > 0)
+			json_object_set(*gate, "skipped", skipped);
+	}
+out:
+	allowlist_report_free(&rep);
+	review_base_free(&base);
+	buf_free(&patch);
+	json_decref(skipped);
+	return err;
+}
