@@ -56,8 +56,12 @@ print_list(const char *label, const json_t *arr, const char *none)
 	if (json_array_size(arr) == 0)
 		printf("%s", none);
 	json_array_foreach((json_t *)arr, i, v)
-		printf("%s%s", i ? ", " : "", json_is_string(v) ?
-		    json_string_value(v) : "?");
+		if (json_is_integer(v))	/* incidents: their numbers */
+			printf("%s#%lld", i ? ", " : "",
+			    (long long)json_integer_value(v));
+		else
+			printf("%s%s", i ? ", " : "", json_is_string(v) ?
+			    json_string_value(v) : "?");
 	printf("\n");
 }
 

@@ -285,18 +285,29 @@ out:
 }
 
 /* The task of `--incident N`: the incident's problem as triage records
- * it (triage.h: triage_incident_problem). */
+ * it (triage.h: triage_incident_problem), each failing cell with the
+ * tail of its engine's log, as an engine's task has it. */
 struct werr *
 agent_task_incident(struct agent_task *t, struct store *store,
     int64_t incident)
 {
 	struct werr *err;
-	json_t *problem = NULL;
-	char *ref;
+	json_t *problem = NULL, *c;
+	char *ref, *tail;
+	size_t i;
 
 	memset(t, 0, sizeof(*t));
 	if ((err = triage_incident_problem(&problem, store, incident)) != NULL)
 		return err;
+	json_array_foreach(json_object_get(problem, "failing_cells"), i, c) {
+		if (json_object_get(c, "log_tail") != NULL)
+			continue;
+		tail = log_tail(json_string_value(json_object_get(c,
+		    "log_path")));
+		if (tail != NULL)
+			json_object_set_new(c, "log_tail", json_string(tail));
+		free(tail);
+	}
 	ref = xasprintf("%lld", (long long)incident);
 	err = agent_task_set(t, "incident", ref, problem);
 	free(ref);

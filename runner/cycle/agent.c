@@ -2,8 +2,8 @@
  * agent.c - the cycle's agent step: the maintainer agent on what broke,
  * through runner/agent/'s agent_run(), when policy's cycle.agent allows.
  *
- * A task is an engine with failing cells (and, once triage records
- * incidents, an open incident). The agent runs at most once per task
+ * A task is an open incident of triage's with no fix in review
+ * (incidents.c), or an engine with failing cells of no open incident. The agent runs at most once per task
  * and cycle: the task is recorded before the agent starts, so a cycle
  * killed while the agent ran never starts it again for the same cells.
  * A task the agent already had in the previous cycle, failing the same
@@ -111,10 +111,11 @@ same_as_before(char **why, const json_t *prev, const char *task,
 	return same;
 }
 
-/* Run the agent on engine's task; *entry what came of it. */
+/* Run the agent on engine's task, or on incident's when it is not 0;
+ * *entry what came of it. */
 static struct werr *
-run_engine(json_t **entry, struct cyc *c, const char *task_name,
-    const char *engine)
+run_task(json_t **entry, struct cyc *c, const char *task_name,
+    const char *engine, int64_t incident)
 {
 	struct agent_run_opts ao;
 	struct agent_task task;
@@ -124,7 +125,9 @@ run_engine(json_t **entry, struct cyc *c, const char *task_name,
 	const char *st;
 
 	memset(&task, 0, sizeof(task));
-	if ((err = agent_task_engine(&task, c->store, c->policy, engine)) != NULL) {
+	err = incident != 0 ? agent_task_incident(&task, c->store, incident) :
+	    agent_task_engine(&task, c->store, c->policy, engine);
+	if (err != NULL) {
 		if (err->exit == WEXIT_ENV)
 			return err;
 		/* no task to give (the engine's cells): an outcome */
@@ -176,10 +179,12 @@ cycle_step_agent(struct cyc *c, json_t **result, const char **state)
 	json_t *cells = NULL, *engines = json_object(), *order = json_array();
 	json_t *runs = json_array(), *skipped = json_array(), *tasks = NULL;
 	json_t *prev = NULL, *prow = NULL, *cell, *list, *keys, *entry, *v;
+	json_t *cover = NULL, *given = json_object(), *cv, *w;
 	struct werr *err = NULL;
 	const char *engine;
 	char *task, *why, *key;
-	size_t i, j, used;
+	size_t i, j, k, used;
+	int64_t incident;
 	int fresh;
 
 	if (!c->policy->cycle.agent) {
@@ -205,19 +210,38 @@ cycle_step_agent(struct cyc *c, json_t **result, const char **state)
 		}
 		json_array_append(list, cell);
 	}
+	if ((err = cycle_incident_cover(&cover, c->store, engines)) != NULL)
+		goto out;
 	used = json_array_size(tasks);
 	json_array_foreach(order, i, v) {
 		engine = json_string_value(v);
 		list = json_object_get(engines, engine);
-		task = xasprintf("engine:%s", engine);
+		cv = json_object_get(cover, engine);
+		incident = json_integer_value(json_object_get(cv, "incident"));
+		if (incident != 0 && json_object_get(given, sget(cv, "task")))
+			continue;	/* the incident's task, given already */
+		task = incident != 0 ? xstrdup(sget(cv, "task")) :
+		    xasprintf("engine:%s", engine);
 		keys = json_array();
-		json_array_foreach(list, j, cell) {
-			key = cycle_cell_key(cell);
-			json_array_append_new(keys, json_string(key));
-			free(key);
+		json_array_foreach(order, k, w) {
+			/* an incident's task: the failing cells of its engines */
+			if (k != i && (incident == 0 || !json_equal(json_object_get(
+			    cover, json_string_value(w)), cv)))
+				continue;
+			json_array_foreach(json_object_get(engines,
+			    json_string_value(w)), j, cell) {
+				key = cycle_cell_key(cell);
+				json_array_append_new(keys, json_string(key));
+				free(key);
+			}
 		}
+		if (incident != 0)
+			json_object_set_new(given, task, json_true());
 		entry = NULL;
-		if (same_as_before(&why, prev, task, list)) {
+		if (json_is_string(cv)) {
+			entry = json_pack("{s:s, s:O, s:O}", "task", task,
+			    "cells", keys, "why", cv);
+		} else if (same_as_before(&why, prev, task, list)) {
 			entry = json_pack("{s:s, s:O, s:s}", "task", task,
 			    "cells", keys, "why", why);
 			free(why);
@@ -236,10 +260,11 @@ cycle_step_agent(struct cyc *c, json_t **result, const char **state)
 		else if (err == NULL) {
 			fault_point("cycle.agent");
 			used++;
-			cycle_say(c, CYCLE_LINE, "agent on %s (%zu failing cell%s)", engine,
-			    json_array_size(list), json_array_size(list) == 1 ?
-			    "" : "s");
-			if ((err = run_engine(&entry, c, task, engine)) == NULL) {
+			cycle_say(c, CYCLE_LINE, "agent on %s (%zu failing cell%s)",
+			    incident != 0 ? task : engine, json_array_size(keys),
+			    json_array_size(keys) == 1 ? "" : "s");
+			if ((err = run_task(&entry, c, task, engine,
+			    incident)) == NULL) {
 				json_object_set(entry, "cells", keys);
 				json_array_append_new(runs, entry);
 			} else
@@ -263,5 +288,7 @@ out:
 	json_decref(skipped);
 	json_decref(tasks);
 	json_decref(prow);
+	json_decref(cover);
+	json_decref(given);
 	return err;
 }

@@ -50,6 +50,12 @@ struct werr *cycle_step_gate(struct cyc *c, json_t **result,
     const char **state);
 struct werr *cycle_step_triage(struct cyc *c, json_t **result,
     const char **state);
+/* incidents.c: {ENGINE: why it is not the agent's (a string), or the
+ * incident task that covers it ({"task": "incident:N", "incident": N})}
+ * for each engine of failing (an object keyed by engine) in an open
+ * incident of triage's. */
+struct werr *cycle_incident_cover(json_t **cover, struct store *store,
+    const json_t *failing);
 /* agent.c */
 struct werr *cycle_step_agent(struct cyc *c, json_t **result,
     const char **state);

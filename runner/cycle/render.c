@@ -50,8 +50,12 @@ list_strings(struct buf *md, const json_t *arr, const char *none)
 	if (json_array_size(arr) == 0)
 		buf_puts(md, none);
 	json_array_foreach((json_t *)arr, i, v)
-		buf_printf(md, "%s%s", i ? ", " : "", json_is_string(v) ?
-		    json_string_value(v) : "?");
+		if (json_is_integer(v))	/* incidents: their numbers */
+			buf_printf(md, "%s#%lld", i ? ", " : "",
+			    (long long)json_integer_value(v));
+		else
+			buf_printf(md, "%s%s", i ? ", " : "", json_is_string(v) ?
+			    json_string_value(v) : "?");
 }
 
 static void

@@ -1,7 +1,8 @@
 /*
  * incident-settle.c - open incidents settled by what a cycle shows and by
- * maintainers' decisions: an incident whose engines are all healthy in a
- * later cycle than it was opened in becomes fixed (naming its pin's
+ * maintainers' decisions: an incident whose engines are all healthy when
+ * measured again (a later cycle, or a later campaign run of the cycle it
+ * was opened in) becomes fixed (naming its pin's
  * review and status); a reopened incident whose lift of the pin a
  * maintainer approved or rejected becomes fixed again. wontfix incidents
  * are left alone. See triage-private.h (triage_incidents_settle). Never
@@ -104,6 +105,33 @@ all_healthy(const struct triage_ctx *c, const json_t *rec)
 	return 1;
 }
 
+/*
+ * Were the record's engines measured again after the incident was
+ * opened? In a later cycle always; in the cycle it was opened in (the
+ * cycle's second round, at the tip with its pin approved) when no cell
+ * judged now comes from a campaign run the incident saw failing.
+ */
+static int
+measured_again(const struct triage_ctx *c, const json_t *row)
+{
+	const json_t *rec = json_object_get(row, "record"), *pe, *fc, *cell;
+	const char *engine, *key;
+	size_t i;
+	long ci = triage_cycle_index(c, c->cycle), oi = triage_cycle_index(c,
+	    json_string_value(json_object_get(row, "cycle")));
+
+	if (ci != oi)
+		return ci > oi;
+	json_object_foreach(json_object_get(rec, "per_engine"), engine, pe)
+		json_array_foreach(json_object_get(pe, "failing_cells"), i, fc)
+			json_object_foreach(json_object_get(json_object_get(
+			    c->engines, engine), "cells"), key, cell)
+				if (json_equal(json_object_get(cell, "run_id"),
+				    json_object_get(fc, "run_id")))
+					return 0;
+	return 1;
+}
+
 struct werr *
 triage_incidents_settle(struct triage_ctx *c)
 {
@@ -130,9 +158,7 @@ triage_incidents_settle(struct triage_ctx *c)
 				break;
 			continue;
 		}
-		if (triage_cycle_index(c, c->cycle) <= triage_cycle_index(c,
-		    json_string_value(json_object_get(row, "cycle"))) ||
-		    !all_healthy(c, rec))
+		if (!measured_again(c, row) || !all_healthy(c, rec))
 			continue;
 		props = json_object_get(rec, "proposals");
 		if ((err = review_status(&status, c->o->store, json_object_get(
