@@ -1,14 +1,16 @@
 #!/bin/sh
-# t8032: ci/demo, shortened (WARDEN_DEMO_QUICK: four prompts at one
-# level, 24 fidelity items) with the warden of this build: the first cycle
+# t8032: ci/demo, shortened (WARDEN_DEMO_QUICK: three prompts at one
+# level, 16 fidelity items) with the warden of this build: the first cycle
 # is healthy and publishes; a new release of the shared dependency simmlx,
 # installed by real pip from local wheels, breaks the three engines that
-# use it, each its own way; the scripted agent proposes a pin for each and
-# the cycle waits for review, printing the approve commands; a rogue agent
-# that also edits policy/ is refused; after the approvals the cycle
-# measures again, the three cells are fixed, and it publishes; warden
-# verify accepts both snapshots; the report, plots and journals are where
-# the demo says.
+# use it, each its own way, and a contributor's approved adapter change
+# breaks a fourth; triage names simmlx, confirms it by pinning back and
+# queues one pin for the three; the scripted agent fixes the fourth (an
+# incident no version change explains); the cycle waits for review,
+# printing the approve commands; a rogue agent that also edits policy/ is
+# refused; after the approvals the cycle measures again, the four cells
+# are fixed, both incidents too, and it publishes; warden verify accepts
+# both snapshots; the report, plots and journals are where the demo says.
 . "$TOP_SRCDIR/tests/lib.sh"
 
 DEMO="$TEST_DIR/demo"
@@ -45,26 +47,31 @@ test_expect_success 'the first cycle was healthy and published' '
 	expect_grep "^- sim-serial: qwen3-0.6b 0-shot: weighted F1 .* from the reference" d1.md
 '
 
-test_expect_success 'the release broke three engines, each its own way, and the cycle waited' '
+test_expect_success 'the release broke three engines, each its own way, the adapter change a fourth, and the cycle waited' '
 	expect_grep "^changed:   sim-mlx-lm simmlx 0.31.1 -> 0.31.2, sim-vllm-metal simmlx 0.31.1 -> 0.31.2, sim-vllm-mlx simmlx 0.31.1 -> 0.31.2$" "$DEMO/cycle-2.out" &&
-	expect_grep "^broke:     sim-mlx-lm/qwen3-0.6b/chat (crashed), sim-vllm-metal/qwen3-0.6b/chat (crashed), sim-vllm-mlx/qwen3-0.6b/chat (all-failed)$" "$DEMO/cycle-2.out" &&
-	expect_grep "^           regressions sim-mlx-lm, sim-vllm-metal, sim-vllm-mlx$" "$DEMO/cycle-2.out" &&
+	expect_grep "^broke:     sim-padded/qwen3-0.6b/chat (crashed), sim-mlx-lm/qwen3-0.6b/chat (crashed), sim-vllm-metal/qwen3-0.6b/chat (crashed), sim-vllm-mlx/qwen3-0.6b/chat (all-failed)$" "$DEMO/cycle-2.out" &&
+	expect_grep "^           regressions sim-mlx-lm, sim-padded, sim-vllm-metal, sim-vllm-mlx$" "$DEMO/cycle-2.out" &&
+	expect_grep "^incidents: opened #1, #2$" "$DEMO/cycle-2.out" &&
+	expect_grep "^review:    #2 (triage), #3 (agent)$" "$DEMO/cycle-2.out" &&
 	expect_grep "^cycle demo-2 (roster demo), round 1: waiting, exit 1$" "$DEMO/cycle-2.out" &&
-	test "$(grep -c "warden review approve [1-3] --as \"Demo Maintainer <maintainer@localhost>\"$" "$DEMO/cycle-2.out")" = 3 &&
+	test "$(grep -c "warden review approve [23] --as \"Demo Maintainer <maintainer@localhost>\"$" "$DEMO/cycle-2.out")" = 2 &&
 	for e in sim-mlx-lm sim-vllm-metal sim-vllm-mlx; do
 		"$B/.warden/envs/$e/venv/bin/python" -c "import simmlx; assert simmlx.__version__ == \"0.31.1\"" || exit 1
 	done
 '
 
-test_expect_success 'the agent proposed a pin per engine; the rogue agent was refused' '
-	test "$(q "select task, state, review from cycle_agent where cycle = '"'"'demo-2'"'"' order by task")" = "$(printf "%s\n" "engine:sim-mlx-lm|queued|1" "engine:sim-vllm-metal|queued|2" "engine:sim-vllm-mlx|queued|3")" &&
-	test "$(q "select state from agent_runs where id = 4")" = rejected &&
-	q "select record from agent_runs where id = 4" >rogue.json &&
+test_expect_success 'triage pinned simmlx for three engines, the agent fixed the fourth; the rogue agent was refused' '
+	test "$(q "select id, state, json_extract(record, '"'"'$.kind'"'"') from triage_incidents order by id")" = "$(printf "%s\n" "1|fixed|unexplained" "2|fixed|dependency")" &&
+	test "$(q "select source from reviews where id = 2")" = triage &&
+	test "$(q "select task, state, review from cycle_agent where cycle = '"'"'demo-2'"'"' order by task")" = "incident:1|queued|3" &&
+	git -C "$B" show official:adapters/engines/sim-padded.json | grep -q "\"padded\"" &&
+	test "$(q "select state from agent_runs where id = 2")" = rejected &&
+	q "select record from agent_runs where id = 2" >rogue.json &&
 	python3 -c "
 import json; r = json.load(open(\"rogue.json\"))
 v = r[\"gate\"][\"violations\"]
 assert [(x[\"code\"], x[\"path\"]) for x in v] == [(\"outside-allowlist\", \"policy/warden.json\")], v" &&
-	test "$(q "select status, decided_by from reviews order by id")" = "$(printf "%s\n" "approved|Demo Maintainer <maintainer@localhost>" "approved|Demo Maintainer <maintainer@localhost>" "approved|Demo Maintainer <maintainer@localhost>")" &&
+	test "$(q "select source, status, decided_by from reviews order by id")" = "$(printf "%s\n" "community|approved|Demo Maintainer <maintainer@localhost>" "triage|approved|Demo Maintainer <maintainer@localhost>" "agent|approved|Demo Maintainer <maintainer@localhost>")" &&
 	for e in sim-mlx-lm sim-vllm-metal sim-vllm-mlx; do
 		git -C "$B" show "official:adapters/engines/$e.json" | grep -q "\"simmlx==0.31.1\"" || exit 1
 	done &&
@@ -73,11 +80,15 @@ assert [(x[\"code\"], x[\"path\"]) for x in v] == [(\"outside-allowlist\", \"pol
 
 test_expect_success 'after the approvals the second round fixed them and published' '
 	test "$(q "select state, exit_code, round from cycles where id = '"'"'demo-2'"'"'")" = "done|0|2" &&
-	test "$(cell_statuses demo-2)" = "sim-continuous=ok sim-padded=ok sim-serial=ok sim-mlx-lm=fixed sim-vllm-metal=fixed sim-vllm-mlx=fixed" &&
+	test "$(cell_statuses demo-2)" = "sim-continuous=ok sim-padded=fixed sim-serial=ok sim-mlx-lm=fixed sim-vllm-metal=fixed sim-vllm-mlx=fixed" &&
 	git -C "$B" show official:journals/demo-2.md >d2.md &&
 	expect_grep "^| sim-vllm-mlx | fixed | .*all-failed in round 1: c=4: 3 empty" d2.md &&
 	expect_grep "^| sim-vllm-metal | fixed | .*crashed in round 1: exited before it was ready: exit status 3" d2.md &&
-	expect_grep "^- review #1 (agent) approved by Demo Maintainer" d2.md &&
+	expect_grep "^- review #2 (triage) approved by Demo Maintainer.*: triage: incident 2: pin simmlx==0.31.1 in sim-mlx-lm, sim-vllm-metal and sim-vllm-mlx$" d2.md &&
+	expect_grep "^- review #3 (agent) approved by Demo Maintainer" d2.md &&
+	expect_grep "^- \*\*Incidents\*\*: opened none; fixed #1, #2$" d2.md &&
+	expect_grep "^| engine:sim-mlx-lm (agent) | - | - | incident 2: triage.s pin is in review 2 (pending) |" d2.md &&
+	expect_grep "^| [0-9T:.Z-]* | 1 | triage | done | 4 broken, 0 cannot be compared; opened #1, #2; pins queued as reviews #2 |" d2.md &&
 	expect_grep "^- \*\*Published\*\*: snapshot" d2.md &&
 	expect_grep "^| [0-9T:.Z-]* | 2 | publish | done | snapshot " d2.md
 '

@@ -194,6 +194,18 @@ versions(json_t *summary, const json_t *steps)
 	json_object_set_new(summary, "update_failed", failed);
 }
 
+/* " LABEL #1, #2" of numbers, nothing for none. */
+static void
+ints(struct buf *b, const char *label, const json_t *arr)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach((json_t *)arr, i, v)
+		buf_printf(b, "%s #%lld", i ? "," : label,
+		    (long long)json_integer_value(v));
+}
+
 /* A step's result as one line, for the timeline. */
 static char *
 step_line(const json_t *r)
@@ -226,6 +238,19 @@ step_line(const json_t *r)
 		json_array_foreach(json_object_get(res, "regressions"), i, v)
 			buf_printf(&b, "%s%s", i ? ", " : "; regressions: ",
 			    json_string_value(v));
+	} else if (strcmp(step, "triage") == 0) {
+		if (json_is_true(json_object_get(res, "nothing_broke")))
+			buf_puts(&b, "nothing broke");
+		else
+			buf_printf(&b, "%zu broken, %zu cannot be compared",
+			    json_array_size(json_object_get(res, "broken")),
+			    json_array_size(json_object_get(res,
+			    "cannot_compare")));
+		ints(&b, "; opened", json_object_get(res, "opened"));
+		ints(&b, "; fixed", json_object_get(res, "fixed"));
+		ints(&b, "; reopened", json_object_get(res, "reopened"));
+		ints(&b, "; pins queued as reviews", json_object_get(res,
+		    "reviews"));
 	} else if (strcmp(step, "agent") == 0) {
 		json_array_foreach(json_object_get(res, "runs"), i, v)
 			buf_printf(&b, "%s%s: run %lld %s", i ? "; " : "",
