@@ -555,8 +555,10 @@ closed_loop(int portable)
 		assert_true(run->v[i].submit_ns < run->v[i].first_ns);
 		assert_true(run->v[i].first_ns < run->v[i].last_ns);
 		assert_true(run->v[i].last_ns <= run->v[i].end_ns);
-		/* the server sleeps 10 ms before each token */
-		assert_true(run->v[i].last_ns - run->v[i].first_ns >= 35000000);
+		/* the server sleeps 10 ms before each token: streamed, not
+		 * buffered to the end (loose: a late first token on a loaded
+		 * machine shortens the span) */
+		assert_true(run->v[i].last_ns - run->v[i].first_ns >= 10000000);
 	}
 	assert_int_equal(sum.total_output_tokens, 120);
 	assert_int_equal(sum.total_input_tokens, 72);
