@@ -20,20 +20,13 @@
 
 #include "agent/agent.h"
 #include "cmd.h"
+#include "jsonget.h"
 #include "output.h"
 #include "policy.h"
 #include "review.h"
 #include "util.h"
 
 extern const struct cmd_entry cmd_agent_entry;
-
-static const char *
-str_of(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
 
 static struct werr *
 parse_number(const char *s, const char *what, int64_t *id)
@@ -69,17 +62,18 @@ print_run(const json_t *r)
 	size_t i;
 
 	printf("agent run %lld: %s\n", (long long)json_integer_value(
-	    json_object_get(r, "id")), str_of(r, "state"));
-	printf("task:     %s %s\n", str_of(task, "kind"), str_of(task, "ref"));
-	printf("base:     %s (%s)\n", str_of(r, "base_commit"),
-	    str_of(r, "official_branch"));
-	printf("sandbox:  %s (policy: %s)\n", str_of(json_object_get(r,
-	    "sandbox"), "in_force"), str_of(json_object_get(r, "sandbox"),
+	    json_object_get(r, "id")), jsonget_str(r, "state"));
+	printf("task:     %s %s\n", jsonget_str(task, "kind"),
+	    jsonget_str(task, "ref"));
+	printf("base:     %s (%s)\n", jsonget_str(r, "base_commit"),
+	    jsonget_str(r, "official_branch"));
+	printf("sandbox:  %s (policy: %s)\n", jsonget_str(json_object_get(r,
+	    "sandbox"), "in_force"), jsonget_str(json_object_get(r, "sandbox"),
 	    "mode"));
 	if (json_is_string(json_object_get(json_object_get(r, "sandbox"),
 	    "why")))
-		printf("          %s\n", str_of(json_object_get(r, "sandbox"),
-		    "why"));
+		printf("          %s\n", jsonget_str(json_object_get(r,
+		    "sandbox"), "why"));
 	if (json_object_get(r, "argv") != NULL) {
 		printf("argv:    ");
 		json_array_foreach(json_object_get(r, "argv"), i, x)
@@ -87,13 +81,14 @@ print_run(const json_t *r)
 		printf("\n");
 	}
 	if (json_object_get(r, "worktree") != NULL)
-		printf("worktree: %s (branch %s)\n", str_of(r, "worktree"),
-		    str_of(r, "branch"));
+		printf("worktree: %s (branch %s)\n", jsonget_str(r, "worktree"),
+		    jsonget_str(r, "branch"));
 	if (json_object_get(r, "log") != NULL)
-		printf("log:      %s\n", str_of(r, "log"));
+		printf("log:      %s\n", jsonget_str(r, "log"));
 	if (exit != NULL)
 		printf("exit:     %s%s after %.1f s, %lld descendant%s reaped\n",
-		    str_of(exit, "status"), json_is_true(json_object_get(exit,
+		    jsonget_str(exit, "status"),
+		    json_is_true(json_object_get(exit,
 		    "timed_out")) ? " (at the time limit)" : "",
 		    json_real_value(json_object_get(exit, "duration_s")),
 		    (long long)json_integer_value(json_object_get(exit,
@@ -112,9 +107,10 @@ print_run(const json_t *r)
 		    (long long)json_integer_value(json_object_get(ds,
 		    "deleted")));
 		json_array_foreach(json_object_get(ds, "paths"), i, x)
-			printf("  %s %s +%lld -%lld\n", str_of(x, "status"),
-			    str_of(x, "path"), (long long)json_integer_value(
-			    json_object_get(x, "added")),
+			printf("  %s %s +%lld -%lld\n",
+			    jsonget_str(x, "status"), jsonget_str(x, "path"),
+			    (long long)json_integer_value(json_object_get(x,
+			    "added")),
 			    (long long)json_integer_value(json_object_get(x,
 			    "deleted")));
 	}
@@ -122,8 +118,8 @@ print_run(const json_t *r)
 		printf("gate:     %s\n", json_is_true(json_object_get(gate,
 		    "ok")) ? "clean" : "refused");
 	json_array_foreach(json_object_get(gate, "violations"), i, x)
-		printf("  %s %s: %s\n", str_of(x, "code"), str_of(x, "path"),
-		    str_of(x, "reason"));
+		printf("  %s %s: %s\n", jsonget_str(x, "code"),
+		    jsonget_str(x, "path"), jsonget_str(x, "reason"));
 	if (json_is_integer(json_object_get(r, "review")))
 		printf("review:   %lld\n", (long long)json_integer_value(
 		    json_object_get(r, "review")));
@@ -131,9 +127,10 @@ print_run(const json_t *r)
 		const char *phases[] = { "before", "after" };
 		int k;
 
-		printf("smoke:    %s\n", json_is_true(json_object_get(smoke,
-		    "passed")) ? "passed" : json_is_string(json_object_get(
-		    smoke, "skipped")) ? str_of(smoke, "skipped") : "failed");
+		printf("smoke:    %s\n",
+		    json_is_true(json_object_get(smoke, "passed")) ? "passed" :
+		    json_is_string(json_object_get(smoke, "skipped")) ?
+		    jsonget_str(smoke, "skipped") : "failed");
 		for (k = 0; k < 2; k++) {
 			json_t *ph = json_object_get(smoke, phases[k]), *run, *s;
 			size_t j;
@@ -143,12 +140,12 @@ print_run(const json_t *r)
 				    "sweeps"), j, s)
 					printf("  %-6s %s %s %s c=%lld: %s "
 					    "%lld/%lld\n", phases[k],
-					    str_of(run, "engine"),
-					    str_of(s, "model"),
-					    str_of(s, "split"),
+					    jsonget_str(run, "engine"),
+					    jsonget_str(s, "model"),
+					    jsonget_str(s, "split"),
 					    (long long)json_integer_value(
 					    json_object_get(s, "concurrency")),
-					    str_of(s, "outcome"),
+					    jsonget_str(s, "outcome"),
 					    (long long)json_integer_value(
 					    json_object_get(s, "completed")),
 					    (long long)json_integer_value(
@@ -156,13 +153,13 @@ print_run(const json_t *r)
 		}
 	}
 	if (json_is_string(json_object_get(r, "error")))
-		printf("error:    %s\n", str_of(r, "error"));
+		printf("error:    %s\n", jsonget_str(r, "error"));
 }
 
 static struct werr *
 state_exit(const json_t *r)
 {
-	const char *state = str_of(r, "state");
+	const char *state = jsonget_str(r, "state");
 
 	if (strcmp(state, "queued") == 0 || strcmp(state, "dry-run") == 0)
 		return NULL;
@@ -246,7 +243,7 @@ agent_run_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 			output_json(rec);
 		} else if (dry) {
 			print_run(rec);
-			printf("\n%s", str_of(rec, "context"));
+			printf("\n%s", jsonget_str(rec, "context"));
 		} else {
 			print_run(rec);
 		}
@@ -283,9 +280,11 @@ agent_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 
 			printf("%-5lld %-12s %-8s %-16s %-24s %-12s",
 			    (long long)json_integer_value(json_object_get(row,
-			    "id")), str_of(row, "state"),
-			    str_of(row, "task_kind"), str_of(row, "task_ref"),
-			    str_of(row, "created"), str_of(row, "sandbox"));
+			    "id")), jsonget_str(row, "state"),
+			    jsonget_str(row, "task_kind"),
+			    jsonget_str(row, "task_ref"),
+			    jsonget_str(row, "created"),
+			    jsonget_str(row, "sandbox"));
 			if (json_is_integer(rid))
 				printf(" review %lld",
 				    (long long)json_integer_value(rid));

@@ -21,20 +21,13 @@
 #include "buf.h"
 #include "campaign-report.h"
 #include "cmd-campaign.h"
+#include "jsonget.h"
 #include "util.h"
 
 #define ENGINE_COL_MIN 6
 /* The widest row is the outcome block's: the name, 51 columns, two
  * spaces and an outcome of up to 13 characters ("profile_error"). */
 #define ENGINE_COL_MAX 16
-
-static const char *
-str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 /* Right-aligned number of `width` with `decimals`, or "-". */
 static void
@@ -64,7 +57,7 @@ name_width(const json_t *rows)
 	size_t i, n, w = ENGINE_COL_MIN;
 
 	json_array_foreach(rows, i, r)
-		if ((n = strlen(str(r, "engine"))) > w)
+		if ((n = strlen(jsonget_str(r, "engine"))) > w)
 			w = n;
 	return w > ENGINE_COL_MAX ? ENGINE_COL_MAX : (int)w;
 }
@@ -116,7 +109,7 @@ block_latency(FILE *fp, const json_t *rows, int w)
 	    "req/s", "out tok/s", "mean", "p50", "p99", "mean", "p99");
 	flush_line(fp, &b);
 	json_array_foreach(rows, i, r) {
-		name_cell(&b, str(r, "engine"), w);
+		name_cell(&b, jsonget_str(r, "engine"), w);
 		buf_printf(&b, " %4lld", (long long)json_integer_value(
 		    json_object_get(r, "concurrency")));
 		cell(&b, 7, json_object_get(r, "request_throughput"), 2);
@@ -164,7 +157,7 @@ wrapped(FILE *fp, const char *text)
 static void
 reason_line(FILE *fp, const json_t *r)
 {
-	const char *outcome = str(r, "outcome");
+	const char *outcome = jsonget_str(r, "outcome");
 	char *reason = NULL;
 
 	if (strcmp(outcome, "complete") != 0)
@@ -194,7 +187,7 @@ block_outcome(FILE *fp, const json_t *rows, int w)
 	    "TPOT", "ITL", "engine", "system", "completed", "outcome");
 	flush_line(fp, &b);
 	json_array_foreach(rows, i, r) {
-		name_cell(&b, str(r, "engine"), w);
+		name_cell(&b, jsonget_str(r, "engine"), w);
 		buf_printf(&b, " %4lld", (long long)json_integer_value(
 		    json_object_get(r, "concurrency")));
 		cell(&b, 7, json_object_get(r, "median_tpot_ms"), 2);
@@ -204,7 +197,7 @@ block_outcome(FILE *fp, const json_t *rows, int w)
 		buf_printf(&b, " %4lld/%-4lld  %s",
 		    (long long)json_integer_value(json_object_get(r,
 		    "completed")), (long long)json_integer_value(
-		    json_object_get(r, "total")), str(r, "outcome"));
+		    json_object_get(r, "total")), jsonget_str(r, "outcome"));
 		flush_line(fp, &b);
 		reason_line(fp, r);
 	}
@@ -218,7 +211,8 @@ print_table(FILE *fp, const json_t *t)
 	int w = name_width(rows);
 	size_t i;
 
-	fprintf(fp, "\n%s / %s\n", str(t, "model"), str(t, "split"));
+	fprintf(fp, "\n%s / %s\n", jsonget_str(t, "model"),
+	    jsonget_str(t, "split"));
 	block_latency(fp, rows, w);
 	fputc('\n', fp);
 	block_outcome(fp, rows, w);
@@ -229,7 +223,7 @@ print_table(FILE *fp, const json_t *t)
 		fprintf(fp, "scaling c%lld/c%lld %s: %.2fx\n",
 		    (long long)json_integer_value(json_object_get(sc, "to")),
 		    (long long)json_integer_value(json_object_get(sc, "from")),
-		    str(sc, "engine"), json_number_value(v));
+		    jsonget_str(sc, "engine"), json_number_value(v));
 	}
 }
 
@@ -239,8 +233,9 @@ campaign_print_report(FILE *fp, const json_t *doc)
 	const json_t *t, *lv;
 	size_t i;
 
-	fprintf(fp, "campaign run %s (machine %s, %s", str(doc, "run_id"),
-	    str(doc, "machine"), str(doc, "state"));
+	fprintf(fp, "campaign run %s (machine %s, %s",
+	    jsonget_str(doc, "run_id"), jsonget_str(doc, "machine"),
+	    jsonget_str(doc, "state"));
 	json_array_foreach(json_object_get(doc, "ad_hoc_levels"), i, lv)
 		fprintf(fp, "%s%lld", i == 0 ? "; ad hoc levels: " : ", ",
 		    (long long)json_integer_value(lv));
@@ -306,7 +301,7 @@ campaign_print_report_csv(FILE *fp, const json_t *doc)
 	fputc('\n', fp);
 	json_array_foreach(json_object_get(doc, "tables"), i, t) {
 		json_array_foreach(json_object_get(t, "rows"), j, r) {
-			csv_text(fp, str(doc, "run_id"));
+			csv_text(fp, jsonget_str(doc, "run_id"));
 			for (k = 0; sweep_columns[k] != NULL; k++) {
 				fputc(',', fp);
 				csv_value(fp, json_object_get(r,
@@ -354,8 +349,8 @@ campaign_print_runs(FILE *fp, const json_t *runs)
 		return;
 	}
 	json_array_foreach(runs, i, r)
-		if (strlen(str(r, "run_id")) > w)
-			w = strlen(str(r, "run_id"));
+		if (strlen(jsonget_str(r, "run_id")) > w)
+			w = strlen(jsonget_str(r, "run_id"));
 	buf_printf(&b, "%-*s  %-24s  %-7s  %7s  %s", (int)w, "run", "created",
 	    "state", "sweeps", "roster");
 	flush_line(fp, &b);
@@ -367,8 +362,8 @@ campaign_print_runs(FILE *fp, const json_t *runs)
 		    "sweeps_done")), (long long)json_integer_value(
 		    json_object_get(r, "sweeps")));
 		buf_printf(&b, "%-*s  %-24s  %-7s  %7s  %s", (int)w,
-		    str(r, "run_id"), str(r, "created"), str(r, "state"),
-		    sweeps, str(r, "roster"));
+		    jsonget_str(r, "run_id"), jsonget_str(r, "created"),
+		    jsonget_str(r, "state"), sweeps, jsonget_str(r, "roster"));
 		flush_line(fp, &b);
 	}
 	buf_free(&b);

@@ -16,17 +16,10 @@
 
 #include "cmd.h"
 #include "cycle/cycle.h"
+#include "jsonget.h"
 #include "output.h"
 #include "stopsig.h"
 #include "util.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 static void
 show_progress(void *arg, const struct cycle_progress *p)
@@ -75,8 +68,8 @@ print_summary(const json_t *res)
 	int n = 0;
 
 	printf("cycle %s (roster %s), round %lld: %s, exit %lld\n",
-	    sget(res, "cycle"), sget(j, "roster"), (long long)
-	    json_integer_value(json_object_get(res, "round")), sget(res,
+	    jsonget_str(res, "cycle"), jsonget_str(j, "roster"), (long long)
+	    json_integer_value(json_object_get(res, "round")), jsonget_str(res,
 	    "state"), (long long)json_integer_value(json_object_get(res,
 	    "exit")));
 	printf("cells:     %lld", (long long)json_integer_value(
@@ -89,19 +82,21 @@ print_summary(const json_t *res)
 	if (json_array_size(json_object_get(s, "versions")) == 0)
 		printf(" nothing");
 	json_array_foreach(json_object_get(s, "versions"), i, v)
-		printf("%s %s %s %s -> %s", i ? "," : "", sget(v, "engine"),
-		    sget(v, "package"), json_is_string(json_object_get(v,
-		    "old")) ? sget(v, "old") : "(none)", json_is_string(
-		    json_object_get(v, "new")) ? sget(v, "new") : "(removed)");
+		printf("%s %s %s %s -> %s", i ? "," : "",
+		    jsonget_str(v, "engine"), jsonget_str(v, "package"),
+		    json_is_string(json_object_get(v, "old")) ? jsonget_str(v,
+		    "old") : "(none)", json_is_string(json_object_get(v,
+		    "new")) ? jsonget_str(v, "new") : "(removed)");
 	json_array_foreach(json_object_get(s, "update_failed"), i, v)
-		printf("; %s: update %s", sget(v, "engine"), sget(v, "outcome"));
+		printf("; %s: update %s", jsonget_str(v, "engine"),
+		    jsonget_str(v, "outcome"));
 	printf("\nbroke:    ");
 	if (json_array_size(json_object_get(s, "broke")) == 0)
 		printf(" nothing");
 	json_array_foreach(json_object_get(s, "broke"), i, v)
-		printf("%s %s (%s%s)", i ? "," : "", sget(v, "cell"),
-		    sget(v, "status"), json_is_true(json_object_get(v, "fixed")) ?
-		    ", fixed" : "");
+		printf("%s %s (%s%s)", i ? "," : "", jsonget_str(v, "cell"),
+		    jsonget_str(v, "status"), json_is_true(json_object_get(v,
+		    "fixed")) ? ", fixed" : "");
 	printf("\n");
 	g = json_object_get(s, "gate");
 	print_list("gate:      passed ", json_object_get(g, "passed"), "none");
@@ -122,24 +117,25 @@ print_summary(const json_t *res)
 	json_array_foreach(json_object_get(s, "reviews_waiting"), i, v)
 		printf("%s #%lld (%s)", i ? "," : "", (long long)
 		    json_integer_value(json_object_get(v, "id")),
-		    sget(v, "source"));
+		    jsonget_str(v, "source"));
 	printf("\n");
 	v = json_object_get(s, "published");
 	if (v != NULL)
 		printf("published: snapshot %s, commit %.12s, tag %s\n"
-		    "           %s\n", sget(v, "snapshot"), sget(v, "commit"),
-		    sget(v, "tag"), sget(v, "path"));
+		    "           %s\n", jsonget_str(v, "snapshot"),
+		    jsonget_str(v, "commit"), jsonget_str(v, "tag"),
+		    jsonget_str(v, "path"));
 	else
-		printf("published: no: %s\n", sget(s, "not_published"));
+		printf("published: no: %s\n", jsonget_str(s, "not_published"));
 	json_array_foreach(json_object_get(res, "approve"), i, v)
 		printf("%s %s\n", i ? "          " : "approve:  ",
 		    json_string_value(v));
-	if (strcmp(sget(res, "state"), "waiting") == 0)
+	if (strcmp(jsonget_str(res, "state"), "waiting") == 0)
 		printf("then:      warden cycle   (measures again at the new "
 		    "official tip and publishes)\n");
 	printf("journal:   git show %s:journals/%s.md\n",
-	    sget(j, "official_branch")[0] ? sget(j, "official_branch") :
-	    "official", sget(res, "cycle"));
+	    jsonget_str(j, "official_branch")[0] ? jsonget_str(j,
+	    "official_branch") : "official", jsonget_str(res, "cycle"));
 }
 
 static struct werr *
@@ -199,8 +195,9 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	else
 		print_summary(res);
 	if (json_integer_value(json_object_get(res, "exit")) != 0)
-		err = werr_new(WEXIT_PROBLEM, "cycle %s: %s", sget(res, "cycle"),
-		    strcmp(sget(res, "state"), "waiting") == 0 ?
+		err = werr_new(WEXIT_PROBLEM, "cycle %s: %s",
+		    jsonget_str(res, "cycle"),
+		    strcmp(jsonget_str(res, "state"), "waiting") == 0 ?
 		    "waiting for review" : "something broke (see its journal)");
 out:
 	json_decref(res);

@@ -12,17 +12,10 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "jsonget.h"
 #include "output.h"
 #include "triage/triage.h"
 #include "util.h"
-
-static const char *
-str_of(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
 
 static struct werr *
 parse_id(const char *s, int64_t *id)
@@ -72,8 +65,10 @@ incident_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		json_array_foreach(rows, i, row)
 			printf("%-4lld %-13s %-12s %-12s %s\n",
 			    (long long)json_integer_value(json_object_get(row,
-			    "id")), str_of(row, "state"), str_of(row, "kind"),
-			    str_of(row, "last_cycle"), str_of(row, "summary"));
+			    "id")), jsonget_str(row, "state"),
+			    jsonget_str(row, "kind"),
+			    jsonget_str(row, "last_cycle"),
+			    jsonget_str(row, "summary"));
 	json_decref(rows);
 	return NULL;
 }
@@ -102,21 +97,23 @@ print_engine(const char *engine, const json_t *e)
 
 	printf("  %s: healthy in %s (manifest %lld), broken in %s (manifest "
 	    "%lld); %lld change%s; %s in %lld smoke run%s (one culprit: at "
-	    "most %lld)\n", engine, str_of(e, "good_cycle"),
+	    "most %lld)\n", engine, jsonget_str(e, "good_cycle"),
 	    (long long)json_integer_value(json_object_get(e, "good_manifest")),
-	    str_of(e, "cycle"),
+	    jsonget_str(e, "cycle"),
 	    (long long)json_integer_value(json_object_get(e, "bad_manifest")),
 	    (long long)json_integer_value(json_object_get(e, "changes")),
 	    json_integer_value(json_object_get(e, "changes")) == 1 ? "" : "s",
-	    str_of(e, "search"),
+	    jsonget_str(e, "search"),
 	    (long long)json_integer_value(json_object_get(e, "runs")),
 	    json_integer_value(json_object_get(e, "runs")) == 1 ? "" : "s",
 	    (long long)json_integer_value(json_object_get(e, "bound")));
 	json_array_foreach(json_object_get(e, "failing_cells"), i, c)
-		printf("    %s %s c=%lld: %s %lld/%lld\n", str_of(c, "model"),
-		    str_of(c, "split"), (long long)json_integer_value(
-		    json_object_get(c, "concurrency")), str_of(c, "outcome"),
-		    (long long)json_integer_value(json_object_get(c, "completed")),
+		printf("    %s %s c=%lld: %s %lld/%lld\n",
+		    jsonget_str(c, "model"), jsonget_str(c, "split"),
+		    (long long)json_integer_value(json_object_get(c,
+		    "concurrency")), jsonget_str(c, "outcome"),
+		    (long long)json_integer_value(json_object_get(c,
+		    "completed")),
 		    (long long)json_integer_value(json_object_get(c, "total")));
 }
 
@@ -128,16 +125,16 @@ print_show(const json_t *o)
 	size_t i;
 
 	printf("incident %lld: %s\n", (long long)json_integer_value(
-	    json_object_get(o, "id")), str_of(o, "state"));
-	printf("kind:     %s\nsummary:  %s\n", str_of(o, "kind"),
-	    str_of(o, "summary"));
-	printf("opened:   %s in cycle %s; last seen in %s\n", str_of(o,
-	    "opened"), str_of(o, "cycle"), str_of(o, "last_cycle"));
+	    json_object_get(o, "id")), jsonget_str(o, "state"));
+	printf("kind:     %s\nsummary:  %s\n", jsonget_str(o, "kind"),
+	    jsonget_str(o, "summary"));
+	printf("opened:   %s in cycle %s; last seen in %s\n", jsonget_str(o,
+	    "opened"), jsonget_str(o, "cycle"), jsonget_str(o, "last_cycle"));
 	json_array_foreach(json_object_get(rec, "culprits"), i, x)
-		printf("culprit:  %s %s \u2192 %s\n", str_of(x, "package"),
-		    json_is_string(json_object_get(x, "from")) ?
-		    str_of(x, "from") : "(none)", json_is_string(json_object_get(
-		    x, "to")) ? str_of(x, "to") : "(removed)");
+		printf("culprit:  %s %s \u2192 %s\n", jsonget_str(x, "package"),
+		    json_is_string(json_object_get(x, "from")) ? jsonget_str(x,
+		    "from") : "(none)", json_is_string(json_object_get(x,
+		    "to")) ? jsonget_str(x, "to") : "(removed)");
 	printf("engines: ");
 	json_array_foreach(json_object_get(rec, "engines"), i, x)
 		printf(" %s", json_string_value(x));
@@ -150,7 +147,7 @@ print_show(const json_t *o)
 	json_object_foreach(json_object_get(rec, "per_engine"), engine, e)
 		print_engine(engine, e);
 	json_array_foreach(json_object_get(rec, "proposals"), i, x) {
-		printf("proposal: %s: ", str_of(x, "note"));
+		printf("proposal: %s: ", jsonget_str(x, "note"));
 		if (json_is_integer(json_object_get(x, "review")))
 			printf("review %lld\n", (long long)json_integer_value(
 			    json_object_get(x, "review")));
@@ -159,25 +156,25 @@ print_show(const json_t *o)
 	}
 	if ((x = json_object_get(rec, "lift")) != NULL &&
 	    json_is_string(json_object_get(x, "state")))
-		printf("lift:     %s %s (%s)\n", str_of(x, "version"),
-		    str_of(x, "state"), json_is_integer(json_object_get(x,
+		printf("lift:     %s %s (%s)\n", jsonget_str(x, "version"),
+		    jsonget_str(x, "state"), json_is_integer(json_object_get(x,
 		    "review")) ? "review queued" : "no review");
 	printf("smoke runs:\n");
 	json_array_foreach(json_object_get(o, "smoke"), i, x) {
 		printf("  %lld %s %s pinned ", (long long)json_integer_value(
-		    json_object_get(x, "id")), str_of(x, "engine"),
-		    str_of(x, "purpose"));
+		    json_object_get(x, "id")), jsonget_str(x, "engine"),
+		    jsonget_str(x, "purpose"));
 		print_pins(json_object_get(x, "pins"));
-		printf(": %s%s%s\n", str_of(x, "outcome"),
+		printf(": %s%s%s\n", jsonget_str(x, "outcome"),
 		    json_is_string(json_object_get(x, "detail")) ? ": " : "",
-		    str_of(x, "detail"));
+		    jsonget_str(x, "detail"));
 	}
 	printf("transitions:\n");
 	json_array_foreach(json_object_get(o, "transitions"), i, x)
-		printf("  %s %s \u2192 %s by %s: %s\n", str_of(x, "time"),
+		printf("  %s %s \u2192 %s by %s: %s\n", jsonget_str(x, "time"),
 		    json_is_string(json_object_get(x, "from")) ?
-		    str_of(x, "from") : "(new)", str_of(x, "to"),
-		    str_of(x, "who"), str_of(x, "reason"));
+		    jsonget_str(x, "from") : "(new)", jsonget_str(x, "to"),
+		    jsonget_str(x, "who"), jsonget_str(x, "reason"));
 }
 
 static struct werr *

@@ -13,20 +13,13 @@
 #include <git2.h>
 
 #include "cmd.h"
+#include "jsonget.h"
 #include "output.h"
 #include "policy.h"
 #include "review.h"
 #include "util.h"
 
 extern const struct cmd_entry cmd_review_entry;
-
-static const char *
-str_of(json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
 
 static struct werr *
 parse_id(const char *s, int64_t *id)
@@ -76,9 +69,11 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		json_array_foreach(rows, i, row)
 			printf("%-5lld %-9s %-10s %-20s %s %s\n",
 			    (long long)json_integer_value(json_object_get(row,
-			    "id")), str_of(row, "status"), str_of(row, "source"),
-			    str_of(row, "created"), str_of(row, "author"),
-			    str_of(row, "note"));
+			    "id")), jsonget_str(row, "status"),
+			    jsonget_str(row, "source"),
+			    jsonget_str(row, "created"),
+			    jsonget_str(row, "author"),
+			    jsonget_str(row, "note"));
 	json_decref(rows);
 	return NULL;
 }
@@ -90,38 +85,38 @@ print_show(json_t *o)
 	size_t i;
 
 	printf("review %lld: %s\n", (long long)json_integer_value(
-	    json_object_get(o, "id")), str_of(o, "status"));
+	    json_object_get(o, "id")), jsonget_str(o, "status"));
 	printf("source:  %s\nauthor:  %s\ncreated: %s\nnote:    %s\n",
-	    str_of(o, "source"), str_of(o, "author"), str_of(o, "created"),
-	    str_of(o, "note"));
-	printf("base:    %s\ncommit:  %s\n", str_of(o, "base_commit"),
-	    str_of(o, "commit_id"));
+	    jsonget_str(o, "source"), jsonget_str(o, "author"),
+	    jsonget_str(o, "created"), jsonget_str(o, "note"));
+	printf("base:    %s\ncommit:  %s\n", jsonget_str(o, "base_commit"),
+	    jsonget_str(o, "commit_id"));
 	if (json_is_string(json_object_get(o, "decided")))
-		printf("decided: %s by %s: %s\n", str_of(o, "decided"),
-		    str_of(o, "decided_by"), str_of(o, "comment"));
+		printf("decided: %s by %s: %s\n", jsonget_str(o, "decided"),
+		    jsonget_str(o, "decided_by"), jsonget_str(o, "comment"));
 	if (json_is_string(json_object_get(o, "merged_commit")))
-		printf("merged:  %s\n", str_of(o, "merged_commit"));
+		printf("merged:  %s\n", jsonget_str(o, "merged_commit"));
 	printf("\ngate: %s\n", json_is_true(json_object_get(gate, "ok")) ?
 	    "clean" : "refused");
 	json_array_foreach(json_object_get(gate, "files"), i, x)
-		printf(" %s %s +%lld -%lld\n", str_of(x, "status"),
+		printf(" %s %s +%lld -%lld\n", jsonget_str(x, "status"),
 		    json_is_string(json_object_get(x, "new_path")) ?
-		    str_of(x, "new_path") : str_of(x, "old_path"),
+		    jsonget_str(x, "new_path") : jsonget_str(x, "old_path"),
 		    (long long)json_integer_value(json_object_get(x, "added")),
 		    (long long)json_integer_value(json_object_get(x,
 		    "deleted")));
 	json_array_foreach(json_object_get(gate, "violations"), i, x)
-		printf(" %s %s: %s\n", str_of(x, "code"), str_of(x, "path"),
-		    str_of(x, "reason"));
+		printf(" %s %s: %s\n", jsonget_str(x, "code"),
+		    jsonget_str(x, "path"), jsonget_str(x, "reason"));
 	json_array_foreach(json_object_get(o, "evidence"), i, x) {
 		char *body = json_dumps(json_object_get(x, "body"),
 		    JSON_COMPACT | JSON_ENCODE_ANY);
 
-		printf("evidence %s %s: %s\n", str_of(x, "time"),
-		    str_of(x, "kind"), body ? body : "null");
+		printf("evidence %s %s: %s\n", jsonget_str(x, "time"),
+		    jsonget_str(x, "kind"), body ? body : "null");
 		free(body);
 	}
-	printf("\n%s", str_of(o, "patch"));
+	printf("\n%s", jsonget_str(o, "patch"));
 }
 
 static struct werr *

@@ -12,17 +12,10 @@
 
 #include "cmd.h"
 #include "cycle/cycle.h"
+#include "jsonget.h"
 #include "output.h"
 #include "store.h"
 #include "util.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 static void
 print_status(const json_t *s)
@@ -30,36 +23,36 @@ print_status(const json_t *s)
 	const json_t *eta = json_object_get(s, "eta_s"), *r;
 	size_t i;
 
-	printf("cycle %s (roster %s): %s, round %lld", sget(s, "cycle"),
-	    sget(s, "roster"), sget(s, "state"), (long long)
+	printf("cycle %s (roster %s): %s, round %lld", jsonget_str(s, "cycle"),
+	    jsonget_str(s, "roster"), jsonget_str(s, "state"), (long long)
 	    json_integer_value(json_object_get(s, "round")));
 	if (json_is_integer(json_object_get(s, "pid")))
 		printf(", pid %lld", (long long)json_integer_value(
 		    json_object_get(s, "pid")));
-	printf("\nstarted:  %s\n", sget(s, "started"));
+	printf("\nstarted:  %s\n", jsonget_str(s, "started"));
 	if (json_is_string(json_object_get(s, "finished")))
-		printf("finished: %s, exit %lld\n", sget(s, "finished"),
+		printf("finished: %s, exit %lld\n", jsonget_str(s, "finished"),
 		    (long long)json_integer_value(json_object_get(s, "exit")));
 	if (json_is_string(json_object_get(s, "step")))
-		printf("step:     %s%s%s\n", sget(s, "step"),
+		printf("step:     %s%s%s\n", jsonget_str(s, "step"),
 		    json_is_string(json_object_get(s, "what")) ? ": " : "",
-		    sget(s, "what"));
+		    jsonget_str(s, "what"));
 	if (json_is_number(eta))
 		printf("eta:      %.0f s (%.0f min)\n", json_number_value(eta),
 		    json_number_value(eta) / 60);
-	else if (strcmp(sget(s, "state"), "running") == 0)
+	else if (strcmp(jsonget_str(s, "state"), "running") == 0)
 		printf("eta:      unknown (no earlier cycle to go by yet)\n");
-	if (strcmp(sget(s, "state"), "interrupted") == 0)
+	if (strcmp(jsonget_str(s, "state"), "interrupted") == 0)
 		printf("          continue it with 'warden cycle --resume'\n");
-	if (strcmp(sget(s, "state"), "waiting") == 0)
+	if (strcmp(jsonget_str(s, "state"), "waiting") == 0)
 		printf("          waiting for review: 'warden review list', then "
 		    "'warden cycle'\n");
 	json_array_foreach(json_object_get(s, "steps"), i, r)
-		printf("  round %lld %-9s %-8s %s%s%s\n", (long long)
-		    json_integer_value(json_object_get(r, "round")),
-		    sget(r, "step"), sget(r, "state"), sget(r, "started"),
-		    json_is_string(json_object_get(r, "finished")) ? " - " : "",
-		    sget(r, "finished"));
+		printf("  round %lld %-9s %-8s %s%s%s\n",
+		    (long long)jsonget_int(r, "round"),
+		    jsonget_str(r, "step"), jsonget_str(r, "state"),
+		    jsonget_str(r, "started"), json_is_string(json_object_get(r,
+		    "finished")) ? " - " : "", jsonget_str(r, "finished"));
 }
 
 static struct werr *

@@ -20,16 +20,9 @@
 #include "agent/agent.h"
 #include "cycle-private.h"
 #include "fault.h"
+#include "jsonget.h"
 #include "store-cycle.h"
 #include "util.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 static void
 agent_progress(void *arg, const char *what)
@@ -66,9 +59,9 @@ prev_attempt(const json_t *prev, const char *task)
 	size_t i;
 
 	json_array_foreach(json_object_get(prev, "agent"), i, a)
-		if (strcmp(sget(a, "task"), task) == 0 &&
+		if (strcmp(jsonget_str(a, "task"), task) == 0 &&
 		    json_integer_value(json_object_get(a, "agent_run")) > 0 &&
-		    strcmp(sget(a, "review_status"), "approved") != 0)
+		    strcmp(jsonget_str(a, "review_status"), "approved") != 0)
 			return a;
 	return NULL;
 }
@@ -95,18 +88,20 @@ same_as_before(char **why, const json_t *prev, const char *task,
 		key = cycle_cell_key(cell);
 		was = prev_cell(prev, key);
 		free(key);
-		if (was == NULL || strcmp(sget(was, "status"),
-		    sget(cell, "status")) != 0 || strcmp(sget(was, "reason"),
-		    sget(cell, "reason")) != 0 || !json_equal(json_object_get(
-		    was, "inputs"), json_object_get(cell, "inputs")))
+		if (was == NULL || strcmp(jsonget_str(was, "status"),
+		    jsonget_str(cell, "status")) != 0 ||
+		    strcmp(jsonget_str(was, "reason"),
+		    jsonget_str(cell, "reason")) != 0 ||
+		    !json_equal(json_object_get(was, "inputs"),
+		    json_object_get(cell, "inputs")))
 			same = 0;
 	}
 	if (same)
 		*why = xasprintf("failing as in cycle %s, where agent run %lld "
 		    "had it (%s) and no fix was approved; its engine, adapter "
 		    "and profile are unchanged: not retried",
-		    sget(prev, "cycle"), (long long)json_integer_value(
-		    json_object_get(attempt, "agent_run")), sget(attempt,
+		    jsonget_str(prev, "cycle"), (long long)json_integer_value(
+		    json_object_get(attempt, "agent_run")), jsonget_str(attempt,
 		    "state"));
 	return same;
 }
@@ -218,9 +213,10 @@ cycle_step_agent(struct cyc *c, json_t **result, const char **state)
 		list = json_object_get(engines, engine);
 		cv = json_object_get(cover, engine);
 		incident = json_integer_value(json_object_get(cv, "incident"));
-		if (incident != 0 && json_object_get(given, sget(cv, "task")))
+		if (incident != 0 && json_object_get(given, jsonget_str(cv,
+		    "task")))
 			continue;	/* the incident's task, given already */
-		task = incident != 0 ? xstrdup(sget(cv, "task")) :
+		task = incident != 0 ? xstrdup(jsonget_str(cv, "task")) :
 		    xasprintf("engine:%s", engine);
 		keys = json_array();
 		json_array_foreach(order, k, w) {

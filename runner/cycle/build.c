@@ -15,23 +15,10 @@
 #include <string.h>
 
 #include "cycle-private.h"
+#include "jsonget.h"
 #include "review.h"
 #include "store-cycle.h"
 #include "util.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
-
-static json_int_t
-iget(const json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
 
 /* The cell of key among a journal's splits (or a flat array), or NULL. */
 static const json_t *
@@ -86,23 +73,29 @@ final_cells(json_t *rounds, const json_t *prev_cells, const char *prev_id,
 	json_array_foreach(last, i, cell) {
 		key = cycle_cell_key(cell);
 		cell = json_deep_copy(cell);
-		st = sget(cell, "status");
+		st = jsonget_str(cell, "status");
 		first = json_array_size(rounds) > 1 ?
 		    find_cell(json_array_get(rounds, 0), key) : NULL;
 		was = find_cell(prev_cells, key);
-		if (first != NULL && cycle_status_failing(sget(first, "status")))
-			json_object_set_new(cell, "was", json_pack("{s:s, s:s, "
-			    "s:s}", "status", sget(first, "status"), "where",
-			    "round 1", "reason", sget(first, "reason")));
-		else if (was != NULL && cycle_status_failing(sget(was, "status")))
-			json_object_set_new(cell, "was", json_pack("{s:s, s:s+, "
-			    "s:s}", "status", sget(was, "status"), "where",
-			    "cycle ", prev_id, "reason", sget(was, "reason")));
+		if (first != NULL && cycle_status_failing(jsonget_str(first,
+		    "status")))
+			json_object_set_new(cell, "was",
+			    json_pack("{s:s, s:s, " "s:s}", "status",
+			    jsonget_str(first, "status"), "where", "round 1",
+			    "reason", jsonget_str(first, "reason")));
+		else if (was != NULL && cycle_status_failing(jsonget_str(was,
+		    "status")))
+			json_object_set_new(cell, "was",
+			    json_pack("{s:s, s:s+, " "s:s}", "status",
+			    jsonget_str(was, "status"), "where", "cycle ",
+			    prev_id, "reason", jsonget_str(was, "reason")));
 		if (strcmp(st, "ok") == 0 && json_object_get(cell, "was")) {
 			was = json_object_get(cell, "was");
-			note = xasprintf("%s; %s in %s: %s", sget(cell, "notes"),
-			    sget(was, "status"), sget(was, "where"),
-			    sget(was, "reason"));
+			note = xasprintf("%s; %s in %s: %s",
+			    jsonget_str(cell, "notes"),
+			    jsonget_str(was, "status"),
+			    jsonget_str(was, "where"),
+			    jsonget_str(was, "reason"));
 			json_object_set_new(cell, "notes", json_string(note));
 			json_object_set_new(cell, "status", json_string("fixed"));
 			free(note);
@@ -110,23 +103,26 @@ final_cells(json_t *rounds, const json_t *prev_cells, const char *prev_id,
 		/* broke: failing in some round of this cycle, not failing
 		 * in the last (or new since) */
 		was = find_cell(prev_cells, key);
-		fail1 = first != NULL && cycle_status_failing(sget(first,
+		fail1 = first != NULL && cycle_status_failing(jsonget_str(first,
 		    "status"));
-		failn = cycle_status_failing(sget(cell, "status"));
+		failn = cycle_status_failing(jsonget_str(cell, "status"));
 		if ((fail1 || failn) && (was == NULL ||
-		    !cycle_status_failing(sget(was, "status"))))
-			json_array_append_new(broke, json_pack("{s:s, s:s, s:b}",
-			    "cell", key, "status", fail1 ? sget(first, "status") :
-			    sget(cell, "status"), "fixed", !failn));
-		if (strcmp(sget(cell, "status"), "skipped") == 0) {
-			int same = was != NULL && strcmp(sget(was, "status"),
-			    "skipped") == 0 && strcmp(sget(was, "reason"),
-			    sget(cell, "reason")) == 0;
+		    !cycle_status_failing(jsonget_str(was, "status"))))
+			json_array_append_new(broke,
+			    json_pack("{s:s, s:s, s:b}", "cell", key, "status",
+			    fail1 ? jsonget_str(first,
+			    "status") : jsonget_str(cell, "status"), "fixed",
+			    !failn));
+		if (strcmp(jsonget_str(cell, "status"), "skipped") == 0) {
+			int same = was != NULL &&
+			    strcmp(jsonget_str(was, "status"),
+			    "skipped") == 0 && strcmp(jsonget_str(was,
+			    "reason"), jsonget_str(cell, "reason")) == 0;
 
 			json_object_set_new(cell, "prior", json_integer(same ?
-			    iget(was, "prior") + 1 : 0));
+			    jsonget_int(was, "prior") + 1 : 0));
 			json_object_set_new(cell, "since", json_string(same ?
-			    sget(was, "since") : id));
+			    jsonget_str(was, "since") : id));
 		}
 		json_array_append_new(out, cell);
 		free(key);
@@ -146,17 +142,20 @@ splits_of(const json_t *cells)
 	json_array_foreach(cells, i, cell) {
 		found = 0;
 		json_array_foreach(splits, j, s)
-			if (strcmp(sget(s, "model"), sget(cell, "model")) == 0 &&
-			    strcmp(sget(s, "split"), sget(cell, "split")) == 0) {
+			if (strcmp(jsonget_str(s, "model"),
+			    jsonget_str(cell, "model")) == 0 &&
+			    strcmp(jsonget_str(s, "split"),
+			    jsonget_str(cell, "split")) == 0) {
 				json_array_append(json_object_get(s, "cells"),
 				    (json_t *)cell);
 				found = 1;
 				break;
 			}
 		if (!found)
-			json_array_append_new(splits, json_pack("{s:s, s:s, "
-			    "s:[O]}", "model", sget(cell, "model"), "split",
-			    sget(cell, "split"), "cells", cell));
+			json_array_append_new(splits,
+			    json_pack("{s:s, s:s, " "s:[O]}", "model",
+			    jsonget_str(cell, "model"), "split",
+			    jsonget_str(cell, "split"), "cells", cell));
 	}
 	return splits;
 }
@@ -171,23 +170,26 @@ versions(json_t *summary, const json_t *steps)
 	size_t i, j;
 
 	json_array_foreach(steps, i, r) {
-		if (strcmp(sget(r, "step"), "update") != 0)
+		if (strcmp(jsonget_str(r, "step"), "update") != 0)
 			continue;
 		json_array_foreach(json_object_get(json_object_get(r, "result"),
 		    "engines"), j, e) {
 			json_object_foreach(json_object_get(e, "changes"), pkg, ch)
-				json_array_append_new(changed, json_pack("{s:s, "
-				    "s:s, s:O?, s:O?, s:I}", "engine", sget(e,
-				    "engine"), "package", pkg, "old",
+				json_array_append_new(changed,
+				    json_pack("{s:s, " "s:s, s:O?, s:O?, s:I}",
+				    "engine", jsonget_str(e, "engine"),
+				    "package", pkg, "old",
 				    json_object_get(ch, "old"), "new",
 				    json_object_get(ch, "new"), "round",
-				    iget(r, "round")));
-			if (strcmp(sget(e, "outcome"), "updated") != 0 &&
-			    strcmp(sget(e, "outcome"), "unchanged") != 0)
-				json_array_append_new(failed, json_pack("{s:s, "
-				    "s:s, s:s, s:I}", "engine", sget(e, "engine"),
-				    "outcome", sget(e, "outcome"), "detail",
-				    sget(e, "detail"), "round", iget(r, "round")));
+				    jsonget_int(r, "round")));
+			if (strcmp(jsonget_str(e, "outcome"), "updated") != 0 &&
+			    strcmp(jsonget_str(e, "outcome"), "unchanged") != 0)
+				json_array_append_new(failed,
+				    json_pack("{s:s, " "s:s, s:s, s:I}",
+				    "engine", jsonget_str(e, "engine"),
+				    "outcome", jsonget_str(e, "outcome"),
+				    "detail", jsonget_str(e, "detail"), "round",
+				    jsonget_int(r, "round")));
 		}
 	}
 	json_object_set_new(summary, "versions", changed);
@@ -211,26 +213,27 @@ static char *
 step_line(const json_t *r)
 {
 	const json_t *res = json_object_get(r, "result"), *v;
-	const char *step = sget(r, "step"), *key;
+	const char *step = jsonget_str(r, "step"), *key;
 	struct buf b = BUF_INIT;
 	size_t i;
 
 	if (json_is_string(json_object_get(res, "why")))
-		buf_puts(&b, sget(res, "why"));
+		buf_puts(&b, jsonget_str(res, "why"));
 	else if (strcmp(step, "checkout") == 0)
-		buf_puts(&b, sget(res, "what"));
+		buf_puts(&b, jsonget_str(res, "what"));
 	else if (strcmp(step, "update") == 0) {
 		json_array_foreach(json_object_get(res, "engines"), i, v)
-			buf_printf(&b, "%s%s %s", i ? ", " : "", sget(v, "engine"),
-			    sget(v, "outcome"));
+			buf_printf(&b, "%s%s %s", i ? ", " : "",
+			    jsonget_str(v, "engine"),
+			    jsonget_str(v, "outcome"));
 	} else if (strcmp(step, "campaign") == 0) {
-		buf_printf(&b, "run %s, %lld sweeps:", sget(res, "run"),
-		    (long long)iget(res, "sweeps"));
+		buf_printf(&b, "run %s, %lld sweeps:", jsonget_str(res, "run"),
+		    (long long)jsonget_int(res, "sweeps"));
 		json_object_foreach(json_object_get(res, "outcomes"), key, v)
 			buf_printf(&b, " %lld %s", (long long)
 			    json_integer_value(v), key);
 	} else if (strcmp(step, "fidelity") == 0)
-		buf_printf(&b, "run %s", sget(res, "run"));
+		buf_printf(&b, "run %s", jsonget_str(res, "run"));
 	else if (strcmp(step, "gate") == 0) {
 		buf_printf(&b, "%zu passed, %zu failed",
 		    json_array_size(json_object_get(res, "passed")),
@@ -254,15 +257,17 @@ step_line(const json_t *r)
 	} else if (strcmp(step, "agent") == 0) {
 		json_array_foreach(json_object_get(res, "runs"), i, v)
 			buf_printf(&b, "%s%s: run %lld %s", i ? "; " : "",
-			    sget(v, "task"), (long long)iget(v, "agent_run"),
-			    sget(v, "state"));
+			    jsonget_str(v, "task"),
+			    (long long)jsonget_int(v, "agent_run"),
+			    jsonget_str(v, "state"));
 		if (b.len == 0)
 			buf_puts(&b, "nothing for the agent");
 	} else if (strcmp(step, "publish") == 0)
-		buf_printf(&b, "snapshot %s, tag %s", sget(res, "snapshot"),
-		    sget(res, "tag"));
+		buf_printf(&b, "snapshot %s, tag %s",
+		    jsonget_str(res, "snapshot"), jsonget_str(res, "tag"));
 	else if (strcmp(step, "export") == 0)
-		buf_printf(&b, "%lld entries", (long long)iget(res, "entries"));
+		buf_printf(&b, "%lld entries", (long long)jsonget_int(res,
+		    "entries"));
 	else if (strcmp(step, "journal") == 0)
 		buf_puts(&b, "the cycle journal recorded");
 	return buf_detach(&b);
@@ -277,14 +282,14 @@ timeline(const json_t *steps)
 	size_t i;
 
 	json_array_foreach(steps, i, r) {
-		if (strcmp(sget(r, "state"), "running") == 0)
+		if (strcmp(jsonget_str(r, "state"), "running") == 0)
 			continue;
 		line = step_line(r);
 		json_array_append_new(t, json_pack("{s:s, s:s?, s:I, s:s, s:s, "
-		    "s:s}", "started", sget(r, "started"), "finished",
+		    "s:s}", "started", jsonget_str(r, "started"), "finished",
 		    json_string_value(json_object_get(r, "finished")), "round",
-		    iget(r, "round"), "step", sget(r, "step"), "state",
-		    sget(r, "state"), "what", line));
+		    jsonget_int(r, "round"), "step", jsonget_str(r, "step"),
+		    "state", jsonget_str(r, "state"), "what", line));
 		free(line);
 	}
 	return t;
@@ -301,9 +306,10 @@ agent_tasks(json_t **out, struct cyc *c)
 	if ((err = store_cycle_agent_tasks(c->store, c->id, &tasks)) != NULL)
 		return err;
 	json_array_foreach(tasks, i, t) {
-		if (iget(t, "review") <= 0)
+		if (jsonget_int(t, "review") <= 0)
 			continue;
-		if ((err = review_show(&rv, c->store, iget(t, "review"))) != NULL)
+		if ((err = review_show(&rv, c->store,
+		    jsonget_int(t, "review"))) != NULL)
 			break;
 		json_object_set(t, "review_status", json_object_get(rv,
 		    "status"));
@@ -328,7 +334,8 @@ reviews(json_t *journal, json_t *summary, struct store *store,
 	    (err = review_list(&pending, store, "pending")) != NULL)
 		goto out;
 	json_array_foreach(approved, i, r)
-		if (since == NULL || strcmp(sget(r, "decided"), since) >= 0)
+		if (since == NULL || strcmp(jsonget_str(r, "decided"),
+		    since) >= 0)
 			json_array_append_new(landed, json_pack("{s:O, s:O?, "
 			    "s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(r,
 			    "id"), "source", json_object_get(r, "source"),
@@ -361,9 +368,9 @@ engine_well(const json_t *cells, const char *engine)
 	int any = 0;
 
 	json_array_foreach(cells, i, cell) {
-		if (strcmp(sget(cell, "engine"), engine) != 0)
+		if (strcmp(jsonget_str(cell, "engine"), engine) != 0)
 			continue;
-		st = sget(cell, "status");
+		st = jsonget_str(cell, "status");
 		if (strcmp(st, "ok") != 0 && strcmp(st, "fixed") != 0 &&
 		    strcmp(st, "degraded") != 0)
 			return 0;
@@ -386,30 +393,39 @@ findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
 
 	json_array_foreach(cells, i, cell) {
 		json_array_foreach(json_object_get(cell, "levels"), j, lv) {
-			if (strcmp(sget(lv, "status"), "oom") == 0)
-				json_array_append_new(oom, json_pack("{s:s, s:s, "
+			if (strcmp(jsonget_str(lv, "status"), "oom") == 0)
+				json_array_append_new(oom,
+				    json_pack("{s:s, s:s, "
 				    "s:s, s:I, s:s, s:O?, s:O?}", "engine",
-				    sget(cell, "engine"), "model", sget(cell,
-				    "model"), "split", sget(cell, "split"),
-				    "concurrency", iget(lv, "concurrency"),
-				    "detail", sget(lv, "detail"),
-				    "peak_system_bytes", json_object_get(lv,
-				    "peak_system_bytes"), "system_total_bytes",
+				    jsonget_str(cell, "engine"), "model",
+				    jsonget_str(cell, "model"), "split",
+				    jsonget_str(cell, "split"), "concurrency",
+				    jsonget_int(lv, "concurrency"), "detail",
+				    jsonget_str(lv, "detail"),
+				    "peak_system_bytes",
+				    json_object_get(lv, "peak_system_bytes"),
+				    "system_total_bytes",
 				    json_object_get(lv, "system_total_bytes")));
 			if (json_is_true(json_object_get(lv, "client_limited")))
-				json_array_append_new(sus, json_pack("{s:s, s:s, "
-				    "s:s, s:I, s:s}", "engine", sget(cell,
-				    "engine"), "model", sget(cell, "model"),
-				    "split", sget(cell, "split"), "concurrency",
-				    iget(lv, "concurrency"), "why", "warden's "
+				json_array_append_new(sus,
+				    json_pack("{s:s, s:s, " "s:s, s:I, s:s}",
+				    "engine", jsonget_str(cell, "engine"),
+				    "model", jsonget_str(cell, "model"),
+				    "split", jsonget_str(cell, "split"),
+				    "concurrency",
+				    jsonget_int(lv, "concurrency"), "why",
+				    "warden's "
 				    "client was the limit (client_limited): the "
 				    "figures may understate the engine"));
-			if (iget(lv, "usage_streamed") > 0)
-				json_array_append_new(sus, json_pack("{s:s, s:s, "
-				    "s:s, s:I, s:s}", "engine", sget(cell,
-				    "engine"), "model", sget(cell, "model"),
-				    "split", sget(cell, "split"), "concurrency",
-				    iget(lv, "concurrency"), "why", "the engine "
+			if (jsonget_int(lv, "usage_streamed") > 0)
+				json_array_append_new(sus,
+				    json_pack("{s:s, s:s, " "s:s, s:I, s:s}",
+				    "engine", jsonget_str(cell, "engine"),
+				    "model", jsonget_str(cell, "model"),
+				    "split", jsonget_str(cell, "split"),
+				    "concurrency",
+				    jsonget_int(lv, "concurrency"), "why",
+				    "the engine "
 				    "reported no usage: output tokens counted "
 				    "from the stream"));
 		}
@@ -425,10 +441,11 @@ findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
 			    "%.1f tok/s (%+.0f %%) since the previous cycle",
 			    then, now, (now / then - 1) * 100);
 
-			json_array_append_new(sus, json_pack("{s:s, s:s, s:s, "
-			    "s:s}", "engine", sget(cell, "engine"), "model",
-			    sget(cell, "model"), "split", sget(cell, "split"),
-			    "why", why));
+			json_array_append_new(sus,
+			    json_pack("{s:s, s:s, s:s, " "s:s}", "engine",
+			    jsonget_str(cell, "engine"), "model",
+			    jsonget_str(cell, "model"), "split",
+			    jsonget_str(cell, "split"), "why", why));
 			free(why);
 		}
 	}
@@ -437,11 +454,11 @@ findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
 	json_object_foreach((json_t *)json_object_get(gate, "failures"),
 	    engine, fails)
 		json_array_foreach(fails, j, f)
-			if (strcmp(sget(f, "check"), "fidelity") == 0 &&
+			if (strcmp(jsonget_str(f, "check"), "fidelity") == 0 &&
 			    engine_well(cells, engine))
-				json_array_append_new(sus, json_pack("{s:s, "
-				    "s:s}", "engine", engine, "why", sget(f,
-				    "why")));
+				json_array_append_new(sus,
+				    json_pack("{s:s, " "s:s}", "engine", engine,
+				    "why", jsonget_str(f, "why")));
 	json_object_set_new(journal, "oom", oom);
 	json_object_set_new(journal, "suspicious", sus);
 }
@@ -455,21 +472,25 @@ skipped(const json_t *cells, const json_t *steps)
 	size_t i, j;
 
 	json_array_foreach(cells, i, cell)
-		if (strcmp(sget(cell, "status"), "skipped") == 0)
-			json_array_append_new(out, json_pack("{s:s, s:s, s:s, "
-			    "s:s, s:O?, s:O?}", "engine", sget(cell, "engine"),
-			    "model", sget(cell, "model"), "split", sget(cell,
-			    "split"), "reason", sget(cell, "reason"), "prior",
+		if (strcmp(jsonget_str(cell, "status"), "skipped") == 0)
+			json_array_append_new(out,
+			    json_pack("{s:s, s:s, s:s, " "s:s, s:O?, s:O?}",
+			    "engine", jsonget_str(cell, "engine"), "model",
+			    jsonget_str(cell, "model"), "split",
+			    jsonget_str(cell, "split"), "reason",
+			    jsonget_str(cell, "reason"), "prior",
 			    json_object_get(cell, "prior"), "since",
 			    json_object_get(cell, "since")));
 	json_array_foreach(steps, i, r)
-		if (strcmp(sget(r, "step"), "agent") == 0)
+		if (strcmp(jsonget_str(r, "step"), "agent") == 0)
 			json_array_foreach(json_object_get(json_object_get(r,
 			    "result"), "skipped"), j, s)
-				json_array_append_new(out, json_pack("{s:s, s:O?, "
-				    "s:s, s:I}", "task", sget(s, "task"), "cells",
-				    json_object_get(s, "cells"), "reason", sget(s,
-				    "why"), "round", iget(r, "round")));
+				json_array_append_new(out,
+				    json_pack("{s:s, s:O?, " "s:s, s:I}",
+				    "task", jsonget_str(s, "task"), "cells",
+				    json_object_get(s, "cells"), "reason",
+				    jsonget_str(s, "why"), "round",
+				    jsonget_int(r, "round")));
 	return out;
 }
 
@@ -480,8 +501,8 @@ last_result(const json_t *steps, const char *step)
 	size_t i;
 
 	json_array_foreach(steps, i, r)
-		if (strcmp(sget(r, "step"), step) == 0 &&
-		    strcmp(sget(r, "state"), "running") != 0)
+		if (strcmp(jsonget_str(r, "step"), step) == 0 &&
+		    strcmp(jsonget_str(r, "state"), "running") != 0)
 			found = r;
 	return found;
 }
@@ -521,7 +542,7 @@ cycle_build_journal(json_t **out, struct cyc *c)
 		goto out;
 	if (prow != NULL) {
 		prev_cells = journal_cells(json_object_get(prow, "journal"));
-		prev_id = sget(prow, "id");
+		prev_id = jsonget_str(prow, "id");
 	}
 	for (r = 1; r <= c->round; r++) {
 		if ((err = cycle_round_cells(&rc, c, r)) != NULL)
@@ -530,8 +551,9 @@ cycle_build_journal(json_t **out, struct cyc *c)
 	}
 	cells = final_cells(rounds, prev_cells, prev_id, c->id, broke);
 	json_array_foreach(cells, i, cell)
-		json_object_set_new(statuses, sget(cell, "status"),
-		    json_integer(iget(statuses, sget(cell, "status")) + 1));
+		json_object_set_new(statuses, jsonget_str(cell, "status"),
+		    json_integer(jsonget_int(statuses,
+		    jsonget_str(cell, "status")) + 1));
 	utc_now_iso(now, sizeof(now));
 	gate = json_object_get(last_result(c->steps, "gate"), "result");
 	pub = last_result(c->steps, "publish");
@@ -552,22 +574,23 @@ cycle_build_journal(json_t **out, struct cyc *c)
 		json_object_del(summary, "incidents_open");
 	}
 	versions(summary, c->steps);
-	if (pub != NULL && strcmp(sget(pub, "state"), "done") == 0)
+	if (pub != NULL && strcmp(jsonget_str(pub, "state"), "done") == 0)
 		json_object_set(summary, "published", json_object_get(pub,
 		    "result"));
 	else
-		json_object_set_new(summary, "not_published", json_string(
-		    pub != NULL ? sget(json_object_get(pub, "result"), "why") :
-		    "the cycle did not reach publish"));
+		json_object_set_new(summary, "not_published",
+		    json_string(pub != NULL ? jsonget_str(json_object_get(pub,
+		    "result"), "why") : "the cycle did not reach publish"));
 	journal = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, "
 	    "s:o, s:o}", "schema", 1, "cycle", c->id, "roster", c->roster->name,
-	    "official_branch", c->policy->official_branch,
-	    "machine", c->machine, "rounds", c->round, "started", sget(row,
-	    "created"), "finished", now, "state", c->waiting ? "waiting" :
-	    "done", "summary", summary, "splits", splits_of(cells));
+	    "official_branch", c->policy->official_branch, "machine",
+	    c->machine, "rounds", c->round, "started",
+	    jsonget_str(row, "created"), "finished", now, "state",
+	    c->waiting ? "waiting" : "done", "summary", summary, "splits",
+	    splits_of(cells));
 	if ((err = agent_tasks(&tasks, c)) != NULL ||
 	    (err = reviews(journal, summary, c->store, prow != NULL ?
-	    sget(prow, "created") : NULL)) != NULL) {
+	    jsonget_str(prow, "created") : NULL)) != NULL) {
 		json_decref(journal);
 		goto out;
 	}

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "cycle.h"
+#include "jsonget.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -46,20 +47,6 @@ cycle_status_known(const char *status)
 	    strcmp(status, "fixed") == 0;
 }
 
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
-
-static json_int_t
-iget(const json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
-
 /* The first line of a sweep's detail, without its log tail. */
 static char *
 detail_line(const char *detail)
@@ -79,9 +66,9 @@ detail_line(const char *detail)
 static int
 out_of_memory(const json_t *sweep)
 {
-	const char *d = sget(sweep, "detail");
-	json_int_t peak = iget(sweep, "peak_system_bytes");
-	json_int_t ram = iget(sweep, "system_total_bytes");
+	const char *d = jsonget_str(sweep, "detail");
+	json_int_t peak = jsonget_int(sweep, "peak_system_bytes");
+	json_int_t ram = jsonget_int(sweep, "system_total_bytes");
 
 	if (strstr(d, "killed by signal 9 ") != NULL &&
 	    strstr(d, "killed by signal 9 ") < d + strcspn(d, "\n"))
@@ -93,9 +80,9 @@ out_of_memory(const json_t *sweep)
 static const char *
 level_status(const json_t *sweep, json_int_t *failed)
 {
-	const char *out = sget(sweep, "outcome");
-	json_int_t total = iget(sweep, "total");
-	json_int_t done = iget(sweep, "completed");
+	const char *out = jsonget_str(sweep, "outcome");
+	json_int_t total = jsonget_int(sweep, "total");
+	json_int_t done = jsonget_int(sweep, "completed");
 
 	*failed = total - done;
 	if (strcmp(out, "skipped") == 0 || strcmp(out, "unsupported") == 0 ||
@@ -136,9 +123,9 @@ classes(struct buf *b, const json_t *summary)
 		if (json_integer_value(v) > 0)
 			buf_printf(b, "%s%lld %s", n++ ? ", " : "",
 			    (long long)json_integer_value(v), key);
-	if (iget(summary, "not_started") > 0)
+	if (jsonget_int(summary, "not_started") > 0)
 		buf_printf(b, "%s%lld not started", n++ ? ", " : "",
-		    (long long)iget(summary, "not_started"));
+		    (long long)jsonget_int(summary, "not_started"));
 }
 
 /*
@@ -184,18 +171,20 @@ cycle_cell_judge(const json_t *sweeps)
 		    "output_throughput"));
 
 		st = level_status(s, &failed);
-		line = detail_line(sget(s, "detail"));
+		line = detail_line(jsonget_str(s, "detail"));
 		json_array_append_new(levels, json_pack("{s:I, s:s, s:s, s:I, "
 		    "s:I, s:s, s:O?, s:O?, s:O?, s:b, s:I}", "concurrency",
-		    iget(s, "concurrency"), "status", st, "outcome",
-		    sget(s, "outcome"), "completed", iget(s, "completed"),
-		    "total", iget(s, "total"), "detail", line,
-		    "peak_system_bytes", json_object_get(s, "peak_system_bytes"),
-		    "system_total_bytes", json_object_get(s,
-		    "system_total_bytes"), "output_throughput",
-		    json_object_get(sum, "output_throughput"), "client_limited",
+		    jsonget_int(s, "concurrency"), "status", st, "outcome",
+		    jsonget_str(s, "outcome"), "completed",
+		    jsonget_int(s, "completed"), "total",
+		    jsonget_int(s, "total"), "detail", line,
+		    "peak_system_bytes", json_object_get(s,
+		    "peak_system_bytes"), "system_total_bytes",
+		    json_object_get(s, "system_total_bytes"),
+		    "output_throughput", json_object_get(sum,
+		    "output_throughput"), "client_limited",
 		    json_is_true(json_object_get(sum, "client_limited")),
-		    "usage_streamed", iget(sum, "usage_streamed")));
+		    "usage_streamed", jsonget_int(sum, "usage_streamed")));
 		if (worst == NULL || rank(st) < rank(worst)) {
 			worst = st;
 			buf_reset(&reason);
@@ -203,25 +192,27 @@ cycle_cell_judge(const json_t *sweeps)
 			if (reason.len == 0) {
 				/* complete, failing: how the requests failed */
 				buf_printf(&reason, "c=%lld: ", (long long)
-				    iget(s, "concurrency"));
+				    jsonget_int(s, "concurrency"));
 				classes(&reason, sum);
 			}
 		}
 		if (strcmp(st, "skipped") != 0) {
-			total += iget(s, "total");
+			total += jsonget_int(s, "total");
 			fails += failed;
-			buf_printf(&notes, "%sc=%lld %lld/%lld", notes.len ? ", " :
-			    "", (long long)iget(s, "concurrency"),
-			    (long long)iget(s, "completed"),
-			    (long long)iget(s, "total"));
+			buf_printf(&notes, "%sc=%lld %lld/%lld",
+			    notes.len ? ", " : "",
+			    (long long)jsonget_int(s, "concurrency"),
+			    (long long)jsonget_int(s, "completed"),
+			    (long long)jsonget_int(s, "total"));
 			buf_reset(&tail);
 			classes(&tail, sum);
-			if (strcmp(sget(s, "outcome"), "complete") != 0)
-				buf_printf(&notes, " %s", sget(s, "outcome"));
+			if (strcmp(jsonget_str(s, "outcome"), "complete") != 0)
+				buf_printf(&notes, " %s",
+				    jsonget_str(s, "outcome"));
 			else if (tail.len > 0)
 				buf_printf(&notes, " (%s)", buf_cstr(&tail));
-			if (strcmp(sget(s, "outcome"), "complete") == 0 &&
-			    tput > best)
+			if (strcmp(jsonget_str(s, "outcome"),
+			    "complete") == 0 && tput > best)
 				best = tput;
 		}
 		free(line);
@@ -242,16 +233,15 @@ cycle_cell_judge(const json_t *sweeps)
 	}
 	prov = json_object_get(first, "provenance");
 	cell = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:o, "
-	    "s:{s:O?, s:O?, s:o}}",
-	    "engine", sget(first, "engine"), "model", sget(first, "model"),
-	    "split", sget(first, "split"), "status", worst, "reason",
+	    "s:{s:O?, s:O?, s:o}}", "engine", jsonget_str(first, "engine"),
+	    "model", jsonget_str(first, "model"), "split",
+	    jsonget_str(first, "split"), "status", worst, "reason",
 	    buf_cstr(&reason), "notes", buf_cstr(&notes), "levels", levels,
 	    "requests", total, "failed", fails, "best_output_throughput",
 	    best > 0 ? json_real(best) : json_null(), "inputs",
 	    "adapter_sha256", json_object_get(prov, "adapter_sha256"),
-	    "profile_sha256", json_object_get(prov, "profile_sha256"),
-	    "engine", engine_digest(json_object_get(prov,
-	    "engine_manifest")));
+	    "profile_sha256", json_object_get(prov, "profile_sha256"), "engine",
+	    engine_digest(json_object_get(prov, "engine_manifest")));
 	buf_free(&notes);
 	buf_free(&reason);
 	buf_free(&tail);
@@ -270,8 +260,8 @@ cycle_cells(const json_t *sweeps)
 	/* group by (engine, model, split), in the order cells first appear */
 	json_array_foreach((json_t *)sweeps, i, s) {
 		buf_reset(&k);
-		buf_printf(&k, "%s\x1f%s\x1f%s", sget(s, "engine"),
-		    sget(s, "model"), sget(s, "split"));
+		buf_printf(&k, "%s\x1f%s\x1f%s", jsonget_str(s, "engine"),
+		    jsonget_str(s, "model"), jsonget_str(s, "split"));
 		if ((g = json_object_get(groups, buf_cstr(&k))) == NULL) {
 			g = json_array();
 			json_object_set_new(groups, buf_cstr(&k), g);
@@ -292,6 +282,6 @@ cycle_cells(const json_t *sweeps)
 char *
 cycle_cell_key(const json_t *cell)
 {
-	return xasprintf("%s/%s/%s", sget(cell, "engine"), sget(cell, "model"),
-	    sget(cell, "split"));
+	return xasprintf("%s/%s/%s", jsonget_str(cell, "engine"),
+	    jsonget_str(cell, "model"), jsonget_str(cell, "split"));
 }

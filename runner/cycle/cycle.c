@@ -25,6 +25,7 @@
 #include "cycle-private.h"
 #include "fault.h"
 #include "journal.h"
+#include "jsonget.h"
 #include "official.h"
 #include "review.h"
 #include "store-campaign.h"
@@ -51,14 +52,6 @@ static const struct {
 	{ NULL, NULL },
 };
 
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
-
 static const json_t *
 step_row(const json_t *steps, int round, const char *step)
 {
@@ -67,7 +60,7 @@ step_row(const json_t *steps, int round, const char *step)
 
 	json_array_foreach(steps, i, r)
 		if (json_integer_value(json_object_get(r, "round")) == round &&
-		    strcmp(sget(r, "step"), step) == 0)
+		    strcmp(jsonget_str(r, "step"), step) == 0)
 			return r;
 	return NULL;
 }
@@ -77,7 +70,7 @@ cycle_step_state(const struct cyc *c, int round, const char *step)
 {
 	const json_t *r = step_row(c->steps, round, step);
 
-	return r != NULL ? sget(r, "state") : NULL;
+	return r != NULL ? jsonget_str(r, "state") : NULL;
 }
 
 const json_t *
@@ -128,7 +121,7 @@ cycle_queued_reviews(struct cyc *c)
 		if (json_integer_value(json_object_get(t, "review")) > 0)
 			json_array_append(ids, json_object_get(t, "review"));
 	json_array_foreach(c->steps, i, r)
-		if (strcmp(sget(r, "step"), "triage") == 0)
+		if (strcmp(jsonget_str(r, "step"), "triage") == 0)
 			json_array_foreach(json_object_get(json_object_get(r,
 			    "result"), "reviews"), j, v)
 				json_array_append(ids, v);
@@ -157,7 +150,8 @@ prev_duration(const struct cyc *c, const char *step)
 {
 	const json_t *r = step_row(c->prev_steps, 1, step);
 
-	return r != NULL ? span_s(sget(r, "started"), sget(r, "finished")) : -1;
+	return r != NULL ? span_s(jsonget_str(r, "started"),
+	    jsonget_str(r, "finished")) : -1;
 }
 
 /* The cycle's ETA: the step under way (its own estimate, else the
@@ -292,7 +286,7 @@ still_waiting(int *waiting, json_t **pending, char **why, struct cyc *c)
 	json_array_foreach(ids, i, v) {
 		if ((err = review_show(&r, c->store, json_integer_value(v))) != NULL)
 			break;
-		st = sget(r, "status");
+		st = jsonget_str(r, "status");
 		if (strcmp(st, "pending") == 0)
 			json_array_append(*pending, v);
 		else if (strcmp(st, "approved") == 0) {
@@ -389,25 +383,27 @@ pick_cycle(json_t **out, struct cyc *c)
 
 	if ((err = store_cycle_latest(c->store, &latest)) != NULL)
 		return err;
-	state = sget(latest, "state");
+	state = jsonget_str(latest, "state");
 	if (latest != NULL && strcmp(state, "done") != 0) {
-		c->id = xstrdup(sget(latest, "id"));
+		c->id = xstrdup(jsonget_str(latest, "id"));
 		c->round = (int)json_integer_value(json_object_get(latest,
 		    "round"));
-		if (o->roster != NULL && strcmp(o->roster, sget(latest,
+		if (o->roster != NULL && strcmp(o->roster, jsonget_str(latest,
 		    "roster")) != 0) {
 			err = werr_new(WEXIT_INPUT, "cycle '%s' of roster '%s' "
 			    "is not finished; continue it with 'warden cycle' "
-			    "(without '--roster %s')", c->id, sget(latest,
-			    "roster"), o->roster);
+			    "(without '--roster %s')", c->id,
+			    jsonget_str(latest, "roster"), o->roster);
 			goto out;
 		}
 		c->resumed = 1;
-		c->roster = policy_roster(c->policy, sget(latest, "roster"));
+		c->roster = policy_roster(c->policy,
+		    jsonget_str(latest, "roster"));
 		if (c->roster == NULL) {
-			err = werr_new(WEXIT_INPUT, "cycle '%s' ran roster '%s', "
+			err = werr_new(WEXIT_INPUT,
+			    "cycle '%s' ran roster '%s', "
 			    "which the official policy no longer has", c->id,
-			    sget(latest, "roster"));
+			    jsonget_str(latest, "roster"));
 			goto out;
 		}
 		if ((err = store_set_cycle(c->store, c->id)) != NULL ||
@@ -436,7 +432,7 @@ pick_cycle(json_t **out, struct cyc *c)
 	if (o->resume) {
 		err = werr_new(WEXIT_INPUT, latest == NULL ? "there is no "
 		    "cycle to resume" : "there is no cycle to resume: the last, "
-		    "'%s', is done", sget(latest, "id"));
+		    "'%s', is done", jsonget_str(latest, "id"));
 		goto out;
 	}
 	c->roster = policy_roster(c->policy, o->roster != NULL ? o->roster :
@@ -624,8 +620,8 @@ cycle_run(json_t **out, const struct cycle_opts *o)
 		goto out;
 	if ((err = store_cycle_previous(c.store, c.id, &prev)) != NULL)
 		goto out;
-	if (prev != NULL && (err = store_cycle_steps(c.store, sget(prev, "id"),
-	    &c.prev_steps)) != NULL)
+	if (prev != NULL && (err = store_cycle_steps(c.store, jsonget_str(prev,
+	    "id"), &c.prev_steps)) != NULL)
 		goto out;
 	if ((err = run_round(&journal, &c)) != NULL ||
 	    (err = store_cycle_get(c.store, c.id, &row)) != NULL)

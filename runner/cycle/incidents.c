@@ -15,17 +15,10 @@
 #include <string.h>
 
 #include "cycle-private.h"
+#include "jsonget.h"
 #include "store-review.h"
 #include "triage/triage.h"
 #include "util.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 static int
 is_open(const char *state)
@@ -76,7 +69,7 @@ cycle_incident_cover(json_t **cover, struct store *store,
 	if ((err = triage_incident_list(&all, store, NULL)) != NULL)
 		return err;
 	json_array_foreach(all, i, row) {
-		state = sget(row, "state");
+		state = jsonget_str(row, "state");
 		rec = json_object_get(row, "record");
 		id = json_integer_value(json_object_get(row, "id"));
 		if (!is_open(state))

@@ -12,20 +12,7 @@
 #include <string.h>
 
 #include "cycle.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
-
-static json_int_t
-iget(const json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
+#include "jsonget.h"
 
 /* Text for a table cell: '|' escaped, line breaks as spaces. */
 static void
@@ -67,7 +54,7 @@ summary(struct buf *md, const json_t *j)
 	int n = 0;
 
 	buf_puts(md, "## Summary\n\n");
-	buf_printf(md, "- **Cells**: %lld", (long long)iget(s, "cells"));
+	buf_printf(md, "- **Cells**: %lld", (long long)jsonget_int(s, "cells"));
 	json_object_foreach((json_t *)json_object_get(s, "statuses"), key, v)
 		buf_printf(md, "%s%lld %s", n++ ? ", " : " — ",
 		    (long long)json_integer_value(v), key);
@@ -76,23 +63,25 @@ summary(struct buf *md, const json_t *j)
 		buf_puts(md, "nothing moved");
 	json_array_foreach(json_object_get(s, "versions"), i, v) {
 		buf_printf(md, "%s%s %s → %s (%s", i ? "; " : "",
-		    sget(v, "package"), json_is_string(json_object_get(v, "old")) ?
-		    sget(v, "old") : "(none)", json_is_string(json_object_get(v,
-		    "new")) ? sget(v, "new") : "(removed)", sget(v, "engine"));
-		if (iget(j, "rounds") > 1)
-			buf_printf(md, ", round %lld", (long long)iget(v, "round"));
+		    jsonget_str(v, "package"), json_is_string(json_object_get(v,
+		    "old")) ? jsonget_str(v, "old") : "(none)",
+		    json_is_string(json_object_get(v, "new")) ? jsonget_str(v,
+		    "new") : "(removed)", jsonget_str(v, "engine"));
+		if (jsonget_int(j, "rounds") > 1)
+			buf_printf(md, ", round %lld",
+			    (long long)jsonget_int(v, "round"));
 		buf_puts(md, ")");
 	}
 	json_array_foreach(json_object_get(s, "update_failed"), i, v)
 		buf_printf(md, "%s%s: update %s", i ? "; " : "; ",
-		    sget(v, "engine"), sget(v, "outcome"));
+		    jsonget_str(v, "engine"), jsonget_str(v, "outcome"));
 	buf_puts(md, "\n- **Broke**: ");
 	if (json_array_size(json_object_get(s, "broke")) == 0)
 		buf_puts(md, "nothing");
 	json_array_foreach(json_object_get(s, "broke"), i, v)
-		buf_printf(md, "%s%s (%s%s)", i ? ", " : "", sget(v, "cell"),
-		    sget(v, "status"), json_is_true(json_object_get(v, "fixed")) ?
-		    ", fixed" : "");
+		buf_printf(md, "%s%s (%s%s)", i ? ", " : "",
+		    jsonget_str(v, "cell"), jsonget_str(v, "status"),
+		    json_is_true(json_object_get(v, "fixed")) ? ", fixed" : "");
 	g = json_object_get(s, "gate");
 	buf_puts(md, "\n- **Gate**: passed ");
 	list_strings(md, json_object_get(g, "passed"), "none");
@@ -114,20 +103,22 @@ summary(struct buf *md, const json_t *j)
 		buf_puts(md, "nothing waiting");
 	json_array_foreach(json_object_get(s, "reviews_waiting"), i, v) {
 		buf_printf(md, "%s#%lld (%s) waiting", i ? "; " : "",
-		    (long long)iget(v, "id"), sget(v, "source"));
-		if (sget(v, "note")[0] != '\0')
-			buf_printf(md, ": %s", sget(v, "note"));
+		    (long long)jsonget_int(v, "id"), jsonget_str(v, "source"));
+		if (jsonget_str(v, "note")[0] != '\0')
+			buf_printf(md, ": %s", jsonget_str(v, "note"));
 	}
 	v = json_object_get(s, "published");
 	if (v != NULL)
-		buf_printf(md, "\n- **Published**: snapshot `%s`, commit `%.12s`, "
-		    "tag `%s`", sget(v, "snapshot"), sget(v, "commit"),
-		    sget(v, "tag"));
+		buf_printf(md,
+		    "\n- **Published**: snapshot `%s`, commit `%.12s`, "
+		    "tag `%s`", jsonget_str(v, "snapshot"),
+		    jsonget_str(v, "commit"), jsonget_str(v, "tag"));
 	else
 		buf_printf(md, "\n- **Not published**: %s",
-		    sget(s, "not_published"));
-	buf_printf(md, "\n- **Exit**: %lld (%s)\n\n", (long long)iget(j, "exit"),
-	    iget(j, "exit") == 0 ? "healthy" : strcmp(sget(j, "state"),
+		    jsonget_str(s, "not_published"));
+	buf_printf(md, "\n- **Exit**: %lld (%s)\n\n",
+	    (long long)jsonget_int(j, "exit"), jsonget_int(j,
+	    "exit") == 0 ? "healthy" : strcmp(jsonget_str(j, "state"),
 	    "waiting") == 0 ? "waiting for review" : "something broke");
 }
 
@@ -139,12 +130,13 @@ splits(struct buf *md, const json_t *j)
 
 	json_array_foreach(json_object_get(j, "splits"), i, sp) {
 		buf_printf(md, "## %s / %s\n\n| Framework | Status | Notes |\n"
-		    "|---|---|---|\n", sget(sp, "model"), sget(sp, "split"));
+		    "|---|---|---|\n", jsonget_str(sp, "model"),
+		    jsonget_str(sp, "split"));
 		json_array_foreach(json_object_get(sp, "cells"), k, c) {
 			buf_puts(md, "| ");
-			cell_text(md, sget(c, "engine"));
-			buf_printf(md, " | %s | ", sget(c, "status"));
-			cell_text(md, sget(c, "notes"));
+			cell_text(md, jsonget_str(c, "engine"));
+			buf_printf(md, " | %s | ", jsonget_str(c, "status"));
+			cell_text(md, jsonget_str(c, "notes"));
 			buf_puts(md, " |\n");
 		}
 		buf_puts(md, "\n");
@@ -160,25 +152,27 @@ fixes(struct buf *md, const json_t *j)
 
 	buf_puts(md, "## Fixes\n\n");
 	json_array_foreach(json_object_get(j, "agent"), i, a) {
-		buf_printf(md, "- agent on `%s`", sget(a, "task"));
-		if (iget(a, "agent_run") > 0)
-			buf_printf(md, " (run %lld)", (long long)iget(a,
+		buf_printf(md, "- agent on `%s`", jsonget_str(a, "task"));
+		if (jsonget_int(a, "agent_run") > 0)
+			buf_printf(md, " (run %lld)", (long long)jsonget_int(a,
 			    "agent_run"));
 		buf_printf(md, ": %s", json_is_string(json_object_get(a,
-		    "state")) ? sget(a, "state") : "interrupted");
-		if (iget(a, "review") > 0)
-			buf_printf(md, ", review #%lld (%s)", (long long)iget(a,
-			    "review"), sget(a, "review_status"));
+		    "state")) ? jsonget_str(a, "state") : "interrupted");
+		if (jsonget_int(a, "review") > 0)
+			buf_printf(md, ", review #%lld (%s)",
+			    (long long)jsonget_int(a, "review"),
+			    jsonget_str(a, "review_status"));
 		buf_puts(md, "\n");
 		n++;
 	}
 	json_array_foreach(json_object_get(j, "approved"), i, r) {
-		buf_printf(md, "- review #%lld (%s) approved by %s at %s, commit "
-		    "`%.12s`", (long long)iget(r, "id"), sget(r, "source"),
-		    sget(r, "decided_by"), sget(r, "decided"),
-		    sget(r, "merged_commit"));
-		if (sget(r, "note")[0] != '\0')
-			buf_printf(md, ": %s", sget(r, "note"));
+		buf_printf(md,
+		    "- review #%lld (%s) approved by %s at %s, commit "
+		    "`%.12s`", (long long)jsonget_int(r, "id"),
+		    jsonget_str(r, "source"), jsonget_str(r, "decided_by"),
+		    jsonget_str(r, "decided"), jsonget_str(r, "merged_commit"));
+		if (jsonget_str(r, "note")[0] != '\0')
+			buf_printf(md, ": %s", jsonget_str(r, "note"));
 		buf_puts(md, "\n");
 		n++;
 	}
@@ -201,15 +195,17 @@ skipped(struct buf *md, const json_t *j)
 	json_array_foreach(json_object_get(j, "skipped"), i, s) {
 		buf_puts(md, "| ");
 		if (json_object_get(s, "task") != NULL) {
-			cell_text(md, sget(s, "task"));
+			cell_text(md, jsonget_str(s, "task"));
 			buf_puts(md, " (agent) | - | - | ");
 		} else
-			buf_printf(md, "%s | %s | %s | ", sget(s, "engine"),
-			    sget(s, "model"), sget(s, "split"));
-		cell_text(md, sget(s, "reason"));
-		if (iget(s, "prior") > 0)
+			buf_printf(md, "%s | %s | %s | ",
+			    jsonget_str(s, "engine"), jsonget_str(s, "model"),
+			    jsonget_str(s, "split"));
+		cell_text(md, jsonget_str(s, "reason"));
+		if (jsonget_int(s, "prior") > 0)
 			buf_printf(md, " | %lld (skipped since cycle %s) |\n",
-			    (long long)iget(s, "prior"), sget(s, "since"));
+			    (long long)jsonget_int(s, "prior"),
+			    jsonget_str(s, "since"));
 		else
 			buf_puts(md, " | 0 |\n");
 	}
@@ -231,11 +227,13 @@ oom(struct buf *md, const json_t *j)
 	    "RAM | Detail |\n|---|---|---|---:|---:|---:|---|\n");
 	json_array_foreach(json_object_get(j, "oom"), i, o) {
 		buf_printf(md, "| %s | %s | %s | %lld | %.2f GiB | %.2f GiB | ",
-		    sget(o, "engine"), sget(o, "model"), sget(o, "split"),
-		    (long long)iget(o, "concurrency"),
-		    (double)iget(o, "peak_system_bytes") / 1073741824.0,
-		    (double)iget(o, "system_total_bytes") / 1073741824.0);
-		cell_text(md, sget(o, "detail"));
+		    jsonget_str(o, "engine"), jsonget_str(o, "model"),
+		    jsonget_str(o, "split"), (long long)jsonget_int(o,
+		    "concurrency"), (double)jsonget_int(o,
+		    "peak_system_bytes") / 1073741824.0,
+		    (double)jsonget_int(o,
+		    "system_total_bytes") / 1073741824.0);
+		cell_text(md, jsonget_str(o, "detail"));
 		buf_puts(md, " |\n");
 	}
 	buf_puts(md, "\n");
@@ -253,14 +251,14 @@ suspicious(struct buf *md, const json_t *j)
 		return;
 	}
 	json_array_foreach(json_object_get(j, "suspicious"), i, s) {
-		buf_printf(md, "- %s", sget(s, "engine"));
-		if (sget(s, "model")[0] != '\0')
-			buf_printf(md, " %s/%s", sget(s, "model"),
-			    sget(s, "split"));
-		if (iget(s, "concurrency") > 0)
-			buf_printf(md, " c=%lld", (long long)iget(s,
+		buf_printf(md, "- %s", jsonget_str(s, "engine"));
+		if (jsonget_str(s, "model")[0] != '\0')
+			buf_printf(md, " %s/%s", jsonget_str(s, "model"),
+			    jsonget_str(s, "split"));
+		if (jsonget_int(s, "concurrency") > 0)
+			buf_printf(md, " c=%lld", (long long)jsonget_int(s,
 			    "concurrency"));
-		buf_printf(md, ": %s\n", sget(s, "why"));
+		buf_printf(md, ": %s\n", jsonget_str(s, "why"));
 	}
 	buf_puts(md, "\n");
 }
@@ -274,11 +272,12 @@ timeline(struct buf *md, const json_t *j)
 	buf_puts(md, "## Timeline\n\n| Time (UTC) | Round | Step | State | What |\n"
 	    "|---|---:|---|---|---|\n");
 	json_array_foreach(json_object_get(j, "timeline"), i, t) {
-		buf_printf(md, "| %s | %lld | %s | %s | ", json_is_string(
-		    json_object_get(t, "finished")) ? sget(t, "finished") :
-		    sget(t, "started"), (long long)iget(t, "round"),
-		    sget(t, "step"), sget(t, "state"));
-		cell_text(md, sget(t, "what"));
+		buf_printf(md, "| %s | %lld | %s | %s | ",
+		    json_is_string(json_object_get(t,
+		    "finished")) ? jsonget_str(t, "finished") : jsonget_str(t,
+		    "started"), (long long)jsonget_int(t, "round"),
+		    jsonget_str(t, "step"), jsonget_str(t, "state"));
+		cell_text(md, jsonget_str(t, "what"));
 		buf_puts(md, " |\n");
 	}
 	buf_puts(md, "\n");
@@ -291,11 +290,13 @@ cycle_render_markdown(struct buf *md, const json_t *j)
 	    "Roster `%s` on machine `%s`, %s to %s, %lld round%s%s%s. Rendered "
 	    "from the cycle's journal entry by `warden journal export`; `warden "
 	    "journal verify` checks the hash chain. Do not edit.\n\n",
-	    sget(j, "cycle"), sget(j, "roster"), sget(j, "machine"),
-	    sget(j, "started"), sget(j, "finished"), (long long)iget(j,
-	    "rounds"), iget(j, "rounds") == 1 ? "" : "s",
-	    json_is_string(json_object_get(j, "previous")) ?
-	    "; the previous cycle was " : "", sget(j, "previous"));
+	    jsonget_str(j, "cycle"), jsonget_str(j, "roster"),
+	    jsonget_str(j, "machine"), jsonget_str(j, "started"),
+	    jsonget_str(j, "finished"), (long long)jsonget_int(j, "rounds"),
+	    jsonget_int(j, "rounds") == 1 ? "" : "s",
+	    json_is_string(json_object_get(j,
+	    "previous")) ? "; the previous cycle was " : "",
+	    jsonget_str(j, "previous"));
 	summary(md, j);
 	splits(md, j);
 	fixes(md, j);

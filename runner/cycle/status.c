@@ -15,16 +15,9 @@
 #include <unistd.h>
 
 #include "cycle-private.h"
+#include "jsonget.h"
 #include "store-cycle.h"
 #include "util.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 /* The pid holding .warden/cycle.lock, or 0 when no process does. */
 static long
@@ -66,8 +59,9 @@ duration(const json_t *row)
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (strptime(sget(row, "started"), "%Y-%m-%dT%H:%M:%S", &a) == NULL ||
-	    strptime(sget(row, "finished"), "%Y-%m-%dT%H:%M:%S", &b) == NULL)
+	if (strptime(jsonget_str(row, "started"), "%Y-%m-%dT%H:%M:%S",
+	    &a) == NULL || strptime(jsonget_str(row, "finished"),
+	    "%Y-%m-%dT%H:%M:%S", &b) == NULL)
 		return -1;
 	return difftime(timegm(&b), timegm(&a));
 }
@@ -81,7 +75,7 @@ prev_time(const json_t *prev_steps, const char *step)
 
 	json_array_foreach((json_t *)prev_steps, i, r)
 		if (json_integer_value(json_object_get(r, "round")) == 1 &&
-		    strcmp(sget(r, "step"), step) == 0)
+		    strcmp(jsonget_str(r, "step"), step) == 0)
 			return duration(r);
 	return -1;
 }
@@ -123,8 +117,9 @@ run_progress(json_t **now, double *left, char **what, struct store *store,
 		if (strcmp(step, "campaign") == 0)
 			*what = xasprintf("sweep %lld/%lld %s %s %s c=%lld: "
 			    "%lld/%lld requests", (long long)done + 1,
-			    (long long)points, sget(cur, "engine"),
-			    sget(cur, "model"), sget(cur, "split"), (long long)
+			    (long long)points, jsonget_str(cur, "engine"),
+			    jsonget_str(cur, "model"),
+			        jsonget_str(cur, "split"), (long long)
 			    json_integer_value(json_object_get(cur,
 			    "concurrency")), (long long)json_integer_value(
 			    json_object_get(cur, "done")), (long long)
@@ -132,8 +127,9 @@ run_progress(json_t **now, double *left, char **what, struct store *store,
 		else
 			*what = xasprintf("cell %lld/%lld %s %s %lld-shot: "
 			    "%lld/%lld items", (long long)done + 1,
-			    (long long)points, sget(cur, "engine"),
-			    sget(cur, "model"), (long long)json_integer_value(
+			    (long long)points, jsonget_str(cur, "engine"),
+			    jsonget_str(cur, "model"),
+			        (long long)json_integer_value(
 			    json_object_get(cur, "shots")), (long long)
 			    json_integer_value(json_object_get(cur, "done")),
 			    (long long)json_integer_value(json_object_get(cur,
@@ -164,28 +160,29 @@ cycle_status(json_t **out, struct store *store, const char *repo_root)
 	*out = NULL;
 	if ((err = store_cycle_latest(store, &row)) != NULL || row == NULL)
 		goto out;
-	if ((err = store_cycle_steps(store, sget(row, "id"), &steps)) != NULL ||
-	    (err = store_cycle_previous(store, sget(row, "id"), &prev)) != NULL ||
-	    (prev != NULL && (err = store_cycle_steps(store, sget(prev, "id"),
-	    &prev_steps)) != NULL))
+	if ((err = store_cycle_steps(store, jsonget_str(row, "id"),
+	    &steps)) != NULL || (err = store_cycle_previous(store,
+	    jsonget_str(row, "id"), &prev)) != NULL ||
+	    (prev != NULL && (err = store_cycle_steps(store, jsonget_str(prev,
+	    "id"), &prev_steps)) != NULL))
 		goto out;
 	round = (int)json_integer_value(json_object_get(row, "round"));
 	pid = lock_holder(repo_root);
-	state = sget(row, "state");
+	state = jsonget_str(row, "state");
 	if (strcmp(state, "running") == 0 && pid == 0)
 		state = "interrupted";
 	json_array_foreach(steps, i, r)
-		if (strcmp(sget(r, "state"), "running") == 0)
+		if (strcmp(jsonget_str(r, "state"), "running") == 0)
 			cur = r;
 	if (cur != NULL) {
-		step = sget(cur, "step");
+		step = jsonget_str(cur, "step");
 		if ((strcmp(step, "campaign") == 0 ||
 		    strcmp(step, "fidelity") == 0) &&
 		    (err = run_progress(&now, &left, &what, store,
-		    sget(row, "id"), round, step)) != NULL)
+		    jsonget_str(row, "id"), round, step)) != NULL)
 			goto out;
 		if (left < 0 && (d = prev_time(prev_steps, step)) >= 0) {
-			d -= seconds_since(sget(cur, "started"));
+			d -= seconds_since(jsonget_str(cur, "started"));
 			left = d > 0 ? d : 0;
 		}
 	} else if (strcmp(state, "running") == 0 ||
@@ -197,7 +194,8 @@ cycle_status(json_t **out, struct store *store, const char *repo_root)
 
 			json_array_foreach(steps, j, r)
 				if (json_integer_value(json_object_get(r,
-				    "round")) == round && strcmp(sget(r, "step"),
+				    "round")) == round &&
+				    strcmp(jsonget_str(r, "step"),
 				    cycle_steps[i]) == 0)
 					over = 1;
 			if (!over)

@@ -7,17 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "util.h"
 #include "results/fidelity-score.h"
 #include "results/fidelity-table.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 static int
 label_index(const json_t *labels, const char *s)
@@ -40,7 +33,7 @@ reference_cell(const json_t *refs, const char *model, json_int_t shots,
 	size_t i, j;
 
 	json_array_foreach(refs, i, doc) {
-		if (strcmp(sget(doc, "model"), model) != 0)
+		if (strcmp(jsonget_str(doc, "model"), model) != 0)
 			continue;
 		json_array_foreach(json_object_get(doc, "cells"), j, c)
 			if (json_integer_value(json_object_get(c, "shots")) ==
@@ -68,10 +61,11 @@ compare(const json_t *doc, const json_t *cell, const json_t *rdoc,
 	size_t i, n = 0, agree = 0, nl = json_array_size(labels);
 	double agreement;
 
-	if (strcmp(sget(json_object_get(doc, "task"), "sha256"),
-	    sget(json_object_get(rdoc, "task"), "sha256")) != 0)
+	if (strcmp(jsonget_str(json_object_get(doc, "task"), "sha256"),
+	    jsonget_str(json_object_get(rdoc, "task"), "sha256")) != 0)
 		return json_pack("{s:s, s:s, s:s}", "run_id",
-		    sget(rdoc, "run_id"), "engine", sget(rdoc, "engine"), "error",
+		    jsonget_str(rdoc, "run_id"), "engine",
+		    jsonget_str(rdoc, "engine"), "error",
 		    "the reference was measured on another task");
 	json_array_foreach(rpreds, i, q)
 		json_object_set(byid, json_string_value(json_array_get(q, 0)),
@@ -94,11 +88,10 @@ compare(const json_t *doc, const json_t *cell, const json_t *rdoc,
 	fidelity_score(&a, gold, pa, n, nl);
 	fidelity_score(&b, gold, pb, n, nl);
 	agreement = fidelity_agreement(pa, pb, n, &agree);
-	out = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I}",
-	    "run_id", sget(rdoc, "run_id"), "engine", sget(rdoc, "engine"),
-	    "compared", (json_int_t)n, "weighted_f1", b.weighted_f1,
-	    "this_f1", a.weighted_f1,
-	    "delta_pp", (a.weighted_f1 - b.weighted_f1) * 100.0,
+	out = json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I}", "run_id",
+	    jsonget_str(rdoc, "run_id"), "engine", jsonget_str(rdoc, "engine"),
+	    "compared", (json_int_t)n, "weighted_f1", b.weighted_f1, "this_f1",
+	    a.weighted_f1, "delta_pp", (a.weighted_f1 - b.weighted_f1) * 100.0,
 	    "agreement", agreement, "agree", (json_int_t)agree);
 	fidelity_scores_free(&a);
 	fidelity_scores_free(&b);
@@ -120,22 +113,21 @@ fidelity_table(const json_t *docs, const json_t *refs)
 		json_array_foreach(json_object_get(doc, "cells"), j, cell) {
 			sc = json_object_get(cell, "scores");
 			row = json_pack("{s:s, s:s, s:O?, s:s, s:s, s:O?, s:O?, "
-			    "s:O?, s:O?, s:O?, s:O?, s:O?}",
-			    "engine", sget(doc, "engine"),
-			    "model", sget(doc, "model"),
-			    "shots", json_object_get(cell, "shots"),
-			    "machine", sget(doc, "machine"),
-			    "run_id", sget(doc, "run_id"),
-			    "outcome", json_object_get(cell, "outcome"),
-			    "items", json_object_get(sc, "items"),
-			    "weighted_f1", json_object_get(sc, "weighted_f1"),
-			    "macro_f1", json_object_get(sc, "macro_f1"),
-			    "accuracy", json_object_get(sc, "accuracy"),
-			    "parse_failures", json_object_get(sc,
-			    "parse_failures"),
+			    "s:O?, s:O?, s:O?, s:O?, s:O?}", "engine",
+			    jsonget_str(doc, "engine"), "model",
+			    jsonget_str(doc, "model"), "shots",
+			    json_object_get(cell, "shots"), "machine",
+			    jsonget_str(doc, "machine"), "run_id",
+			    jsonget_str(doc, "run_id"), "outcome",
+			    json_object_get(cell, "outcome"), "items",
+			    json_object_get(sc, "items"), "weighted_f1",
+			    json_object_get(sc, "weighted_f1"), "macro_f1",
+			    json_object_get(sc, "macro_f1"), "accuracy",
+			    json_object_get(sc, "accuracy"), "parse_failures",
+			    json_object_get(sc, "parse_failures"),
 			    "request_failures", json_object_get(sc,
 			    "request_failures"));
-			rcell = reference_cell(refs, sget(doc, "model"),
+			rcell = reference_cell(refs, jsonget_str(doc, "model"),
 			    json_integer_value(json_object_get(cell, "shots")),
 			    &rdoc);
 			json_object_set_new(row, "reference", rcell != NULL ?

@@ -14,25 +14,12 @@
 #include <git2.h>
 
 #include "buf.h"
+#include "jsonget.h"
 #include "store-campaign.h"
 #include "util.h"
 #include "results/fidelity-table.h"
 #include "results/gate.h"
 #include "results/store-results.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
-
-static json_int_t
-iget(const json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
 
 static void
 fail(json_t *check, const char *cell, const char *fmt, ...)
@@ -79,9 +66,11 @@ engines_of(const json_t *camp, const json_t *fid)
 	size_t i, n = 0;
 
 	json_array_foreach(camp, i, doc)
-		json_object_set_new(names, sget(doc, "engine"), json_true());
+		json_object_set_new(names, jsonget_str(doc, "engine"),
+		    json_true());
 	json_array_foreach(fid, i, doc)
-		json_object_set_new(names, sget(doc, "engine"), json_true());
+		json_object_set_new(names, jsonget_str(doc, "engine"),
+		    json_true());
 	v = xcalloc(json_object_size(names) + 1, sizeof(*v));
 	json_object_foreach(names, k, x)
 		v[n++] = k;
@@ -101,12 +90,12 @@ serves(const json_t *camp, const char *engine, const char *model)
 	size_t i, j;
 
 	json_array_foreach(camp, i, doc) {
-		if (strcmp(sget(doc, "engine"), engine) != 0 ||
-		    strcmp(sget(doc, "model"), model) != 0)
+		if (strcmp(jsonget_str(doc, "engine"), engine) != 0 ||
+		    strcmp(jsonget_str(doc, "model"), model) != 0)
 			continue;
 		json_array_foreach(json_object_get(doc, "concurrency_results"),
 		    j, c)
-			if (iget(c, "completed") > 0)
+			if (jsonget_int(c, "completed") > 0)
 				return 1;
 	}
 	return 0;
@@ -127,8 +116,8 @@ gate_coverage(const struct policy *pol, const json_t *camp, const char *engine)
 			continue;
 		seen = NULL;
 		json_array_foreach(camp, i, doc)
-			if (strcmp(sget(doc, "engine"), engine) == 0 &&
-			    strcmp(sget(doc, "model"), model) == 0)
+			if (strcmp(jsonget_str(doc, "engine"), engine) == 0 &&
+			    strcmp(jsonget_str(doc, "model"), model) == 0)
 				json_array_foreach(json_object_get(doc,
 				    "concurrency_results"), j, c)
 					if (seen == NULL)
@@ -138,9 +127,9 @@ gate_coverage(const struct policy *pol, const json_t *camp, const char *engine)
 			continue;
 		}
 		why = first_line(json_is_string(json_object_get(seen,
-		    "detail")) ? sget(seen, "detail") : "");
+		    "detail")) ? jsonget_str(seen, "detail") : "");
 		fail(check, model, "%s: no request completed (%s%s%s)", model,
-		    sget(seen, "outcome"), why[0] ? ": " : "", why);
+		    jsonget_str(seen, "outcome"), why[0] ? ": " : "", why);
 		free(why);
 	}
 	return check;
@@ -167,29 +156,34 @@ gate_completion(const struct policy *pol, const json_t *camp,
 				    pol->campaign.concurrency[l]);
 				found = 0;
 				json_array_foreach(camp, i, doc) {
-					if (strcmp(sget(doc, "engine"), engine) ||
-					    strcmp(sget(doc, "model"),
+					if (strcmp(jsonget_str(doc, "engine"),
+					    engine) ||
+					    strcmp(jsonget_str(doc, "model"),
 					    pol->models.v[m]) ||
-					    strcmp(sget(doc, "split"),
+					    strcmp(jsonget_str(doc, "split"),
 					    pol->campaign.splits.v[s]))
 						continue;
 					json_array_foreach(json_object_get(doc,
 					    "concurrency_results"), j, c) {
-						if (iget(c, "concurrency") !=
+						if (jsonget_int(c,
+						    "concurrency") !=
 						    pol->campaign.concurrency[l])
 							continue;
 						found++;
-						done = iget(c, "completed");
-						total = iget(c, "total");
+						done = jsonget_int(c,
+						    "completed");
+						total = jsonget_int(c, "total");
 						if (total > 0 && done *
 						    pol->gates.completion_of >=
 						    (json_int_t)pol->gates.completion_min
 						    * total)
 							continue;
-						fail(check, cell, "%s: %lld/%lld "
+						fail(check, cell,
+						    "%s: %lld/%lld "
 						    "completed (%s)", cell,
-						    (long long)done, (long long)total,
-						    sget(c, "outcome"));
+						    (long long)done,
+						    (long long)total,
+						    jsonget_str(c, "outcome"));
 					}
 				}
 				if (found == 0)
@@ -214,12 +208,12 @@ gate_fidelity(const struct policy *pol, const json_t *rows,
 	size_t i, n = 0;
 
 	json_array_foreach(rows, i, row) {
-		if (strcmp(sget(row, "engine"), engine) != 0)
+		if (strcmp(jsonget_str(row, "engine"), engine) != 0)
 			continue;
 		n++;
 		ref = json_object_get(row, "reference");
-		cell = xasprintf("%s %lld-shot", sget(row, "model"),
-		    (long long)iget(row, "shots"));
+		cell = xasprintf("%s %lld-shot", jsonget_str(row, "model"),
+		    (long long)jsonget_int(row, "shots"));
 		json_array_append_new(cells, json_pack("{s:s, s:O?, s:O?, "
 		    "s:O?, s:O?}", "cell", cell, "weighted_f1",
 		    json_object_get(row, "weighted_f1"), "reference_f1",
@@ -230,7 +224,8 @@ gate_fidelity(const struct policy *pol, const json_t *rows,
 			fail(check, cell, "%s: no reference to compare with",
 			    cell);
 		else if (json_is_string(json_object_get(ref, "error")))
-			fail(check, cell, "%s: %s", cell, sget(ref, "error"));
+			fail(check, cell, "%s: %s", cell,
+			    jsonget_str(ref, "error"));
 		else if ((d = json_number_value(json_object_get(ref,
 		    "delta_pp"))) > band || d < -band)
 			fail(check, cell, "%s: weighted F1 %.1f %%, %+.2f pp from "
@@ -257,7 +252,7 @@ report_speed(const json_t *camp, const char *engine, double *best)
 
 	*best = 0;
 	json_array_foreach(camp, i, doc) {
-		if (strcmp(sget(doc, "engine"), engine) != 0)
+		if (strcmp(jsonget_str(doc, "engine"), engine) != 0)
 			continue;
 		levels = json_array();
 		json_array_foreach(json_object_get(doc, "concurrency_results"),
@@ -267,12 +262,13 @@ report_speed(const json_t *camp, const char *engine, double *best)
 			if (json_is_number(v) && json_number_value(v) > *best)
 				*best = json_number_value(v);
 			json_array_append_new(levels, json_pack("{s:I, s:O?}",
-			    "concurrency", iget(c, "concurrency"),
+			    "concurrency", jsonget_int(c, "concurrency"),
 			    "output_throughput", json_is_number(v) ? v : NULL));
 		}
 		json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:o}",
-		    "model", sget(doc, "model"), "split", sget(doc, "split"),
-		    "machine", sget(doc, "machine"), "levels", levels));
+		    "model", jsonget_str(doc, "model"), "split",
+		    jsonget_str(doc, "split"), "machine",
+		    jsonget_str(doc, "machine"), "levels", levels));
 	}
 	return out;
 }
@@ -295,7 +291,7 @@ report_memory(const json_t *camp, const char *engine)
 	size_t i, j;
 
 	json_array_foreach(camp, i, doc) {
-		if (strcmp(sget(doc, "engine"), engine) != 0)
+		if (strcmp(jsonget_str(doc, "engine"), engine) != 0)
 			continue;
 		lo = hi = NULL;
 		json_array_foreach(json_object_get(doc, "concurrency_results"),
@@ -303,51 +299,54 @@ report_memory(const json_t *camp, const char *engine)
 			if (!json_is_integer(json_object_get(c,
 			    "peak_system_bytes")))
 				continue;
-			if (top == NULL || iget(c, "peak_system_bytes") >
-			    iget(top, "peak_system_bytes")) {
+			if (top == NULL || jsonget_int(c, "peak_system_bytes") >
+			    jsonget_int(top, "peak_system_bytes")) {
 				top = c;
 				topdoc = doc;
 			}
-			if (lo == NULL || iget(c, "concurrency") <
-			    iget(lo, "concurrency"))
+			if (lo == NULL || jsonget_int(c, "concurrency") <
+			    jsonget_int(lo, "concurrency"))
 				lo = c;
-			if (hi == NULL || iget(c, "concurrency") >
-			    iget(hi, "concurrency"))
+			if (hi == NULL || jsonget_int(c, "concurrency") >
+			    jsonget_int(hi, "concurrency"))
 				hi = c;
 		}
-		if (lo == NULL || lo == hi || iget(lo, "peak_engine_bytes") <= 0)
+		if (lo == NULL || lo == hi || jsonget_int(lo,
+		    "peak_engine_bytes") <= 0)
 			continue;
-		g = ratio(iget(hi, "peak_engine_bytes"),
-		    iget(lo, "peak_engine_bytes"));
+		g = ratio(jsonget_int(hi, "peak_engine_bytes"),
+		    jsonget_int(lo, "peak_engine_bytes"));
 		if (json_is_null(growth) || g > best) {
 			best = g;
 			json_decref(growth);
 			growth = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f}",
-			    "model", sget(doc, "model"), "split",
-			    sget(doc, "split"), "from", iget(lo, "concurrency"),
-			    "to", iget(hi, "concurrency"), "engine_bytes_from",
-			    iget(lo, "peak_engine_bytes"), "engine_bytes_to",
-			    iget(hi, "peak_engine_bytes"), "ratio", g);
+			    "model", jsonget_str(doc, "model"), "split",
+			    jsonget_str(doc, "split"), "from",
+			    jsonget_int(lo, "concurrency"), "to",
+			    jsonget_int(hi, "concurrency"), "engine_bytes_from",
+			    jsonget_int(lo, "peak_engine_bytes"),
+			    "engine_bytes_to", jsonget_int(hi,
+			    "peak_engine_bytes"), "ratio", g);
 		}
 	}
 	if (top == NULL) {
 		json_decref(growth);
 		return json_null();
 	}
-	out = json_pack("{s:s, s:s, s:I, s:I, s:O?, s:O?, s:O?, s:o}",
-	    "model", sget(topdoc, "model"), "split", sget(topdoc, "split"),
-	    "concurrency", iget(top, "concurrency"),
-	    "peak_system_bytes", iget(top, "peak_system_bytes"),
-	    "peak_engine_bytes", json_object_get(top, "peak_engine_bytes"),
-	    "system_total_bytes", json_object_get(top, "system_total_bytes"),
-	    "gpu_hint_bytes", json_object_get(top, "gpu_hint_bytes"),
-	    "growth", growth);
-	json_object_set_new(out, "peak_vs_ram", iget(top,
-	    "system_total_bytes") > 0 ? json_real(ratio(iget(top,
-	    "peak_system_bytes"), iget(top, "system_total_bytes"))) :
+	out = json_pack("{s:s, s:s, s:I, s:I, s:O?, s:O?, s:O?, s:o}", "model",
+	    jsonget_str(topdoc, "model"), "split", jsonget_str(topdoc, "split"),
+	    "concurrency", jsonget_int(top, "concurrency"), "peak_system_bytes",
+	    jsonget_int(top, "peak_system_bytes"), "peak_engine_bytes",
+	    json_object_get(top, "peak_engine_bytes"), "system_total_bytes",
+	    json_object_get(top, "system_total_bytes"), "gpu_hint_bytes",
+	    json_object_get(top, "gpu_hint_bytes"), "growth", growth);
+	json_object_set_new(out, "peak_vs_ram", jsonget_int(top,
+	    "system_total_bytes") > 0 ? json_real(ratio(jsonget_int(top,
+	    "peak_system_bytes"), jsonget_int(top, "system_total_bytes"))) :
 	    json_null());
-	json_object_set_new(out, "peak_vs_hint", iget(top, "gpu_hint_bytes") >
-	    0 ? json_real(ratio(iget(top, "peak_system_bytes"), iget(top,
+	json_object_set_new(out, "peak_vs_hint", jsonget_int(top,
+	    "gpu_hint_bytes") > 0 ? json_real(ratio(jsonget_int(top,
+	    "peak_system_bytes"), jsonget_int(top,
 	    "gpu_hint_bytes"))) : json_null());
 	return out;
 }

@@ -7,19 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "sha256.h"
 #include "util.h"
 #include "results/merge.h"
 #include "results/snapshot.h"
 #include "results/verify.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 void
 merge_result_free(struct merge_result *m)
@@ -56,8 +49,9 @@ same_inputs(const json_t *a, const json_t *b, const char *pa, const char *pb)
 	if (!json_equal(json_object_get(a, "warden_version"),
 	    json_object_get(b, "warden_version")))
 		return werr_new(WEXIT_PROBLEM, "mismatched inputs: warden %s "
-		    "made %s, warden %s made %s", sget(a, "warden_version"), pa,
-		    sget(b, "warden_version"), pb);
+		    "made %s, warden %s made %s",
+		    jsonget_str(a, "warden_version"), pa,
+		    jsonget_str(b, "warden_version"), pb);
 	return NULL;
 }
 
@@ -108,13 +102,14 @@ merge_one(struct merge_result *m, const char *path, const char *first,
 	    snapshot_member(&s, SNAPSHOT_MANIFEST)->data.len, 0, NULL);
 	if (m->inputs == NULL) {
 		m->inputs = json_incref(json_object_get(man, "inputs"));
-		snprintf(m->commit, sizeof(m->commit), "%s", sget(man, "commit"));
+		snprintf(m->commit, sizeof(m->commit), "%s",
+		    jsonget_str(man, "commit"));
 	} else if ((err = same_inputs(m->inputs, json_object_get(man,
 	    "inputs"), first, path)) == NULL &&
-	    strcmp(m->commit, sget(man, "commit")) != 0)
+	    strcmp(m->commit, jsonget_str(man, "commit")) != 0)
 		err = werr_new(WEXIT_PROBLEM, "mismatched inputs: %s measured "
 		    "commit %.12s, %s commit %.12s", first, m->commit, path,
-		    sget(man, "commit"));
+		    jsonget_str(man, "commit"));
 	if (json_integer_value(json_object_get(man, "source_date_epoch")) >
 	    m->source_date)
 		m->source_date = json_integer_value(json_object_get(man,

@@ -8,19 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "util.h"
 #include "results/chart.h"
 #include "results/plot.h"
 
 #define GIB 1073741824.0
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 static double
 num(const json_t *o, const char *key)
@@ -91,8 +84,9 @@ line_fill(struct line *l, const json_t *doc, int many_machines, int color)
 	size_t i;
 
 	l->n = json_array_size(arr);
-	l->name = many_machines ? xasprintf("%s @%.8s", sget(doc, "engine"),
-	    sget(doc, "machine")) : xstrdup(sget(doc, "engine"));
+	l->name = many_machines ? xasprintf("%s @%.8s",
+	    jsonget_str(doc, "engine"), jsonget_str(doc,
+	    "machine")) : xstrdup(jsonget_str(doc, "engine"));
 	l->color = color;
 	l->x = xcalloc(l->n + 1, sizeof(double));
 	l->y = xcalloc(l->n + 1, sizeof(double));
@@ -367,7 +361,8 @@ engine_names(const json_t *docs)
 	size_t i, n = 0;
 
 	json_array_foreach(docs, i, doc)
-		json_object_set_new(seen, sget(doc, "engine"), json_true());
+		json_object_set_new(seen, jsonget_str(doc, "engine"),
+		    json_true());
 	names = xcalloc(json_object_size(seen) + 1, sizeof(*names));
 	json_object_foreach(seen, k, v)
 		names[n++] = k;
@@ -386,8 +381,8 @@ many_machines(const json_t *docs)
 	size_t i;
 
 	json_array_foreach(docs, i, doc)
-		if (strcmp(sget(doc, "machine"), sget(json_array_get(docs, 0),
-		    "machine")) != 0)
+		if (strcmp(jsonget_str(doc, "machine"),
+		    jsonget_str(json_array_get(docs, 0), "machine")) != 0)
 			return 1;
 	return 0;
 }
@@ -414,25 +409,30 @@ plot_results(struct plot_file **out, size_t *nout, const struct resultset *rs)
 		for (j = i; j < json_array_size(docs); j++) {
 			const json_t *d = json_array_get(docs, j);
 
-			if (strcmp(sget(d, "model"), sget(doc, "model")) ||
-			    strcmp(sget(d, "split"), sget(doc, "split")))
+			if (strcmp(jsonget_str(d, "model"),
+			    jsonget_str(doc, "model")) ||
+			    strcmp(jsonget_str(d, "split"),
+			    jsonget_str(doc, "split")))
 				break;
 			group[ng] = d;
 			line_fill(&lines[ng], d, many, color_of(engines,
-			    sget(d, "engine")));
+			    jsonget_str(d, "engine")));
 			ng++;
 		}
-		err = figure_speed(&fs, lines, group, ng, sget(doc, "model"),
-		    sget(doc, "split"));
+		err = figure_speed(&fs, lines, group, ng,
+		    jsonget_str(doc, "model"), jsonget_str(doc, "split"));
 		if (err == NULL)
 			err = figure_ttft(&fs, lines, group, ng,
-			    sget(doc, "model"), sget(doc, "split"));
+			    jsonget_str(doc, "model"),
+			    jsonget_str(doc, "split"));
 		if (err == NULL)
-			err = figure_memory(&fs, lines, ng, sget(doc, "model"),
-			    sget(doc, "split"));
+			err = figure_memory(&fs, lines, ng,
+			    jsonget_str(doc, "model"),
+			    jsonget_str(doc, "split"));
 		if (err == NULL)
 			err = figure_speed_memory(&fs, lines, group, ng,
-			    sget(doc, "model"), sget(doc, "split"));
+			    jsonget_str(doc, "model"),
+			    jsonget_str(doc, "split"));
 		for (k = 0; k < ng; k++)
 			line_free(&lines[k]);
 	}

@@ -10,20 +10,13 @@
 #include <string.h>
 
 #include "allowlist.h"
+#include "jsonget.h"
 #include "review.h"
 #include "util.h"
 #include "results/publish.h"
 #include "results/store-results.h"
 
 #define REFUSE "cannot publish: "
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 struct werr *
 publish_state_open(struct publish_state *st, const char *repo_root)
@@ -121,16 +114,18 @@ publish_check_measured(struct publish_state *st, const struct resultset *rs)
 		if (json_is_true(json_object_get(doc, "reference")))
 			continue;	/* an input of the comparison */
 		prov = json_object_get(doc, "provenance");
-		commit = sget(prov, "repo_commit");
+		commit = jsonget_str(prov, "repo_commit");
 		if (strcmp(commit, st->tip) != 0)
-			return werr_new(WEXIT_PROBLEM, REFUSE "'%s' (run %s) was "
+			return werr_new(WEXIT_PROBLEM,
+			    REFUSE "'%s' (run %s) was "
 			    "measured at commit %.12s, not at the official tip "
-			    "%.12s", path, sget(doc, "run_id"),
+			    "%.12s", path, jsonget_str(doc, "run_id"),
 			    commit[0] ? commit : "(unknown)", st->tip);
 		if (!json_is_false(json_object_get(prov, "repo_dirty")))
-			return werr_new(WEXIT_PROBLEM, REFUSE "'%s' (run %s) was "
+			return werr_new(WEXIT_PROBLEM,
+			    REFUSE "'%s' (run %s) was "
 			    "measured with uncommitted changes in the tree",
-			    path, sget(doc, "run_id"));
+			    path, jsonget_str(doc, "run_id"));
 	}
 	return NULL;
 }
@@ -149,7 +144,7 @@ last_publish(git_oid *out, int *found, struct publish_state *st,
 	if ((err = store_publishes(store, &rows)) != NULL)
 		return err;
 	json_array_foreach(rows, i, r) {
-		if (git_oid_fromstr(out, sget(r, "commit_id")) < 0)
+		if (git_oid_fromstr(out, jsonget_str(r, "commit_id")) < 0)
 			continue;
 		if (git_oid_equal(out, &st->tip_oid) ||
 		    git_graph_descendant_of(st->repo, &st->tip_oid, out) > 0) {
@@ -207,7 +202,8 @@ approved(const json_t *reviews, const git_oid *id)
 	size_t i;
 
 	json_array_foreach(reviews, i, r)
-		if (strcmp(sget(r, "merged_commit"), git_oid_tostr_s(id)) == 0)
+		if (strcmp(jsonget_str(r, "merged_commit"),
+		    git_oid_tostr_s(id)) == 0)
 			return 1;
 	return 0;
 }

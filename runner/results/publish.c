@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "official.h"
 #include "util.h"
 #include "results/gate.h"
@@ -20,14 +21,6 @@
 #include "results/store-results.h"
 
 #define TAG_PREFIX "snapshot/"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 /* ---- the results tree as git objects ---- */
 
@@ -133,21 +126,21 @@ publish_finish(struct store *store, const char *op, const char *commit,
 	(void)op;
 	if ((err = store_publish_record(store, commit, data)) != NULL)
 		return err;
-	if (git_repository_open(&repo, sget(data, "repo")) < 0)
+	if (git_repository_open(&repo, jsonget_str(data, "repo")) < 0)
 		return werr_git("cannot open '%s' to tag the publish",
-		    sget(data, "repo"));
-	refname = xasprintf("refs/tags/%s", sget(data, "tag"));
+		    jsonget_str(data, "repo"));
+	refname = xasprintf("refs/tags/%s", jsonget_str(data, "tag"));
 	if (git_oid_fromstr(&id, commit) < 0)
 		err = werr_new(WEXIT_ENV, "bad published commit '%s'", commit);
 	else if (git_reference_lookup(&ref, repo, refname) == 0) {
 		/* made before a crash: it must name this commit */
 		if (!git_oid_equal(git_reference_target(ref), &id))
 			err = werr_new(WEXIT_ENV, "tag '%s' exists and names "
-			    "another commit", sget(data, "tag"));
+			    "another commit", jsonget_str(data, "tag"));
 	} else if (git_reference_create(&ref, repo, refname, &id, 0,
 	    "warden: publish") < 0)
 		err = werr_git("cannot tag the publish as '%s'",
-		    sget(data, "tag"));
+		    jsonget_str(data, "tag"));
 	git_reference_free(ref);
 	git_repository_free(repo);
 	free(refname);
@@ -165,7 +158,7 @@ message(const struct snapshot *s, const char *tip, const char *sha256)
 
 	buf_printf(&b, "warden: publish results snapshot %s\n\nResults "
 	    "measured at %.12s, result set %.16s.\nPassed the audit gates:",
-	    s->id, tip, sget(m, "results_sha256"));
+	    s->id, tip, jsonget_str(m, "results_sha256"));
 	if (json_array_size(json_object_get(m, "passed")) == 0)
 		buf_puts(&b, " none");
 	json_array_foreach(json_object_get(m, "passed"), i, v)
@@ -200,11 +193,12 @@ publish_results(json_t **out, struct publish_state *st,
 	    (err = publish_tree(&tree, st, &s)) != NULL)
 		goto out;
 	tag = xasprintf(TAG_PREFIX "%s", s.id);
-	msg = message(&s, st->tip, sget(sum, "sha256"));
+	msg = message(&s, st->tip, jsonget_str(sum, "sha256"));
 	body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O}", "snapshot", s.id,
-	    "sha256", sget(sum, "sha256"), "results_sha256",
-	    sget(s.manifest, "results_sha256"), "measured_commit", st->tip,
-	    "tag", tag, "passed", json_object_get(s.manifest, "passed"));
+	    "sha256", jsonget_str(sum, "sha256"), "results_sha256",
+	    jsonget_str(s.manifest, "results_sha256"), "measured_commit",
+	    st->tip, "tag", tag, "passed", json_object_get(s.manifest,
+	    "passed"));
 	data = json_deep_copy(body);
 	json_object_set_new(data, "repo", json_string(st->repo_root));
 	memset(&c, 0, sizeof(c));

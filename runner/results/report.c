@@ -8,25 +8,12 @@
 #include <string.h>
 
 #include "buf.h"
+#include "jsonget.h"
 #include "util.h"
 #include "results/report.h"
 
 #define MIB 1048576.0
 #define GIB 1073741824.0
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
-
-static json_int_t
-iget(const json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
 
 static json_t *
 table_for(json_t *tables, const char *model, const char *split)
@@ -35,8 +22,8 @@ table_for(json_t *tables, const char *model, const char *split)
 	size_t i;
 
 	json_array_foreach(tables, i, t)
-		if (strcmp(sget(t, "model"), model) == 0 &&
-		    strcmp(sget(t, "split"), split) == 0)
+		if (strcmp(jsonget_str(t, "model"), model) == 0 &&
+		    strcmp(jsonget_str(t, "split"), split) == 0)
 			return t;
 	t = json_pack("{s:s, s:s, s:[], s:[]}", "model", model, "split", split,
 	    "rows", "scaling");
@@ -61,19 +48,20 @@ report_comparison(const struct resultset *rs)
 	size_t i, j;
 
 	json_array_foreach(docs, i, doc) {
-		t = table_for(tables, sget(doc, "model"), sget(doc, "split"));
+		t = table_for(tables, jsonget_str(doc, "model"),
+		    jsonget_str(doc, "split"));
 		lo = hi = NULL;
 		json_array_foreach(json_object_get(doc, "concurrency_results"),
 		    j, c) {
 			sum = json_object_get(c, "summary");
 			row = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I, s:I}",
-			    "engine", sget(doc, "engine"),
-			    "machine", sget(doc, "machine"),
-			    "run_id", sget(doc, "run_id"),
-			    "concurrency", iget(c, "concurrency"),
-			    "outcome", sget(c, "outcome"),
-			    "completed", iget(c, "completed"),
-			    "total", iget(c, "total"));
+			    "engine", jsonget_str(doc, "engine"),
+			    "machine", jsonget_str(doc, "machine"),
+			    "run_id", jsonget_str(doc, "run_id"),
+			    "concurrency", jsonget_int(c, "concurrency"),
+			    "outcome", jsonget_str(c, "outcome"),
+			    "completed", jsonget_int(c, "completed"),
+			    "total", jsonget_int(c, "total"));
 			json_object_set_new(row, "output_throughput",
 			    num_or_null(sum, "output_throughput"));
 			json_object_set_new(row, "median_ttft_ms",
@@ -90,21 +78,21 @@ report_comparison(const struct resultset *rs)
 			    json_object_get(c, "peak_engine_bytes") ?
 			    json_object_get(c, "peak_engine_bytes") : json_null());
 			json_array_append(json_object_get(t, "rows"), row);
-			if (lo == NULL || iget(row, "concurrency") <
-			    iget(lo, "concurrency"))
+			if (lo == NULL || jsonget_int(row, "concurrency") <
+			    jsonget_int(lo, "concurrency"))
 				lo = row;
-			if (hi == NULL || iget(row, "concurrency") >
-			    iget(hi, "concurrency"))
+			if (hi == NULL || jsonget_int(row, "concurrency") >
+			    jsonget_int(hi, "concurrency"))
 				hi = row;
 			json_decref(row);
 		}
 		if (lo != NULL && lo != hi)
 			json_array_append_new(json_object_get(t, "scaling"),
 			    json_pack("{s:s, s:s, s:I, s:I, s:o}",
-			    "engine", sget(doc, "engine"),
-			    "machine", sget(doc, "machine"),
-			    "from", iget(lo, "concurrency"),
-			    "to", iget(hi, "concurrency"), "ratio",
+			    "engine", jsonget_str(doc, "engine"),
+			    "machine", jsonget_str(doc, "machine"),
+			    "from", jsonget_int(lo, "concurrency"),
+			    "to", jsonget_int(hi, "concurrency"), "ratio",
 			    json_number_value(json_object_get(lo,
 			    "output_throughput")) > 0 && json_is_number(
 			    json_object_get(hi, "output_throughput")) ?
@@ -159,8 +147,8 @@ fleet(const json_t *comparison)
 	json_array_foreach(json_object_get(comparison, "tables"), i, t)
 		json_array_foreach(json_object_get(t, "rows"), j, r) {
 			if (first == NULL)
-				first = sget(r, "machine");
-			else if (strcmp(first, sget(r, "machine")) != 0)
+				first = jsonget_str(r, "machine");
+			else if (strcmp(first, jsonget_str(r, "machine")) != 0)
 				return 1;
 		}
 	return 0;
@@ -170,9 +158,9 @@ static void
 engine_cell(struct buf *b, const json_t *row, int many)
 {
 	buf_puts(b, "| ");
-	buf_puts(b, sget(row, "engine"));
+	buf_puts(b, jsonget_str(row, "engine"));
 	if (many)
-		buf_printf(b, " @%.8s", sget(row, "machine"));
+		buf_printf(b, " @%.8s", jsonget_str(row, "machine"));
 }
 
 static void
@@ -187,7 +175,7 @@ md_gate(struct buf *b, const json_t *gate)
 	    "| engine | completion | fidelity | coverage | result |\n"
 	    "|---|:-:|:-:|:-:|---|\n");
 	json_array_foreach(json_object_get(gate, "engines"), i, e) {
-		buf_printf(b, "| %s", sget(e, "engine"));
+		buf_printf(b, "| %s", jsonget_str(e, "engine"));
 		for (k = 0; checks[k] != NULL; k++)
 			buf_printf(b, " | %s", json_is_true(json_object_get(
 			    json_object_get(e, checks[k]), "pass")) ?
@@ -197,8 +185,8 @@ md_gate(struct buf *b, const json_t *gate)
 	}
 	buf_printf(b, "\nA stack passes when it completes at least %lld of "
 	    "%lld requests at every concurrency level (",
-	    (long long)iget(th, "completion_min"),
-	    (long long)iget(th, "completion_of"));
+	    (long long)jsonget_int(th, "completion_min"),
+	    (long long)jsonget_int(th, "completion_of"));
 	json_array_foreach(json_object_get(th, "concurrency"), i, v)
 		buf_printf(b, "%s%lld", i ? ", " : "", (long long)
 		    json_integer_value(v));
@@ -221,8 +209,9 @@ md_gate(struct buf *b, const json_t *gate)
 			    checks[j]), "failures"), m, f) {
 				if (k++ == 0)
 					buf_puts(b, "\nWhy:\n\n");
-				buf_printf(b, "- %s, %s: %s\n", sget(e, "engine"),
-				    checks[j], sget(f, "why"));
+				buf_printf(b, "- %s, %s: %s\n",
+				    jsonget_str(e, "engine"), checks[j],
+				    jsonget_str(f, "why"));
 			}
 		}
 	buf_puts(b, "\n");
@@ -240,10 +229,11 @@ md_tables(struct buf *b, const json_t *comparison,
 		buf_printf(b, "## %s / %s\n\n| engine | c | output tok/s | "
 		    "TTFT p50 (ms) | TTFT p90 (ms) | ITL p50 (ms) | peak MiB | "
 		    "completed | outcome |\n|---|--:|--:|--:|--:|--:|--:|--:|"
-		    "---|\n", sget(t, "model"), sget(t, "split"));
+		    "---|\n", jsonget_str(t, "model"), jsonget_str(t, "split"));
 		json_array_foreach(json_object_get(t, "rows"), j, r) {
 			engine_cell(b, r, many);
-			buf_printf(b, " | %lld", (long long)iget(r, "concurrency"));
+			buf_printf(b, " | %lld", (long long)jsonget_int(r,
+			    "concurrency"));
 			cell_num(b, json_object_get(r, "output_throughput"),
 			    1, 1, 0, "");
 			cell_num(b, json_object_get(r, "median_ttft_ms"),
@@ -254,29 +244,32 @@ md_tables(struct buf *b, const json_t *comparison,
 			    1, 2, 0, "");
 			cell_num(b, json_object_get(r, "peak_system_bytes"),
 			    MIB, 0, 0, "");
-			buf_printf(b, " | %lld/%lld", (long long)iget(r,
-			    "completed"), (long long)iget(r, "total"));
-			cell_text(b, sget(r, "outcome"));
+			buf_printf(b, " | %lld/%lld", (long long)jsonget_int(r,
+			    "completed"), (long long)jsonget_int(r, "total"));
+			cell_text(b, jsonget_str(r, "outcome"));
 			buf_puts(b, " |\n");
 		}
 		json_array_foreach(json_object_get(t, "scaling"), j, sc) {
 			if (j == 0)
 				buf_puts(b, "\nScaling (output throughput at the "
 				    "highest level over the lowest):");
-			buf_printf(b, "%s %s", j ? "," : "", sget(sc, "engine"));
+			buf_printf(b, "%s %s", j ? "," : "",
+			    jsonget_str(sc, "engine"));
 			if (json_is_number(json_object_get(sc, "ratio")))
 				buf_printf(b, " %.2fx (c%lld/c%lld)",
 				    json_number_value(json_object_get(sc,
-				    "ratio")), (long long)iget(sc, "to"),
-				    (long long)iget(sc, "from"));
+				    "ratio")), (long long)jsonget_int(sc, "to"),
+				    (long long)jsonget_int(sc, "from"));
 			else
 				buf_puts(b, " -");
 		}
 		buf_puts(b, json_array_size(json_object_get(t, "scaling")) ?
 		    ".\n\n" : "\n");
 		for (k = 0; k < nplots; k++)
-			if (strcmp(plots[k].model, sget(t, "model")) == 0 &&
-			    strcmp(plots[k].split, sget(t, "split")) == 0 &&
+			if (strcmp(plots[k].model,
+			    jsonget_str(t, "model")) == 0 &&
+			    strcmp(plots[k].split,
+			    jsonget_str(t, "split")) == 0 &&
 			    strncmp(plots[k].name, "plots/memory", 12) != 0 &&
 			    strncmp(plots[k].name, "plots/throughput-memory",
 			    23) != 0)
@@ -302,15 +295,17 @@ md_fidelity(struct buf *b, const json_t *rows)
 	    "|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
 	json_array_foreach(rows, i, r) {
 		ref = json_object_get(r, "reference");
-		buf_printf(b, "| %s | %s | %lld", sget(r, "engine"),
-		    sget(r, "model"), (long long)iget(r, "shots"));
+		buf_printf(b, "| %s | %s | %lld", jsonget_str(r, "engine"),
+		    jsonget_str(r, "model"), (long long)jsonget_int(r,
+		    "shots"));
 		cell_num(b, json_object_get(r, "weighted_f1"), 0.01, 1, 0, "");
 		cell_num(b, json_object_get(r, "macro_f1"), 0.01, 1, 0, "");
 		cell_num(b, json_object_get(ref, "delta_pp"), 1, 2, 1, "");
 		cell_num(b, json_object_get(ref, "agreement"), 0.01, 1, 0, "");
-		buf_printf(b, " | %lld | %lld", (long long)iget(r,
-		    "parse_failures"), (long long)iget(r, "request_failures"));
-		cell_text(b, sget(r, "outcome"));
+		buf_printf(b, " | %lld | %lld", (long long)jsonget_int(r,
+		    "parse_failures"), (long long)jsonget_int(r,
+		    "request_failures"));
+		cell_text(b, jsonget_str(r, "outcome"));
 		buf_puts(b, " |\n");
 	}
 	buf_puts(b, "\nWeighted F1 is against the gold labels; \"vs reference\" "
@@ -336,9 +331,9 @@ md_memory(struct buf *b, const json_t *gate, const struct plot_file *plots,
 		if (!json_is_object(m))
 			continue;
 		g = json_object_get(m, "growth");
-		buf_printf(b, "| %s | %s / %s c=%lld", sget(e, "engine"),
-		    sget(m, "model"), sget(m, "split"),
-		    (long long)iget(m, "concurrency"));
+		buf_printf(b, "| %s | %s / %s c=%lld", jsonget_str(e, "engine"),
+		    jsonget_str(m, "model"), jsonget_str(m, "split"),
+		    (long long)jsonget_int(m, "concurrency"));
 		cell_num(b, json_object_get(m, "peak_system_bytes"),
 		    GIB, 2, 0, "");
 		cell_num(b, json_object_get(m, "peak_vs_ram"),
@@ -348,10 +343,12 @@ md_memory(struct buf *b, const json_t *gate, const struct plot_file *plots,
 		cell_num(b, json_object_get(m, "peak_engine_bytes"),
 		    MIB, 0, 0, "");
 		if (json_is_object(g))
-			buf_printf(b, " | %.2fx, c=%lld to c=%lld (%s / %s) |\n",
+			buf_printf(b,
+			    " | %.2fx, c=%lld to c=%lld (%s / %s) |\n",
 			    json_number_value(json_object_get(g, "ratio")),
-			    (long long)iget(g, "from"), (long long)iget(g, "to"),
-			    sget(g, "model"), sget(g, "split"));
+			    (long long)jsonget_int(g, "from"),
+			    (long long)jsonget_int(g, "to"),
+			    jsonget_str(g, "model"), jsonget_str(g, "split"));
 		else
 			buf_puts(b, " | - |\n");
 	}
@@ -379,8 +376,9 @@ report_markdown(const json_t *info, const json_t *comparison,
 	size_t i, k;
 
 	buf_printf(&b, "# Results\n\nMeasured at commit `%s` with warden %s. "
-	    "Result set sha256 `%s`.\n\n", sget(info, "commit"),
-	    sget(info, "warden_version"), sget(gate, "results_sha256"));
+	    "Result set sha256 `%s`.\n\n", jsonget_str(info, "commit"),
+	    jsonget_str(info, "warden_version"), jsonget_str(gate,
+	    "results_sha256"));
 	for (k = 0; kinds[k] != NULL; k++) {
 		buf_printf(&b, "%s runs:", kinds[k]);
 		if (json_array_size(json_object_get(runs, kinds[k])) == 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "jsonget.h"
 #include "store-campaign.h"
 #include "util.h"
 #include "results/resultset.h"
@@ -36,14 +37,6 @@ resultset_doc_text(const json_t *doc)
 
 	free(s);
 	return t;
-}
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
 }
 
 /* Move the named members of from into to. */
@@ -91,7 +84,7 @@ resultset_add_campaign(struct resultset *rs, struct store *store,
 		return err;
 	if (run == NULL)
 		return werr_new(WEXIT_INPUT, "no campaign run '%s'", run_id);
-	if (strcmp(sget(run, "state"), "done") != 0) {
+	if (strcmp(jsonget_str(run, "state"), "done") != 0) {
 		err = werr_new(WEXIT_INPUT, "campaign run '%s' is not finished; "
 		    "finish it with 'warden campaign --resume --run-id %s'",
 		    run_id, run_id);
@@ -100,8 +93,9 @@ resultset_add_campaign(struct resultset *rs, struct store *store,
 	if ((err = store_campaign_sweeps_json(store, run_id, &sweeps)) != NULL)
 		goto out;
 	json_array_foreach(sweeps, i, sw) {
-		path = xasprintf("results/%s/%s/%s_%s.json", sget(sw, "model"),
-		    sget(sw, "split"), sget(sw, "engine"), run_id);
+		path = xasprintf("results/%s/%s/%s_%s.json",
+		    jsonget_str(sw, "model"), jsonget_str(sw, "split"),
+		    jsonget_str(sw, "engine"), run_id);
 		doc = json_object_get(rs->docs, path);
 		if (doc == NULL) {
 			doc = json_pack("{s:i, s:s, s:s, s:O, s:O, s:O, s:O, "
@@ -152,7 +146,7 @@ resultset_add_fidelity(struct resultset *rs, struct store *store,
 		return err;
 	if (run == NULL)
 		return werr_new(WEXIT_INPUT, "no fidelity run '%s'", run_id);
-	if (strcmp(sget(run, "state"), "done") != 0) {
+	if (strcmp(jsonget_str(run, "state"), "done") != 0) {
 		err = werr_new(WEXIT_INPUT, "fidelity run '%s' is not "
 		    "finished; finish it with 'warden fidelity --resume "
 		    "--run-id %s'", run_id, run_id);
@@ -161,11 +155,12 @@ resultset_add_fidelity(struct resultset *rs, struct store *store,
 	if ((err = store_fidelity_cells_json(store, run_id, 1, &cells)) != NULL)
 		goto out;
 	json_array_foreach(cells, i, cl) {
-		if (reference && strcmp(sget(cl, "engine"), ref_engine) != 0)
+		if (reference && strcmp(jsonget_str(cl, "engine"),
+		    ref_engine) != 0)
 			continue;
 		path = xasprintf("results/fidelity/%s%s/%s_%s.json",
-		    reference ? "reference/" : "", sget(cl, "model"),
-		    sget(cl, "engine"), run_id);
+		    reference ? "reference/" : "", jsonget_str(cl, "model"),
+		    jsonget_str(cl, "engine"), run_id);
 		doc = json_object_get(rs->docs, path);
 		if (doc == NULL) {
 			doc = json_pack("{s:i, s:s, s:b, s:s, s:O, s:O, s:O, "
@@ -197,16 +192,18 @@ out:
 static char *
 doc_path(const json_t *doc)
 {
-	const char *kind = sget(doc, "kind");
+	const char *kind = jsonget_str(doc, "kind");
 
 	if (strcmp(kind, "campaign") == 0)
-		return xasprintf("results/%s/%s/%s_%s.json", sget(doc, "model"),
-		    sget(doc, "split"), sget(doc, "engine"), sget(doc, "run_id"));
+		return xasprintf("results/%s/%s/%s_%s.json",
+		    jsonget_str(doc, "model"), jsonget_str(doc, "split"),
+		    jsonget_str(doc, "engine"), jsonget_str(doc, "run_id"));
 	if (strcmp(kind, "fidelity") == 0)
 		return xasprintf("results/fidelity/%s%s/%s_%s.json",
-		    json_is_true(json_object_get(doc, "reference")) ?
-		    "reference/" : "", sget(doc, "model"), sget(doc, "engine"),
-		    sget(doc, "run_id"));
+		    json_is_true(json_object_get(doc,
+		    "reference")) ? "reference/" : "",
+		    jsonget_str(doc, "model"), jsonget_str(doc, "engine"),
+		    jsonget_str(doc, "run_id"));
 	return NULL;
 }
 
@@ -228,8 +225,9 @@ resultset_add_doc(struct resultset *rs, const char *path, json_t *doc,
 	    "schema")) != 1)
 		return werr_new(WEXIT_INPUT, "%s: '%s' is not a schema 1 result "
 		    "document", src, path);
-	if (!name_ok(sget(doc, "engine")) || !name_ok(sget(doc, "model")) ||
-	    !name_ok(sget(doc, "run_id")))
+	if (!name_ok(jsonget_str(doc, "engine")) ||
+	    !name_ok(jsonget_str(doc, "model")) ||
+	    !name_ok(jsonget_str(doc, "run_id")))
 		return werr_new(WEXIT_INPUT, "%s: '%s' has a bad engine, model "
 		    "or run id", src, path);
 	want = doc_path(doc);
@@ -270,33 +268,39 @@ resultset_check(const struct resultset *rs)
 	size_t i;
 
 	json_object_foreach(rs->docs, path, doc) {
-		if (strcmp(sget(doc, "kind"), "campaign") == 0) {
+		if (strcmp(jsonget_str(doc, "kind"), "campaign") == 0) {
 			json_array_foreach(json_object_get(doc,
 			    "concurrency_results"), i, c)
 				if (err == NULL)
-					err = claim(seen, xasprintf("%s/%s/%s/"
+					err = claim(seen,
+					    xasprintf("%s/%s/%s/"
 					    "c%lld on machine %s",
-					    sget(doc, "engine"), sget(doc, "model"),
-					    sget(doc, "split"), (long long)
-					    json_integer_value(json_object_get(c,
-					    "concurrency")), sget(doc, "machine")),
-					    path, "campaign cell");
+					    jsonget_str(doc, "engine"),
+					    jsonget_str(doc, "model"),
+					    jsonget_str(doc, "split"),
+					    (long long)jsonget_int(c,
+					    "concurrency"),
+					    jsonget_str(doc, "machine")), path,
+					    "campaign cell");
 			continue;
 		}
 		json_array_foreach(json_object_get(doc, "cells"), i, c) {
 			if (err != NULL)
 				break;
 			if (json_is_true(json_object_get(doc, "reference")))
-				err = claim(seen, xasprintf("%s/%d-shot",
-				    sget(doc, "model"), (int)json_integer_value(
-				    json_object_get(c, "shots"))), path,
-				    "reference cell");
+				err = claim(seen,
+				    xasprintf("%s/%d-shot",
+				    jsonget_str(doc, "model"),
+				    (int)json_integer_value(json_object_get(c,
+				    "shots"))), path, "reference cell");
 			else
-				err = claim(seen, xasprintf("%s/%s/%d-shot on "
-				    "machine %s", sget(doc, "engine"),
-				    sget(doc, "model"), (int)json_integer_value(
-				    json_object_get(c, "shots")),
-				    sget(doc, "machine")), path, "fidelity cell");
+				err = claim(seen,
+				    xasprintf("%s/%s/%d-shot on " "machine %s",
+				    jsonget_str(doc, "engine"),
+				    jsonget_str(doc, "model"),
+				    (int)json_integer_value(json_object_get(c,
+				    "shots")), jsonget_str(doc, "machine")),
+				    path, "fidelity cell");
 		}
 		if (err != NULL)
 			break;
@@ -333,10 +337,10 @@ resultset_digest(const struct resultset *rs, char out[SHA256_HEX_LEN + 1])
 static const char *
 doc_kind(const json_t *doc)
 {
-	if (strcmp(sget(doc, "kind"), "fidelity") == 0 &&
+	if (strcmp(jsonget_str(doc, "kind"), "fidelity") == 0 &&
 	    json_is_true(json_object_get(doc, "reference")))
 		return "reference";
-	return sget(doc, "kind");
+	return jsonget_str(doc, "kind");
 }
 
 json_t *
@@ -372,11 +376,11 @@ resultset_runs(const struct resultset *rs)
 		json_array_foreach(docs, i, doc) {
 			json_array_foreach(list, j, v)
 				if (strcmp(json_string_value(v),
-				    sget(doc, "run_id")) == 0)
+				    jsonget_str(doc, "run_id")) == 0)
 					break;
 			if (j == json_array_size(list))
 				json_array_append_new(list,
-				    json_string(sget(doc, "run_id")));
+				    json_string(jsonget_str(doc, "run_id")));
 		}
 		json_decref(docs);
 		json_object_set_new(out, kinds[k], list);

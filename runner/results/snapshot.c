@@ -19,6 +19,7 @@
 #include <git2.h>
 
 #include "adapter.h"
+#include "jsonget.h"
 #include "sha256.h"
 #include "util.h"
 #include "results/fidelity-table.h"
@@ -27,14 +28,6 @@
 #include "results/report.h"
 #include "results/sign.h"
 #include "results/snapshot.h"
-
-static const char *
-sget(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
-}
 
 struct werr *
 snapshot_sign_key(const char **key, const struct policy *pol, const char *arg)
@@ -242,9 +235,11 @@ engine_manifests(const struct resultset *rs)
 	size_t i, j, k;
 
 	json_array_foreach(docs, i, doc) {
-		if ((list = json_object_get(out, sget(doc, "engine"))) == NULL) {
+		if ((list = json_object_get(out, jsonget_str(doc,
+		    "engine"))) == NULL) {
 			list = json_array();
-			json_object_set_new(out, sget(doc, "engine"), list);
+			json_object_set_new(out, jsonget_str(doc, "engine"),
+			    list);
 		}
 		json_array_foreach(json_object_get(doc, "concurrency_results"),
 		    j, c) {

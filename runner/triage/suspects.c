@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "suspects.h"
 #include "util.h"
 
@@ -51,12 +52,6 @@ suspect(const json_t *engines, const char *self, const char *pkg,
 	    "bisectable", from != NULL && to != NULL);
 }
 
-static json_int_t
-num(const json_t *s, const char *key)
-{
-	return json_integer_value(json_object_get(s, key));
-}
-
 static int
 by_suspicion(const void *a, const void *b)
 {
@@ -65,8 +60,9 @@ by_suspicion(const void *a, const void *b)
 	int oy = json_is_true(json_object_get(y, "own"));
 	json_int_t bx, by;
 
-	if (num(x, "score") != num(y, "score"))
-		return num(x, "score") > num(y, "score") ? -1 : 1;
+	if (jsonget_int(x, "score") != jsonget_int(y, "score"))
+		return jsonget_int(x, "score") > jsonget_int(y,
+		    "score") ? -1 : 1;
 	if (ox != oy)
 		return ox ? -1 : 1;
 	bx = (json_int_t)json_array_size(json_object_get(x, "broken_with"));
