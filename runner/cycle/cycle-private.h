@@ -84,6 +84,22 @@ void cycle_say(struct cyc *c, int level, const char *fmt, ...)
 /* The step under way may refine its own ETA (seconds; -1 unknown). */
 void cycle_step_eta(struct cyc *c, double eta_s);
 
+/* Read this cycle's step rows again into c->steps, after one changed. */
+struct werr *cycle_reload_steps(struct cyc *c);
+
+/* pick.c: take .warden/cycle.lock for this process (*fd_out; closing it
+ * lets go), or say which process runs a cycle. */
+struct werr *cycle_lock(int *fd_out, const char *repo_root);
+/* Find or make the cycle to run into c; *out set (and nothing to run)
+ * when the cycle still waits for review. */
+struct werr *cycle_pick(json_t **out, struct cyc *c);
+/* "warden review approve N --as ..." for each pending review (an id, or
+ * an object with "id"). New array. */
+json_t *cycle_approve_commands(git_repository *repo, const json_t *pending);
+/* The reviews of waiting (every pending one) that this cycle queued: the
+ * ones whose approval the cycle asks for. A new array (borrowing). */
+json_t *cycle_own_waiting(struct cyc *c, const json_t *waiting);
+
 /* checkout.c: move a clean detached HEAD forward to the official tip. */
 struct werr *cycle_checkout_sync(json_t **result, git_repository *repo,
     const char *branch);

@@ -1,19 +1,17 @@
 /*
- * cycle.c - run or continue a cycle: find the cycle to work on (the
- * unfinished one, or a new one), then run the steps of its round from
- * the first that is not over, recording each against the cycle. See
- * cycle.h for what a cycle is.
+ * cycle.c - run or continue a cycle: with the cycle pick.c found (or
+ * made), run the steps of its round from the first that is not over,
+ * recording each against the cycle, then its journal and export; and
+ * the step rows and progress (with ETA) the steps share. See cycle.h for
+ * what a cycle is.
  *
- * Must never run two cycles at once (.warden/cycle.lock, held for the
- * whole run, says which process runs one), never read policy from a
- * working tree (the official branch's is the one), and never lose what a
- * step recorded: a step that fails with an error stays 'running' for the
- * next run to take up.
+ * Must never run a step without .warden/cycle.lock (held for the whole
+ * run), never read policy from a working tree (the official branch's is
+ * the one), and never lose what a step recorded: a step that fails with
+ * an error stays 'running' for the next run to take up.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +25,6 @@
 #include "journal.h"
 #include "jsonget.h"
 #include "official.h"
-#include "review.h"
 #include "store-campaign.h"
 #include "store-cycle.h"
 #include "util.h"
@@ -215,252 +212,12 @@ cycle_say(struct cyc *c, int level, const char *fmt, ...)
 	buf_free(&b);
 }
 
-static struct werr *
-reload_steps(struct cyc *c)
+struct werr *
+cycle_reload_steps(struct cyc *c)
 {
 	json_decref(c->steps);
 	c->steps = NULL;
 	return store_cycle_steps(c->store, c->id, &c->steps);
-}
-
-/* ---- which cycle ---- */
-
-/* Take .warden/cycle.lock for this process (a POSIX record lock, which
- * the kernel drops with the process, and which `warden status` can test
- * without taking it), or say which process runs a cycle. */
-static struct werr *
-lock_cycle(int *fd_out, const char *repo_root)
-{
-	char *path = path_join(repo_root, ".warden/cycle.lock"), pid[32];
-	struct werr *err = NULL;
-	struct flock fl;
-	int fd;
-
-	*fd_out = -1;
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1) {
-		err = werr_errno("open", path);
-		goto out;
-	}
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = F_WRLCK;
-	fl.l_whence = SEEK_SET;
-	if (fcntl(fd, F_SETLK, &fl) == -1) {
-		if (errno == EACCES || errno == EAGAIN) {
-			memset(&fl, 0, sizeof(fl));
-			fl.l_type = F_WRLCK;
-			fl.l_whence = SEEK_SET;
-			(void)fcntl(fd, F_GETLK, &fl);
-			err = werr_new(WEXIT_ENV, "a cycle is already running "
-			    "here (pid %ld); 'warden status' shows where it "
-			    "stands", (long)fl.l_pid);
-		} else
-			err = werr_errno("lock", path);
-		close(fd);
-		goto out;
-	}
-	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, strlen(pid), 0) == -1) {
-		err = werr_errno("write", path);
-		close(fd);
-		goto out;
-	}
-	*fd_out = fd;
-out:
-	free(path);
-	return err;
-}
-
-/* Is any review item the waiting cycle queued still pending, and was none
- * of them approved? Then it goes on waiting. *why says what happened. */
-static struct werr *
-still_waiting(int *waiting, json_t **pending, char **why, struct cyc *c)
-{
-	json_t *ids = cycle_queued_reviews(c), *v, *r;
-	struct buf b = BUF_INIT;
-	struct werr *err = NULL;
-	int approved = 0, rejected = 0;
-	const char *st;
-	size_t i;
-
-	*pending = json_array();
-	json_array_foreach(ids, i, v) {
-		if ((err = review_show(&r, c->store, json_integer_value(v))) != NULL)
-			break;
-		st = jsonget_str(r, "status");
-		if (strcmp(st, "pending") == 0)
-			json_array_append(*pending, v);
-		else if (strcmp(st, "approved") == 0) {
-			buf_printf(&b, "%sreview %lld approved", b.len ? ", " :
-			    "", (long long)json_integer_value(v));
-			approved++;
-		} else
-			rejected++;
-		json_decref(r);
-	}
-	*waiting = err == NULL && json_array_size(*pending) > 0 && approved == 0;
-	if (b.len == 0)
-		buf_printf(&b, "%d review item%s rejected, none pending",
-		    rejected, rejected == 1 ? "" : "s");
-	*why = buf_detach(&b);
-	json_decref(ids);
-	return err;
-}
-
-/* Who runs the cycle, as git knows them: "Name <email>", or a
- * placeholder to fill in. Caller frees. */
-static char *
-maintainer(git_repository *repo)
-{
-	git_config *cfg = NULL;
-	git_buf name = { 0 }, email = { 0 };
-	char *who;
-
-	if (repo != NULL && git_repository_config_snapshot(&cfg, repo) == 0 &&
-	    git_config_get_string_buf(&name, cfg, "user.name") == 0 &&
-	    git_config_get_string_buf(&email, cfg, "user.email") == 0 &&
-	    name.size > 0 && email.size > 0 && !strchr(name.ptr, '"'))
-		who = xasprintf("%s <%s>", name.ptr, email.ptr);
-	else
-		who = xstrdup("Your Name <you@example.org>");
-	git_buf_dispose(&name);
-	git_buf_dispose(&email);
-	git_config_free(cfg);
-	return who;
-}
-
-/* "warden review approve N --as ..." for each pending review (an id,
- * or an object with "id"). */
-static json_t *
-approve_commands(git_repository *repo, const json_t *pending)
-{
-	json_t *cmds = json_array(), *v;
-	char *who = maintainer(repo);
-	json_int_t id;
-	size_t i;
-
-	json_array_foreach((json_t *)pending, i, v) {
-		id = json_is_object(v) ? json_integer_value(json_object_get(v,
-		    "id")) : json_integer_value(v);
-		json_array_append_new(cmds, json_sprintf("warden review "
-		    "approve %lld --as \"%s\"", (long long)id, who));
-	}
-	free(who);
-	return cmds;
-}
-
-/* The reviews of waiting (every pending one) that this cycle queued: the
- * ones whose approval the cycle asks for. A new array (borrowing). */
-static json_t *
-own_waiting(struct cyc *c, const json_t *waiting)
-{
-	json_t *ids = cycle_queued_reviews(c), *own = json_array(), *w, *v;
-	size_t i, j;
-
-	json_array_foreach((json_t *)waiting, i, w)
-		json_array_foreach(ids, j, v)
-			if (json_integer_value(v) == json_integer_value(
-			    json_object_get(w, "id"))) {
-				json_array_append(own, w);
-				break;
-			}
-	json_decref(ids);
-	return own;
-}
-
-/* Find or make the cycle to run; *out set (and nothing to run) when the
- * cycle waits for review still. */
-static struct werr *
-pick_cycle(json_t **out, struct cyc *c)
-{
-	const struct cycle_opts *o = c->o;
-	json_t *latest = NULL, *pending = NULL;
-	struct werr *err;
-	const char *state;
-	char id[64], *why = NULL;
-	time_t now;
-	struct tm tm;
-	int waiting;
-
-	if ((err = store_cycle_latest(c->store, &latest)) != NULL)
-		return err;
-	state = jsonget_str(latest, "state");
-	if (latest != NULL && strcmp(state, "done") != 0) {
-		c->id = xstrdup(jsonget_str(latest, "id"));
-		c->round = (int)json_integer_value(json_object_get(latest,
-		    "round"));
-		if (o->roster != NULL && strcmp(o->roster, jsonget_str(latest,
-		    "roster")) != 0) {
-			err = werr_new(WEXIT_INPUT, "cycle '%s' of roster '%s' "
-			    "is not finished; continue it with 'warden cycle' "
-			    "(without '--roster %s')", c->id,
-			    jsonget_str(latest, "roster"), o->roster);
-			goto out;
-		}
-		c->resumed = 1;
-		c->roster = policy_roster(c->policy,
-		    jsonget_str(latest, "roster"));
-		if (c->roster == NULL) {
-			err = werr_new(WEXIT_INPUT,
-			    "cycle '%s' ran roster '%s', "
-			    "which the official policy no longer has", c->id,
-			    jsonget_str(latest, "roster"));
-			goto out;
-		}
-		if ((err = store_set_cycle(c->store, c->id)) != NULL ||
-		    (err = reload_steps(c)) != NULL)
-			goto out;
-		if (strcmp(state, "waiting") == 0) {
-			if ((err = still_waiting(&waiting, &pending, &why,
-			    c)) != NULL)
-				goto out;
-			if (waiting) {
-				*out = json_pack("{s:s, s:i, s:s, s:i, s:b, "
-				    "s:O, s:o}", "cycle", c->id, "round",
-				    c->round, "state", "waiting", "exit", 1,
-				    "resumed", 1, "journal", json_object_get(
-				    latest, "journal"), "approve",
-				    approve_commands(c->repo, pending));
-				goto out;
-			}
-			c->round++;
-			err = store_cycle_round(c->store, c->id, c->round, why);
-		} else
-			err = store_cycle_claim(c->store, c->id, (long)getpid(),
-			    "continued after it was interrupted");
-		goto out;
-	}
-	if (o->resume) {
-		err = werr_new(WEXIT_INPUT, latest == NULL ? "there is no "
-		    "cycle to resume" : "there is no cycle to resume: the last, "
-		    "'%s', is done", jsonget_str(latest, "id"));
-		goto out;
-	}
-	c->roster = policy_roster(c->policy, o->roster != NULL ? o->roster :
-	    c->policy->default_roster);
-	if (c->roster == NULL) {
-		err = werr_new(WEXIT_INPUT, "'--roster %s': the official "
-		    "policy has no roster '%s'", o->roster, o->roster);
-		goto out;
-	}
-	if (o->new_id != NULL)
-		snprintf(id, sizeof(id), "%s", o->new_id);
-	else {
-		now = time(NULL);
-		gmtime_r(&now, &tm);
-		strftime(id, sizeof(id), "cycle-%Y%m%d-%H%M%S", &tm);
-	}
-	c->id = xstrdup(id);
-	c->round = 1;
-	if ((err = store_set_cycle(c->store, c->id)) != NULL ||
-	    (err = store_cycle_create(c->store, c->id, c->roster->name,
-	    c->machine, (long)getpid())) != NULL)
-		goto out;
-	err = reload_steps(c);
-out:
-	json_decref(latest);
-	json_decref(pending);
-	free(why);
-	return err;
 }
 
 /* ---- the steps ---- */
@@ -498,7 +255,7 @@ run_step(struct cyc *c, const char *step, cycle_step_fn fn)
 		    json_object_get(result, "why")));
 	json_decref(result);
 	if (err == NULL)
-		err = reload_steps(c);
+		err = cycle_reload_steps(c);
 	return err;
 }
 
@@ -518,7 +275,7 @@ journal_step(struct cyc *c, json_t **journal)
 		return err;
 	cycle_say(c, CYCLE_DONE, "cycle journal recorded (exit %lld)",
 	    (long long)json_integer_value(json_object_get(*journal, "exit")));
-	return reload_steps(c);
+	return cycle_reload_steps(c);
 }
 
 static struct werr *
@@ -614,9 +371,9 @@ cycle_run(json_t **out, const struct cycle_opts *o)
 	}
 	if ((err = official_policy(&c)) != NULL ||
 	    (err = official_check_free(c.repo, c.policy->official_branch)) != NULL ||
-	    (err = lock_cycle(&lock, o->repo_root)) != NULL ||
+	    (err = cycle_lock(&lock, o->repo_root)) != NULL ||
 	    (err = official_recover(c.store, c.repo, NULL)) != NULL ||
-	    (err = pick_cycle(out, &c)) != NULL || *out != NULL)
+	    (err = cycle_pick(out, &c)) != NULL || *out != NULL)
 		goto out;
 	if ((err = store_cycle_previous(c.store, c.id, &prev)) != NULL)
 		goto out;
@@ -631,12 +388,12 @@ cycle_run(json_t **out, const struct cycle_opts *o)
 	exit_code = (int)json_integer_value(json_object_get(journal, "exit"));
 	if ((err = export_step(&c, exit_code)) != NULL)
 		goto out;
-	own = own_waiting(&c, json_object_get(json_object_get(journal,
+	own = cycle_own_waiting(&c, json_object_get(json_object_get(journal,
 	    "summary"), "reviews_waiting"));
 	*out = json_pack("{s:s, s:i, s:s, s:i, s:b, s:O, s:o}", "cycle", c.id,
 	    "round", c.round, "state", c.waiting ? "waiting" : "done", "exit",
 	    exit_code, "resumed", c.resumed, "journal", journal, "approve",
-	    approve_commands(c.repo, own));
+	    cycle_approve_commands(c.repo, own));
 out:
 	if (lock != -1)
 		close(lock);
