@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "store-campaign.h"
+#include "store-json.h"
 #include "util.h"
 
 static char *
@@ -125,61 +126,6 @@ store_campaign_engine_seconds(struct store *store, const char *run_id,
 	return err;
 }
 
-/* The current row of st as a JSON object of its columns; the columns
- * named in json_cols (NULL-terminated) hold JSON text and are parsed. */
-static json_t *
-row_json(sqlite3_stmt *st, const char *const *json_cols)
-{
-	const char *const *j;
-	const char *name;
-	json_t *o = json_object(), *v;
-	int i, ncol = sqlite3_column_count(st), parse;
-
-	for (i = 0; i < ncol; i++) {
-		name = sqlite3_column_name(st, i);
-		switch (sqlite3_column_type(st, i)) {
-		case SQLITE_INTEGER:
-			v = json_integer(sqlite3_column_int64(st, i));
-			break;
-		case SQLITE_FLOAT:
-			v = json_real(sqlite3_column_double(st, i));
-			break;
-		case SQLITE_NULL:
-			v = json_null();
-			break;
-		default:
-			for (parse = 0, j = json_cols; *j != NULL; j++)
-				if (strcmp(name, *j) == 0)
-					parse = 1;
-			v = parse ? column_json(st, i) : json_string((const char *)
-			    sqlite3_column_text(st, i));
-			break;
-		}
-		json_object_set_new(o, name, v ? v : json_null());
-	}
-	return o;
-}
-
-/* Every row of st (bound, not yet stepped) as a JSON array; st is
- * finalized. */
-static struct werr *
-rows_json(struct store *store, sqlite3_stmt *st, const char *const *json_cols,
-    json_t **out)
-{
-	json_t *arr = json_array();
-	int rc;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(arr, row_json(st, json_cols));
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(arr);
-		return store_error(store, "read campaign rows");
-	}
-	*out = arr;
-	return NULL;
-}
-
 struct werr *
 store_campaign_sweeps_json(struct store *store, const char *run_id,
     json_t **out)
@@ -194,7 +140,8 @@ store_campaign_sweeps_json(struct store *store, const char *run_id,
 	    "run_id = ?1 AND state = 'done' ORDER BY seq")) != NULL)
 		return err;
 	store_bind_text(st, 1, run_id);
-	return rows_json(store, st, json_cols, out);
+	return store_rows_json(out, store, st, json_cols,
+	    "read campaign rows");
 }
 
 struct werr *
@@ -213,7 +160,8 @@ store_campaign_run_json(struct store *store, const char *run_id,
 	    "WHERE r.run_id = ?1")) != NULL)
 		return err;
 	store_bind_text(st, 1, run_id);
-	if ((err = rows_json(store, st, json_cols, &arr)) != NULL)
+	if ((err = store_rows_json(&arr, store, st, json_cols,
+	    "read campaign rows")) != NULL)
 		return err;
 	if (json_array_size(arr) == 1)
 		*out = json_incref(json_array_get(arr, 0));
@@ -235,7 +183,8 @@ store_campaign_runs_json(struct store *store, json_t **out)
 	    "'done') AS sweeps_done FROM campaign_runs r "
 	    "ORDER BY r.created DESC, r.rowid DESC")) != NULL)
 		return err;
-	return rows_json(store, st, json_cols, out);
+	return store_rows_json(out, store, st, json_cols,
+	    "read campaign rows");
 }
 
 struct werr *
@@ -254,7 +203,8 @@ store_campaign_requests_json(struct store *store, int64_t sweep_id,
 	    "ORDER BY idx")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, sweep_id);
-	return rows_json(store, st, json_cols, out);
+	return store_rows_json(out, store, st, json_cols,
+	    "read campaign rows");
 }
 
 struct werr *

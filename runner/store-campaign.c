@@ -18,22 +18,8 @@
 
 #include "journal.h"
 #include "store-campaign.h"
+#include "store-json.h"
 #include "util.h"
-
-/* Bind a JSON value as compact text (NULL stays NULL). */
-static void
-bind_json(sqlite3_stmt *st, int i, const json_t *v)
-{
-	char *s;
-
-	if (v == NULL) {
-		sqlite3_bind_null(st, i);
-		return;
-	}
-	s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	sqlite3_bind_text(st, i, s ? s : "null", -1, SQLITE_TRANSIENT);
-	free(s);
-}
 
 static void
 bind_ns(sqlite3_stmt *st, int i, uint64_t ns)
@@ -42,16 +28,6 @@ bind_ns(sqlite3_stmt *st, int i, uint64_t ns)
 		sqlite3_bind_null(st, i);
 	else
 		sqlite3_bind_int64(st, i, (sqlite3_int64)ns);
-}
-
-static struct werr *
-commit_or_rollback(struct store *store, struct werr *err)
-{
-	if (err != NULL) {
-		store_rollback(store);
-		return err;
-	}
-	return store_commit(store);
 }
 
 /* Does the statement compile (the tables and columns it names exist)? */
@@ -82,7 +58,7 @@ store_campaign_ensure(struct store *store)
 	if (err == NULL && !sql_compiles(store, "SELECT connect_ms FROM "
 	    "campaign_requests LIMIT 0"))
 		err = store_exec(store, STORE_CAMPAIGN_SCHEMA_5);
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -99,20 +75,20 @@ store_campaign_run_create(struct store *store, const char *run_id,
 		return err;
 	if ((err = store_campaign_run_get(store, run_id, &found, NULL, NULL,
 	    NULL)) != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	if (found)
-		return commit_or_rollback(store, werr_new(WEXIT_INPUT,
+		return store_tx_end(store, werr_new(WEXIT_INPUT,
 		    "run '%s' exists; continue it with --resume", run_id));
 	utc_now_iso(now, sizeof(now));
 	if ((err = store_prepare(store, &st, "INSERT INTO campaign_runs (run_id, "
 	    "created, machine, state, grid, provenance) VALUES "
 	    "(?1, ?2, ?3, 'running', ?4, ?5)")) != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, run_id);
 	store_bind_text(st, 2, now);
 	store_bind_text(st, 3, machine);
-	bind_json(st, 4, grid);
-	bind_json(st, 5, provenance);
+	store_bind_json(st, 4, grid);
+	store_bind_json(st, 5, provenance);
 	err = store_step_done(store, st, "insert run");
 	if (err == NULL) {
 		body = json_pack("{s:s, s:s, s:O}", "run_id", run_id,
@@ -121,7 +97,7 @@ store_campaign_run_create(struct store *store, const char *run_id,
 		    NULL);
 		json_decref(body);
 	}
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -137,7 +113,7 @@ store_campaign_run_finish(struct store *store, const char *run_id)
 	utc_now_iso(now, sizeof(now));
 	if ((err = store_prepare(store, &st, "UPDATE campaign_runs SET state = "
 	    "'done', finished = ?2 WHERE run_id = ?1")) != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, run_id);
 	store_bind_text(st, 2, now);
 	err = store_step_done(store, st, "finish run");
@@ -147,7 +123,7 @@ store_campaign_run_finish(struct store *store, const char *run_id)
 		    NULL);
 		json_decref(body);
 	}
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }
 
 static char *
@@ -175,7 +151,7 @@ store_campaign_discard_unfinished(struct store *store, const char *run_id,
 	if ((err = store_prepare(store, &st, "SELECT id, seq, attempt, engine, "
 	    "model, split, concurrency FROM campaign_sweeps WHERE run_id = ?1 "
 	    "AND state = 'running' ORDER BY seq")) != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, run_id);
 	while (err == NULL && sqlite3_step(st) == SQLITE_ROW) {
 		subject = sweep_subject(st, 3);
@@ -200,7 +176,7 @@ store_campaign_discard_unfinished(struct store *store, const char *run_id,
 		(*n)++;
 	}
 	sqlite3_finalize(st);
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }
 
 /* Attempts so far of (run_id, seq), counted from the journal. */
@@ -241,7 +217,7 @@ store_campaign_sweep_begin(struct store *store,
 	    "seq, engine, model, split, concurrency, attempt, state, started, "
 	    "total, log_path, provenance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
 	    "'running', ?8, ?9, ?10, ?11)")) != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, k->run_id);
 	sqlite3_bind_int(st, 2, k->seq);
 	store_bind_text(st, 3, k->engine);
@@ -252,9 +228,9 @@ store_campaign_sweep_begin(struct store *store,
 	store_bind_text(st, 8, now);
 	sqlite3_bind_int64(st, 9, (sqlite3_int64)k->total);
 	store_bind_text(st, 10, k->log_path);
-	bind_json(st, 11, k->provenance);
+	store_bind_json(st, 11, k->provenance);
 	if ((err = store_step_done(store, st, "insert sweep")) != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	*sweep_id = sqlite3_last_insert_rowid(store_db(store));
 	subject = xasprintf("%s/%s/%s/c%u", k->engine, k->model, k->split,
 	    k->concurrency);
@@ -265,7 +241,7 @@ store_campaign_sweep_begin(struct store *store,
 	    NULL);
 	json_decref(body);
 	free(subject);
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }
 
 static void
@@ -293,7 +269,7 @@ bind_gaps(sqlite3_stmt *st, int i, const uint64_t *t, size_t n)
 	for (k = 1; k < n; k++)
 		json_array_append_new(a, json_integer((json_int_t)(t[k] -
 		    t[k - 1])));
-	bind_json(st, i, a);
+	store_bind_json(st, i, a);
 	json_decref(a);
 }
 
@@ -369,12 +345,12 @@ store_campaign_requests_add(struct store *store, int64_t sweep_id,
 	    "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
 	    "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)"))
 	    != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	for (i = 0; i < n && err == NULL; i++)
 		err = request_insert(store, st, sweep_id, recs[i],
 		    prompt_ids[i] != NULL ? prompt_ids[i] : "");
 	sqlite3_finalize(st);
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -434,15 +410,15 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	if ((err = store_begin(store)) != NULL)
 		return err;
 	if (m != NULL && (err = memory_add(store, sweep_id, m)) != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	if ((err = store_prepare(store, &st, "SELECT run_id, seq, engine, model, "
 	    "split, concurrency FROM campaign_sweeps WHERE id = ?1 AND "
 	    "state = 'running'")) != NULL)
-		return commit_or_rollback(store, err);
+		return store_tx_end(store, err);
 	sqlite3_bind_int64(st, 1, sweep_id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		return commit_or_rollback(store, werr_new(WEXIT_ENV,
+		return store_tx_end(store, werr_new(WEXIT_ENV,
 		    "sweep %lld is not running", (long long)sweep_id));
 	}
 	subject = sweep_subject(st, 2);
@@ -470,7 +446,7 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	store_bind_text(st, 5, now);
 	sqlite3_bind_int64(st, 6, (sqlite3_int64)res->completed);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)res->failed);
-	bind_json(st, 8, res->summary);
+	store_bind_json(st, 8, res->summary);
 	bind_bytes(st, 9, have ? m->peak_system : 0, have);
 	bind_bytes(st, 10, have ? m->peak_engine : 0, have);
 	bind_bytes(st, 11, have ? m->system_total : 0, have);
@@ -484,5 +460,5 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 out:
 	json_decref(body);
 	free(subject);
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }

@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "store-json.h"
 #include "store-review.h"
 #include "util.h"
 
@@ -24,40 +25,6 @@ column_strdup(sqlite3_stmt *st, int i)
 	const char *s = (const char *)sqlite3_column_text(st, i);
 
 	return s != NULL ? xstrdup(s) : NULL;
-}
-
-static json_t *
-column_json(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return json_null();
-	if (sqlite3_column_type(st, i) == SQLITE_INTEGER)
-		return json_integer(sqlite3_column_int64(st, i));
-	return json_string((const char *)sqlite3_column_text(st, i));
-}
-
-/* Rows of st as JSON objects named by its columns; finalizes st. */
-static struct werr *
-rows_json(json_t **out, struct store *store, sqlite3_stmt *st)
-{
-	json_t *arr = json_array();
-	int rc, i;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_object();
-
-		for (i = 0; i < sqlite3_column_count(st); i++)
-			json_object_set_new(o, sqlite3_column_name(st, i),
-			    column_json(st, i));
-		json_array_append_new(arr, o);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(arr);
-		return store_error(store, "read reviews");
-	}
-	*out = arr;
-	return NULL;
 }
 
 struct werr *
@@ -140,7 +107,7 @@ store_review_list(struct store *store, const char *status, json_t **out)
 	    "WHERE ?1 IS NULL OR status = ?1 ORDER BY id")) != NULL)
 		return err;
 	store_bind_text(st, 1, status);
-	return rows_json(out, store, st);
+	return store_rows_json(out, store, st, NULL, "read reviews");
 }
 
 struct werr *
@@ -153,7 +120,7 @@ store_review_row(struct store *store, int64_t id, json_t **out)
 	    "FROM reviews WHERE id = ?")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
-	return rows_json(out, store, st);
+	return store_rows_json(out, store, st, NULL, "read reviews");
 }
 
 struct werr *
@@ -166,7 +133,7 @@ store_review_evidence(struct store *store, int64_t id, json_t **out)
 	    "review_evidence WHERE review_id = ? ORDER BY id")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
-	return rows_json(out, store, st);
+	return store_rows_json(out, store, st, NULL, "read reviews");
 }
 
 struct werr *

@@ -17,55 +17,13 @@
 
 #include "store-agent.h"
 #include "store-campaign.h"
+#include "store-json.h"
 #include "util.h"
 
 #define AGENT_COLUMNS "id, created, finished, pid, state, task_kind, " \
 	"task_ref, base_commit, branch, worktree, log_path, sandbox, review_id"
 
-static json_t *
-column_json(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return json_null();
-	if (sqlite3_column_type(st, i) == SQLITE_INTEGER)
-		return json_integer(sqlite3_column_int64(st, i));
-	return json_string((const char *)sqlite3_column_text(st, i));
-}
-
-/* Rows of st as objects named by their columns; finalizes st. A column
- * named record is parsed. */
-static struct werr *
-rows_json(json_t **out, struct store *store, sqlite3_stmt *st)
-{
-	json_t *arr = json_array();
-	int rc, i;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_object();
-
-		for (i = 0; i < sqlite3_column_count(st); i++) {
-			const char *name = sqlite3_column_name(st, i);
-			json_t *v = column_json(st, i);
-
-			if (strcmp(name, "record") == 0 && json_is_string(v)) {
-				json_t *p = json_loads(json_string_value(v), 0,
-				    NULL);
-
-				json_decref(v);
-				v = p != NULL ? p : json_null();
-			}
-			json_object_set_new(o, name, v);
-		}
-		json_array_append_new(arr, o);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(arr);
-		return store_error(store, "read agent runs");
-	}
-	*out = arr;
-	return NULL;
-}
+static const char *const agent_json_cols[] = { "record", NULL };
 
 struct werr *
 store_agent_next_id(struct store *store, int64_t *id)
@@ -202,7 +160,8 @@ store_agent_list(struct store *store, json_t **out)
 	if ((err = store_prepare(store, &st, "SELECT " AGENT_COLUMNS
 	    " FROM agent_runs ORDER BY id")) != NULL)
 		return err;
-	return rows_json(out, store, st);
+	return store_rows_json(out, store, st, agent_json_cols,
+	    "read agent runs");
 }
 
 struct werr *
@@ -210,19 +169,14 @@ store_agent_get(struct store *store, int64_t id, json_t **out)
 {
 	sqlite3_stmt *st;
 	struct werr *err;
-	json_t *rows;
 
 	*out = NULL;
 	if ((err = store_prepare(store, &st, "SELECT " AGENT_COLUMNS
 	    ", record FROM agent_runs WHERE id = ?")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
-	if ((err = rows_json(&rows, store, st)) != NULL)
-		return err;
-	if (json_array_size(rows) > 0)
-		*out = json_incref(json_array_get(rows, 0));
-	json_decref(rows);
-	return NULL;
+	return store_row_json(out, store, st, agent_json_cols,
+	    "read agent runs");
 }
 
 struct werr *

@@ -14,92 +14,14 @@
 
 #include "journal.h"
 #include "store-cycle.h"
+#include "store-json.h"
 #include "util.h"
 
 #define CYCLE_COLUMNS "id, seq, created, finished, roster, machine, state, " \
 	"round, pid, exit_code"
 
-static char *
-dump(const json_t *v)
-{
-	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-
-	if (s == NULL)
-		fatal("store-cycle: cannot serialise JSON");
-	return s;
-}
-
-static json_t *
-column_json(sqlite3_stmt *st, int i)
-{
-	const char *name = sqlite3_column_name(st, i);
-	json_t *v;
-
-	switch (sqlite3_column_type(st, i)) {
-	case SQLITE_NULL:
-		return json_null();
-	case SQLITE_INTEGER:
-		return json_integer(sqlite3_column_int64(st, i));
-	default:
-		if (strcmp(name, "journal") == 0 || strcmp(name, "result") == 0 ||
-		    strcmp(name, "cells") == 0) {
-			v = json_loads((const char *)sqlite3_column_text(st, i),
-			    0, NULL);
-			return v != NULL ? v : json_null();
-		}
-		return json_string((const char *)sqlite3_column_text(st, i));
-	}
-}
-
-/* The rows of st as objects named by their columns; finalizes st. */
-static struct werr *
-rows_json(json_t **out, struct store *store, sqlite3_stmt *st)
-{
-	json_t *arr = json_array(), *o;
-	int rc, i;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		o = json_object();
-		for (i = 0; i < sqlite3_column_count(st); i++)
-			json_object_set_new(o, sqlite3_column_name(st, i),
-			    column_json(st, i));
-		json_array_append_new(arr, o);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(arr);
-		return store_error(store, "read cycles");
-	}
-	*out = arr;
-	return NULL;
-}
-
-/* The first row of st, or *out NULL. */
-static struct werr *
-row_json(json_t **out, struct store *store, sqlite3_stmt *st)
-{
-	json_t *rows = NULL;
-	struct werr *err;
-
-	*out = NULL;
-	if ((err = rows_json(&rows, store, st)) != NULL)
-		return err;
-	if (json_array_size(rows) > 0)
-		*out = json_incref(json_array_get(rows, 0));
-	json_decref(rows);
-	return NULL;
-}
-
-/* Finish a transaction begun by the caller: commit when err is NULL. */
-static struct werr *
-tx_end(struct store *store, struct werr *err)
-{
-	if (err != NULL) {
-		store_rollback(store);
-		return err;
-	}
-	return store_commit(store);
-}
+static const char *const cycle_json_cols[] = { "journal", "result", "cells",
+    NULL };
 
 struct werr *
 store_cycle_create(struct store *store, const char *id, const char *roster,
@@ -143,7 +65,7 @@ store_cycle_create(struct store *store, const char *id, const char *roster,
 	}
 	if (err == NULL)
 		err = journal_append(store, "cycle.started", id, body, NULL);
-	err = tx_end(store, err);
+	err = store_tx_end(store, err);
 out:
 	json_decref(body);
 	return err;
@@ -159,7 +81,7 @@ store_cycle_get(struct store *store, const char *id, json_t **out)
 	    ", journal FROM cycles WHERE id = ?")) != NULL)
 		return err;
 	store_bind_text(st, 1, id);
-	return row_json(out, store, st);
+	return store_row_json(out, store, st, cycle_json_cols, "read cycles");
 }
 
 struct werr *
@@ -182,7 +104,7 @@ store_cycle_latest(struct store *store, json_t **out)
 	if ((err = store_prepare(store, &st, "SELECT " CYCLE_COLUMNS
 	    ", journal FROM cycles ORDER BY seq DESC LIMIT 1")) != NULL)
 		return err;
-	return row_json(out, store, st);
+	return store_row_json(out, store, st, cycle_json_cols, "read cycles");
 }
 
 struct werr *
@@ -197,7 +119,7 @@ store_cycle_previous(struct store *store, const char *id, json_t **out)
 	    "LIMIT 1")) != NULL)
 		return err;
 	store_bind_text(st, 1, id);
-	return row_json(out, store, st);
+	return store_row_json(out, store, st, cycle_json_cols, "read cycles");
 }
 
 struct werr *
@@ -209,7 +131,7 @@ store_cycles(struct store *store, json_t **out)
 	if ((err = store_prepare(store, &st, "SELECT " CYCLE_COLUMNS
 	    " FROM cycles ORDER BY seq DESC")) != NULL)
 		return err;
-	return rows_json(out, store, st);
+	return store_rows_json(out, store, st, cycle_json_cols, "read cycles");
 }
 
 /* UPDATE cycles (?1 the id, ?2 an integer) in a transaction with an
@@ -233,7 +155,7 @@ update_journaled(struct store *store, const char *id, const char *sql,
 		err = werr_new(WEXIT_INPUT, "no cycle '%s'", id);
 	if (err == NULL)
 		err = journal_append(store, kind, id, body, NULL);
-	return tx_end(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -285,7 +207,7 @@ store_cycle_step_begin(struct store *store, const char *id, int round,
 		store_bind_text(st, 4, now);
 		err = store_step_done(store, st, "begin cycle step");
 	}
-	return tx_end(store, err);
+	return store_tx_end(store, err);
 }
 
 /* End step (inside a transaction): its row and its entry. */
@@ -295,7 +217,6 @@ step_end(struct store *store, const char *id, int round, const char *step,
 {
 	json_t *body = json_pack("{s:i, s:s, s:s, s:O?}", "round", round,
 	    "step", step, "state", state, "result", result);
-	char *text = result != NULL ? dump(result) : NULL;
 	char now[40], *subject;
 	sqlite3_stmt *st;
 	struct werr *err;
@@ -310,7 +231,7 @@ step_end(struct store *store, const char *id, int round, const char *step,
 		store_bind_text(st, 3, step);
 		store_bind_text(st, 4, state);
 		store_bind_text(st, 5, now);
-		store_bind_text(st, 6, text);
+		store_bind_json(st, 6, result);
 		err = store_step_done(store, st, "end cycle step");
 	}
 	if (err == NULL && sqlite3_changes(store_db(store)) != 1)
@@ -319,7 +240,6 @@ step_end(struct store *store, const char *id, int round, const char *step,
 	if (err == NULL)
 		err = journal_append(store, "cycle.step", subject, body, NULL);
 	free(subject);
-	free(text);
 	json_decref(body);
 	return err;
 }
@@ -332,7 +252,8 @@ store_cycle_step_end(struct store *store, const char *id, int round,
 
 	if ((err = store_begin(store)) != NULL)
 		return err;
-	return tx_end(store, step_end(store, id, round, step, state, result));
+	return store_tx_end(store, step_end(store, id, round, step, state,
+	    result));
 }
 
 struct werr *
@@ -346,24 +267,23 @@ store_cycle_steps(struct store *store, const char *id, json_t **out)
 	    "ORDER BY id")) != NULL)
 		return err;
 	store_bind_text(st, 1, id);
-	return rows_json(out, store, st);
+	return store_rows_json(out, store, st, cycle_json_cols, "read cycles");
 }
 
 struct werr *
 store_cycle_journal(struct store *store, const char *id, int round,
     json_t *journal)
 {
-	char *text = dump(journal);
 	sqlite3_stmt *st;
 	struct werr *err;
 
 	if ((err = journal_check_entry("cycle.journal", id, journal)) != NULL ||
 	    (err = store_begin(store)) != NULL)
-		goto out;
+		return err;
 	if ((err = store_prepare(store, &st, "UPDATE cycles SET journal = ?2, "
 	    "exit_code = ?3 WHERE id = ?1")) == NULL) {
 		store_bind_text(st, 1, id);
-		store_bind_text(st, 2, text);
+		store_bind_json(st, 2, journal);
 		sqlite3_bind_int64(st, 3, json_integer_value(json_object_get(
 		    journal, "exit")));
 		err = store_step_done(store, st, "store the cycle journal");
@@ -372,10 +292,7 @@ store_cycle_journal(struct store *store, const char *id, int round,
 		err = step_end(store, id, round, "journal", "done", NULL);
 	if (err == NULL)
 		err = journal_append(store, "cycle.journal", id, journal, NULL);
-	err = tx_end(store, err);
-out:
-	free(text);
-	return err;
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -405,7 +322,7 @@ store_cycle_end(struct store *store, const char *id, int round,
 	}
 	if (err == NULL)
 		err = journal_append(store, kind, id, body, NULL);
-	err = tx_end(store, err);
+	err = store_tx_end(store, err);
 out:
 	json_decref(body);
 	return err;
@@ -416,7 +333,6 @@ store_cycle_agent_begin(struct store *store, const char *id,
     const char *task, json_t *cells, int *fresh)
 {
 	json_t *body = json_pack("{s:s, s:O}", "task", task, "cells", cells);
-	char *text = dump(cells);
 	sqlite3_stmt *st;
 	struct werr *err;
 	char now[40];
@@ -431,7 +347,7 @@ store_cycle_agent_begin(struct store *store, const char *id,
 	    "NOTHING")) == NULL) {
 		store_bind_text(st, 1, id);
 		store_bind_text(st, 2, task);
-		store_bind_text(st, 3, text);
+		store_bind_json(st, 3, cells);
 		store_bind_text(st, 4, now);
 		err = store_step_done(store, st, "record an agent task");
 	}
@@ -439,9 +355,8 @@ store_cycle_agent_begin(struct store *store, const char *id,
 		*fresh = 1;
 		err = journal_append(store, "cycle.agent", task, body, NULL);
 	}
-	err = tx_end(store, err);
+	err = store_tx_end(store, err);
 out:
-	free(text);
 	json_decref(body);
 	return err;
 }
@@ -480,7 +395,7 @@ store_cycle_agent_end(struct store *store, const char *id, const char *task,
 	if (err == NULL)
 		err = journal_append(store, "cycle.agent.done", task, body, NULL);
 	json_decref(body);
-	return tx_end(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -494,7 +409,7 @@ store_cycle_agent_tasks(struct store *store, const char *id, json_t **out)
 	    "ORDER BY started, task")) != NULL)
 		return err;
 	store_bind_text(st, 1, id);
-	return rows_json(out, store, st);
+	return store_rows_json(out, store, st, cycle_json_cols, "read cycles");
 }
 
 /* One integer or real of a one-row query with ?1 bound to text. */

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "journal.h"
+#include "store-json.h"
 #include "util.h"
 #include "results/store-results.h"
 #include "results/store-results-private.h"
@@ -48,10 +49,10 @@ store_fidelity_run_create(struct store *store, const char *run_id,
 	if ((err = store_begin(store)) != NULL)
 		return err;
 	if ((err = store_fidelity_run_get(store, run_id, &row)) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	if (row != NULL) {
 		json_decref(row);
-		return sr_finish_tx(store, werr_new(WEXIT_INPUT, "fidelity run "
+		return store_tx_end(store, werr_new(WEXIT_INPUT, "fidelity run "
 		    "'%s' exists%s", run_id, imported ? "" :
 		    "; continue it with --resume"));
 	}
@@ -59,25 +60,25 @@ store_fidelity_run_create(struct store *store, const char *run_id,
 	if ((err = store_prepare(store, &st, "INSERT INTO fidelity_runs (run_id, "
 	    "created, machine, kind, state, finished, task, grid, provenance) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, run_id);
 	store_bind_text(st, 2, now);
 	store_bind_text(st, 3, machine);
 	store_bind_text(st, 4, kind);
 	store_bind_text(st, 5, "running");
 	store_bind_text(st, 6, NULL);
-	sr_bind_json(st, 7, task);
-	sr_bind_json(st, 8, grid);
-	sr_bind_json(st, 9, provenance);
+	store_bind_json(st, 7, task);
+	store_bind_json(st, 8, grid);
+	store_bind_json(st, 9, provenance);
 	if ((err = store_step_done(store, st, "insert fidelity run")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	body = json_pack("{s:s, s:s, s:s, s:O, s:O}", "run_id", run_id,
 	    "machine", machine, "kind", kind, "task",
 	    json_object_get(task, "sha256"), "grid", grid);
 	err = journal_append(store, imported ? "fidelity.import" :
 	    "fidelity.run.start", run_id, body, NULL);
 	json_decref(body);
-	return sr_finish_tx(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -112,15 +113,15 @@ store_fidelity_run_finish(struct store *store, const char *run_id)
 	utc_now_iso(now, sizeof(now));
 	if ((err = store_prepare(store, &st, "UPDATE fidelity_runs SET state = "
 	    "'done', finished = ?2 WHERE run_id = ?1")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, run_id);
 	store_bind_text(st, 2, now);
 	if ((err = store_step_done(store, st, "finish fidelity run")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	body = json_pack("{s:s}", "run_id", run_id);
 	err = journal_append(store, "fidelity.run.finish", run_id, body, NULL);
 	json_decref(body);
-	return sr_finish_tx(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -227,7 +228,7 @@ out:
 	json_decref(row);
 	json_decref(engines);
 	buf_free(&names);
-	return sr_finish_tx(store, err);
+	return store_tx_end(store, err);
 }
 
 /* ---- cells ---- */
@@ -256,7 +257,7 @@ store_fidelity_discard_unfinished(struct store *store, const char *run_id,
 	if ((err = store_prepare(store, &st, "SELECT id, seq, engine, model, "
 	    "shots FROM fidelity_cells WHERE run_id = ?1 AND state = 'running' "
 	    "ORDER BY seq")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, run_id);
 	while (err == NULL && sqlite3_step(st) == SQLITE_ROW) {
 		subject = cell_subject(st, 2);
@@ -277,7 +278,7 @@ store_fidelity_discard_unfinished(struct store *store, const char *run_id,
 		(*n)++;
 	}
 	sqlite3_finalize(st);
-	return sr_finish_tx(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -313,7 +314,7 @@ store_fidelity_cell_begin(struct store *store,
 	if ((err = store_prepare(store, &st, "INSERT INTO fidelity_cells (run_id, "
 	    "seq, engine, model, shots, state, started, total, provenance) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8)")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, k->run_id);
 	sqlite3_bind_int(st, 2, k->seq);
 	store_bind_text(st, 3, k->engine);
@@ -321,9 +322,9 @@ store_fidelity_cell_begin(struct store *store,
 	sqlite3_bind_int(st, 5, k->shots);
 	store_bind_text(st, 6, now);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)k->total);
-	sr_bind_json(st, 8, k->provenance);
+	store_bind_json(st, 8, k->provenance);
 	if ((err = store_step_done(store, st, "insert fidelity cell")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	*cell_id = sqlite3_last_insert_rowid(store_db(store));
 	subject = xasprintf("%s/%s/%d-shot", k->engine, k->model, k->shots);
 	body = json_pack("{s:s, s:i, s:I}", "run_id", k->run_id, "seq", k->seq,
@@ -331,7 +332,7 @@ store_fidelity_cell_begin(struct store *store,
 	err = journal_append(store, "fidelity.cell.start", subject, body, NULL);
 	json_decref(body);
 	free(subject);
-	return sr_finish_tx(store, err);
+	return store_tx_end(store, err);
 }
 
 static struct werr *
@@ -381,12 +382,12 @@ store_fidelity_cell_finish(struct store *store, int64_t cell_id,
 	if ((err = store_prepare(store, &st, "SELECT run_id, seq, engine, model, "
 	    "shots FROM fidelity_cells WHERE id = ?1 AND state = 'running'"))
 	    != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	sqlite3_bind_int64(st, 1, cell_id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		return sr_finish_tx(store, werr_new(WEXIT_ENV, "fidelity cell %lld "
-		    "is not running", (long long)cell_id));
+		return store_tx_end(store, werr_new(WEXIT_ENV,
+		    "fidelity cell %lld is not running", (long long)cell_id));
 	}
 	subject = cell_subject(st, 2);
 	body = json_pack("{s:s, s:i, s:s, s:O?}",
@@ -409,7 +410,7 @@ store_fidelity_cell_finish(struct store *store, int64_t cell_id,
 	store_bind_text(st, 3, res->detail);
 	store_bind_text(st, 4, res->served_model);
 	store_bind_text(st, 5, now);
-	sr_bind_json(st, 6, res->scores);
+	store_bind_json(st, 6, res->scores);
 	store_bind_text(st, 7, res->engine_argv);
 	if ((err = store_step_done(store, st, "finish fidelity cell")) != NULL)
 		goto out;
@@ -418,7 +419,7 @@ store_fidelity_cell_finish(struct store *store, int64_t cell_id,
 out:
 	json_decref(body);
 	free(subject);
-	return sr_finish_tx(store, err);
+	return store_tx_end(store, err);
 }
 
 static struct werr *

@@ -11,13 +11,6 @@
 #include "error.h"
 #include "store.h"
 
-/* Bind a JSON value as compact sorted text (NULL stays NULL). */
-void sr_bind_json(sqlite3_stmt *st, int i, const json_t *v);
-/* Roll back on err (returned), else commit. */
-struct werr *sr_finish_tx(struct store *store, struct werr *err);
-/* The current row as an object named by its columns (JSON columns
- * parsed). */
-json_t *sr_row_json(sqlite3_stmt *st);
 /* A query with one text parameter (NULL: none) into an array of rows. */
 struct werr *sr_query_rows(struct store *store, const char *sql,
     const char *param, json_t **out);

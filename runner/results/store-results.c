@@ -17,75 +17,11 @@
 #include "util.h"
 #include "results/store-results.h"
 #include "results/store-results-private.h"
+#include "store-json.h"
 
-void
-sr_bind_json(sqlite3_stmt *st, int i, const json_t *v)
-{
-	char *s;
-
-	if (v == NULL) {
-		sqlite3_bind_null(st, i);
-		return;
-	}
-	s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	sqlite3_bind_text(st, i, s ? s : "null", -1, SQLITE_TRANSIENT);
-	free(s);
-}
-
-struct werr *
-sr_finish_tx(struct store *store, struct werr *err)
-{
-	if (err != NULL) {
-		store_rollback(store);
-		return err;
-	}
-	return store_commit(store);
-}
-
-static int
-is_json_column(const char *name)
-{
-	static const char *const cols[] = { "task", "grid", "provenance",
-	    "scores", "runs", "result", NULL };
-	size_t i;
-
-	for (i = 0; cols[i] != NULL; i++)
-		if (strcmp(cols[i], name) == 0)
-			return 1;
-	return 0;
-}
-
-/* The current row as an object named by its columns (JSON columns
- * parsed). */
-json_t *
-sr_row_json(sqlite3_stmt *st)
-{
-	json_t *o = json_object(), *v;
-	const char *name, *text;
-	int i, n = sqlite3_column_count(st);
-
-	for (i = 0; i < n; i++) {
-		name = sqlite3_column_name(st, i);
-		switch (sqlite3_column_type(st, i)) {
-		case SQLITE_INTEGER:
-			v = json_integer(sqlite3_column_int64(st, i));
-			break;
-		case SQLITE_FLOAT:
-			v = json_real(sqlite3_column_double(st, i));
-			break;
-		case SQLITE_NULL:
-			v = json_null();
-			break;
-		default:
-			text = (const char *)sqlite3_column_text(st, i);
-			v = is_json_column(name) ? json_loads(text,
-			    JSON_DECODE_ANY, NULL) : json_string(text);
-			break;
-		}
-		json_object_set_new(o, name, v != NULL ? v : json_null());
-	}
-	return o;
-}
+/* The results tables' columns that hold JSON text. */
+static const char *const sr_json_cols[] = { "task", "grid", "provenance",
+    "scores", "runs", "result", NULL };
 
 /* Run a query with one text parameter (may be NULL: none bound) into an
  * array of rows. */
@@ -95,23 +31,13 @@ sr_query_rows(struct store *store, const char *sql, const char *param,
 {
 	sqlite3_stmt *st = NULL;
 	struct werr *err;
-	int rc;
 
 	*out = NULL;
 	if ((err = store_prepare(store, &st, sql)) != NULL)
 		return err;
 	if (param != NULL)
 		store_bind_text(st, 1, param);
-	*out = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(*out, sr_row_json(st));
-	if (rc != SQLITE_DONE) {
-		err = store_error(store, "query");
-		json_decref(*out);
-		*out = NULL;
-	}
-	sqlite3_finalize(st);
-	return err;
+	return store_rows_json(out, store, st, sr_json_cols, "query");
 }
 
 /* The first column of the first row as a string (NULL if no row). */
@@ -151,13 +77,13 @@ store_gate_record(struct store *store, const char *results_sha256,
 	utc_now_iso(now, sizeof(now));
 	if ((err = store_prepare(store, &st, "INSERT INTO gate_results (created, "
 	    "results_sha256, runs, result) VALUES (?1, ?2, ?3, ?4)")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	store_bind_text(st, 1, now);
 	store_bind_text(st, 2, results_sha256);
-	sr_bind_json(st, 3, runs);
-	sr_bind_json(st, 4, result);
+	store_bind_json(st, 3, runs);
+	store_bind_json(st, 4, result);
 	if ((err = store_step_done(store, st, "insert gate result")) != NULL)
-		return sr_finish_tx(store, err);
+		return store_tx_end(store, err);
 	*id = sqlite3_last_insert_rowid(store_db(store));
 	body = json_pack("{s:I, s:s, s:O, s:O?, s:O?}", "id", (json_int_t)*id,
 	    "results_sha256", results_sha256, "runs", runs,
@@ -165,7 +91,7 @@ store_gate_record(struct store *store, const char *results_sha256,
 	    "failed", json_object_get(result, "failed"));
 	err = journal_append(store, "gate.result", results_sha256, body, NULL);
 	json_decref(body);
-	return sr_finish_tx(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *

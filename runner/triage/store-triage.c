@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "journal.h"
+#include "store-json.h"
 #include "store-triage.h"
 #include "util.h"
 
@@ -30,85 +31,12 @@ dump(const json_t *v)
 }
 
 static void
-bind_json(sqlite3_stmt *st, int i, const json_t *v)
-{
-	char *s = dump(v);
-
-	sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	free(s);
-}
-
-static void
 bind_id(sqlite3_stmt *st, int i, int64_t id)
 {
 	if (id > 0)
 		sqlite3_bind_int64(st, i, id);
 	else
 		sqlite3_bind_null(st, i);
-}
-
-static struct werr *
-commit_or_rollback(struct store *store, struct werr *err)
-{
-	if (err != NULL) {
-		store_rollback(store);
-		return err;
-	}
-	return store_commit(store);
-}
-
-/* Column i as JSON: integers, reals, text (parsed when parse), null. */
-static json_t *
-column_value(sqlite3_stmt *st, int i, int parse)
-{
-	const char *s;
-	json_t *v;
-
-	switch (sqlite3_column_type(st, i)) {
-	case SQLITE_INTEGER:
-		return json_integer(sqlite3_column_int64(st, i));
-	case SQLITE_FLOAT:
-		return json_real(sqlite3_column_double(st, i));
-	case SQLITE_NULL:
-		return json_null();
-	default:
-		s = (const char *)sqlite3_column_text(st, i);
-		if (parse && (v = json_loads(s, JSON_DECODE_ANY, NULL)) != NULL)
-			return v;
-		return json_text(s);
-	}
-}
-
-/* Every row of st as an object named by its columns; the columns named
- * in parse (NULL-terminated) hold JSON text. */
-static struct werr *
-rows_json(struct store *store, sqlite3_stmt *st, const char *const *parse,
-    json_t **out)
-{
-	json_t *rows = json_array(), *row;
-	const char *name;
-	int rc, i, n, p, k;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		row = json_object();
-		n = sqlite3_column_count(st);
-		for (i = 0; i < n; i++) {
-			name = sqlite3_column_name(st, i);
-			p = 0;
-			for (k = 0; parse != NULL && parse[k] != NULL; k++)
-				if (strcmp(parse[k], name) == 0)
-					p = 1;
-			json_object_set_new(row, name, column_value(st, i, p));
-		}
-		json_array_append_new(rows, row);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(rows);
-		return store_error(store, "select");
-	}
-	*out = rows;
-	return NULL;
 }
 
 /* The first column of every row, as strings. */
@@ -175,7 +103,7 @@ store_triage_update_failures(struct store *store, const char *cycle,
 	    "'build_failed', 'model_mismatch') ORDER BY a.engine")) != NULL)
 		return err;
 	store_bind_text(st, 1, cycle);
-	if ((err = rows_json(store, st, NULL, &rows)) != NULL)
+	if ((err = store_rows_json(&rows, store, st, NULL, "select")) != NULL)
 		return err;
 	o = json_object();
 	json_array_foreach(rows, i, row)
@@ -206,7 +134,7 @@ store_triage_run_begin(struct store *store, const char *cycle, int64_t *id_out)
 	}
 	if (err == NULL)
 		*id_out = sqlite3_last_insert_rowid(store_db(store));
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }
 
 struct werr *
@@ -223,7 +151,7 @@ store_triage_run_finish(struct store *store, int64_t id, const json_t *result)
 	    "= ?2, result = ?3 WHERE id = ?1")) == NULL) {
 		sqlite3_bind_int64(st, 1, id);
 		store_bind_text(st, 2, now);
-		bind_json(st, 3, result);
+		store_bind_json(st, 3, result);
 		err = store_step_done(store, st, "finish triage run");
 	}
 	subject = xasprintf("%lld", (long long)id);
@@ -231,7 +159,7 @@ store_triage_run_finish(struct store *store, int64_t id, const json_t *result)
 		err = journal_append(store, "triage.run", subject, (json_t *)result,
 		    NULL);
 	free(subject);
-	return commit_or_rollback(store, err);
+	return store_tx_end(store, err);
 }
 
 /* What a smoke run is reused for: its pins and its adapter. */
@@ -270,7 +198,7 @@ store_triage_smoke_add(struct store *store, const struct store_triage_smoke *s,
 		store_bind_text(st, 3, s->engine);
 		bind_id(st, 4, s->base_manifest);
 		store_bind_text(st, 5, s->purpose);
-		bind_json(st, 6, s->pins);
+		store_bind_json(st, 6, s->pins);
 		bind_id(st, 7, s->manifest_id);
 		store_bind_text(st, 8, s->run_id);
 		store_bind_text(st, 9, s->outcome);
@@ -294,7 +222,7 @@ store_triage_smoke_add(struct store *store, const struct store_triage_smoke *s,
 	}
 	json_decref(body);
 	free(key);
-	if ((err = commit_or_rollback(store, err)) == NULL && id_out != NULL)
+	if ((err = store_tx_end(store, err)) == NULL && id_out != NULL)
 		*id_out = id;
 	return err;
 }
@@ -319,7 +247,8 @@ store_triage_smoke_find(struct store *store, const char *cycle,
 		store_bind_text(st, 2, engine);
 		bind_id(st, 3, base_manifest);
 		store_bind_text(st, 4, key);
-		err = rows_json(store, st, smoke_json_columns, &rows);
+		err = store_rows_json(&rows, store, st, smoke_json_columns,
+		    "select");
 	}
 	free(key);
 	if (err == NULL && json_array_size(rows) > 0)
@@ -340,7 +269,8 @@ store_triage_smoke_get(struct store *store, const json_t *ids, json_t **out)
 		if ((err = store_prepare(store, &st, "SELECT * FROM triage_smoke "
 		    "WHERE id = ?1")) == NULL) {
 			sqlite3_bind_int64(st, 1, json_integer_value(id));
-			err = rows_json(store, st, smoke_json_columns, &rows);
+			err = store_rows_json(&rows, store, st,
+			    smoke_json_columns, "select");
 		}
 		if (err != NULL) {
 			json_decref(all);
@@ -392,7 +322,7 @@ insert_incident(struct store *store, const struct store_incident_save *s,
 	store_bind_text(st, 4, s->kind);
 	store_bind_text(st, 5, s->key);
 	store_bind_text(st, 6, s->summary);
-	bind_json(st, 7, s->record);
+	store_bind_json(st, 7, s->record);
 	if ((err = store_step_done(store, st, "insert incident")) == NULL)
 		*id = sqlite3_last_insert_rowid(store_db(store));
 	return err;
@@ -416,7 +346,7 @@ update_incident(struct store *store, const struct store_incident_save *s,
 	store_bind_text(st, 4, s->state);
 	store_bind_text(st, 5, s->summary);
 	if (s->record != NULL)
-		bind_json(st, 6, s->record);
+		store_bind_json(st, 6, s->record);
 	else
 		sqlite3_bind_null(st, 6);
 	return store_step_done(store, st, "update incident");
@@ -501,7 +431,7 @@ out:
 	json_decref(body);
 	free(subject);
 	free(old);
-	if ((err = commit_or_rollback(store, err)) == NULL && id_out != NULL)
+	if ((err = store_tx_end(store, err)) == NULL && id_out != NULL)
 		*id_out = id;
 	return err;
 }
@@ -520,7 +450,8 @@ store_triage_incident_get(struct store *store, int64_t id, json_t **out)
 	    "WHERE id = ?1")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
-	if ((err = rows_json(store, st, incident_json_columns, &rows)) != NULL)
+	if ((err = store_rows_json(&rows, store, st, incident_json_columns,
+	    "select")) != NULL)
 		return err;
 	if (json_array_size(rows) == 0) {
 		json_decref(rows);
@@ -530,7 +461,7 @@ store_triage_incident_get(struct store *store, int64_t id, json_t **out)
 	    "\"from\", to_state AS \"to\", who, reason FROM triage_transitions "
 	    "WHERE incident_id = ?1 ORDER BY id")) == NULL) {
 		sqlite3_bind_int64(st, 1, id);
-		err = rows_json(store, st, NULL, &tr);
+		err = store_rows_json(&tr, store, st, NULL, "select");
 	}
 	if (err == NULL) {
 		*out = json_incref(json_array_get(rows, 0));
@@ -550,5 +481,6 @@ store_triage_incidents(struct store *store, const char *state, json_t **out)
 	    "WHERE ?1 IS NULL OR state = ?1 ORDER BY id")) != NULL)
 		return err;
 	store_bind_text(st, 1, state);
-	return rows_json(store, st, incident_json_columns, out);
+	return store_rows_json(out, store, st, incident_json_columns,
+	    "select");
 }
