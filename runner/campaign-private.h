@@ -1,8 +1,9 @@
 /*
- * campaign-private.h - what campaign.c and campaign-sweep.c share: the
- * run being walked, its grid points, and the state the walk carries from
- * one point to the next. Internal to the campaign module: nothing outside
- * runner/campaign*.c may include it; the public contract is campaign.h.
+ * campaign-private.h - what campaign.c, campaign-walk.c and
+ * campaign-sweep.c share: the run being walked, its grid points, and the
+ * state the walk carries from one point to the next. Internal to the
+ * campaign module: nothing outside runner/campaign*.c may include it; the
+ * public contract is campaign.h.
  */
 #ifndef WARDEN_CAMPAIGN_PRIVATE_H
 #define WARDEN_CAMPAIGN_PRIVATE_H
@@ -63,6 +64,18 @@ struct walk {
  * sweep or as a skip outcome. Engine failures are outcomes, not errors.
  */
 struct werr *campaign_walk_point(struct run *r, struct walk *w, size_t i);
+/* campaign-walk.c: the rest of the current engine's block is skipped
+ * with outcome, the detail "not run: " and the first clause of detail
+ * (or the outcome). */
+void campaign_walk_skip(struct walk *w, const char *outcome,
+    const char *detail);
+
+/* campaign-sweep.c: record point i as not run, with its outcome and
+ * detail (and its progress). */
+struct werr *campaign_sweep_skip(struct run *r, struct walk *w, size_t i,
+    const char *outcome, const char *detail);
+/* Run point i as a sweep and record it (or its start failure). */
+struct werr *campaign_sweep_run(struct run *r, struct walk *w, size_t i);
 /* The error that ends the run when opts->stop is set (NULL if not). */
 struct werr *campaign_stopped(const struct run *r);
 /* Stop any kept engine and free what the walk holds. */

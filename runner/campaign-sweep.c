@@ -1,8 +1,9 @@
 /*
- * campaign-sweep.c - the walk over the grid for campaign.c: per point,
- * start (or keep) the engine, check it serves the profile's model, run
- * warmups and the closed loop through the load generator, sample memory,
- * and record the sweep or its skip outcome in the store as it happens.
+ * campaign-sweep.c - one point of the grid for campaign-walk.c: start (or
+ * keep) the engine, check it serves the profile's model, run warmups and
+ * the closed loop through the load generator, sample memory, and record
+ * the sweep (or the skip outcome the walk decided) in the store as it
+ * happens, with its progress and the run's ETA.
  *
  * Engine failures are outcomes: this file must never turn one into an
  * error, and must never leave an engine process behind. Never prints.
@@ -210,9 +211,8 @@ sweep_provenance(const struct run *r, const struct walk *w,
 	    "engine_manifest", sweep_manifest(r, pt->engine));
 }
 
-/* Record a point that does not run, with its reason. */
-static struct werr *
-record_skip(struct run *r, struct walk *w, size_t i, const char *outcome,
+struct werr *
+campaign_sweep_skip(struct run *r, struct walk *w, size_t i, const char *outcome,
     const char *detail)
 {
 	const struct point *pt = &r->points[i];
@@ -249,52 +249,6 @@ record_skip(struct run *r, struct walk *w, size_t i, const char *outcome,
 	sw.t0 = mono_ns();
 	emit(&sw, "done", NULL, outcome);
 	return NULL;
-}
-
-static void
-walk_set_skip(struct walk *w, const char *outcome, const char *detail)
-{
-	const char *nl = detail ? strchr(detail, ';') : NULL;
-
-	free(w->skip_outcome);
-	free(w->skip_detail);
-	w->skip_outcome = xstrdup(outcome);
-	w->skip_detail = nl ? xasprintf("not run: %.*s", (int)(nl - detail),
-	    detail) : xasprintf("not run: %s", detail ? detail : outcome);
-}
-
-static void
-walk_engine(struct walk *w, const struct run *r, const struct point *pt)
-{
-	engine_free(w->kept);
-	w->kept = NULL;
-	adapter_free(w->adapter);
-	w->adapter = NULL;
-	profile_free(w->profile);
-	w->profile = NULL;
-	free(w->skip_outcome);
-	free(w->skip_detail);
-	free(w->skip_model);
-	free(w->skip_model_detail);
-	w->skip_outcome = w->skip_detail = NULL;
-	w->skip_model = w->skip_model_detail = NULL;
-	werr_free(w->adapter_err);
-	w->adapter_err = adapter_load_named(&w->adapter, r->tree,
-	    pt->engine);
-	w->engine = pt->engine;
-	/* The cap counts what this engine already ran in this run, so a
-	 * resumed run cannot give an engine a fresh hour. */
-	{
-		double spent = 0, left;
-		struct werr *e = store_campaign_engine_seconds(r->o->store,
-		    r->run_id, pt->engine, &spent);
-
-		werr_free(e);	/* unknown: count from zero, as before */
-		left = r->o->policy->caps.engine_wall_s - spent;
-		w->deadline = mono_ns() + (uint64_t)(left > 0 ? left * 1e9 : 0);
-	}
-	if (w->adapter_err != NULL)
-		walk_set_skip(w, "adapter_error", w->adapter_err->msg);
 }
 
 static const char *
@@ -424,8 +378,8 @@ sweep_ran(struct sweep *sw)
 	sw->r->ran_s += (double)(mono_ns() - sw->t0) / 1e9;
 }
 
-static struct werr *
-sweep_run(struct run *r, struct walk *w, size_t i)
+struct werr *
+campaign_sweep_run(struct run *r, struct walk *w, size_t i)
 {
 	const struct point *pt = &r->points[i];
 	const struct workload *wl = run_workload(r, pt->split);
@@ -490,7 +444,7 @@ sweep_run(struct run *r, struct walk *w, size_t i)
 			w->skip_model_detail = xasprintf("not run: %s",
 			    sw.eng->detail);
 		} else {
-			walk_set_skip(w, res.outcome, sw.eng->detail);
+			campaign_walk_skip(w, res.outcome, sw.eng->detail);
 		}
 		err = store_campaign_sweep_finish(r->o->store, sw.sweep_id, &res);
 		sweep_ran(&sw);
@@ -559,70 +513,4 @@ out:
 	engine_free(sw.eng);
 	bodies_free(&bodies);
 	return err;
-}
-
-struct werr *
-campaign_walk_point(struct run *r, struct walk *w, size_t i)
-{
-	const struct point *pt = &r->points[i];
-	const struct profile_engine *pe;
-	struct werr *err;
-	char *detail;
-	int done;
-
-	if ((err = store_campaign_sweep_done(r->o->store, r->run_id, (int)i,
-	    &done)) != NULL || done)
-		return err;
-	if (w->engine == NULL || strcmp(w->engine, pt->engine) != 0)
-		walk_engine(w, r, pt);
-	if (w->skip_outcome != NULL)
-		return record_skip(r, w, i, w->skip_outcome, w->skip_detail);
-	if (w->profile == NULL || strcmp(w->profile->name, pt->model) != 0) {
-		profile_free(w->profile);
-		w->profile = NULL;
-		if ((err = profile_load_named(&w->profile, r->tree,
-		    pt->model)) != NULL) {
-			detail = xasprintf("model '%s': %s", pt->model, err->msg);
-			werr_free(err);
-			err = record_skip(r, w, i, "profile_error", detail);
-			free(detail);
-			return err;
-		}
-	}
-	if (w->skip_model != NULL && strcmp(w->skip_model, pt->model) == 0)
-		return record_skip(r, w, i, "wrong_model", w->skip_model_detail);
-	if ((pe = profile_engine(w->profile, pt->engine)) == NULL) {
-		detail = xasprintf("profile '%s' names no model for engine '%s'",
-		    pt->model, pt->engine);
-		err = record_skip(r, w, i, "unsupported", detail);
-		free(detail);
-		return err;
-	}
-	/* The profile says this engine does not serve the model: no speed
-	 * result, the reason recorded. */
-	if (pe->unsupported != NULL) {
-		detail = xasprintf("profile '%s': engine '%s' does not serve "
-		    "this model: %s", pt->model, pt->engine, pe->unsupported);
-		err = record_skip(r, w, i, "skipped", detail);
-		free(detail);
-		return err;
-	}
-	if (mono_ns() >= w->deadline) {
-		walk_set_skip(w, "engine_cap", "the engine wall cap was reached");
-		return record_skip(r, w, i, w->skip_outcome, w->skip_detail);
-	}
-	return sweep_run(r, w, i);
-}
-
-void
-campaign_walk_free(struct walk *w)
-{
-	engine_free(w->kept);
-	adapter_free(w->adapter);
-	profile_free(w->profile);
-	free(w->skip_outcome);
-	free(w->skip_detail);
-	free(w->skip_model);
-	free(w->skip_model_detail);
-	werr_free(w->adapter_err);
 }
