@@ -1,6 +1,6 @@
 /*
- * sse-scan.c - the byte scanner of chat chunks, the classifier built on
- * it, and its skeleton cache. See sse.h.
+ * sse-scan.c - the byte scanner of chat chunks and the classifier built
+ * on it. See sse.h (and sse-private.h for what sse-cache.c uses).
  *
  * The scanner walks a payload the way a JSON validator would (strings
  * with their escapes and UTF-8, numbers, literals, nesting) but keeps no
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sse.h"
+#include "sse-private.h"
 #include "util.h"
 
 /* ---- the byte scanner ---- */
@@ -366,18 +367,6 @@ key_is(const char *key, size_t klen, const char *want)
 	return strlen(want) == klen && memcmp(key, want, klen) == 0;
 }
 
-/* What the scanner learnt about one chunk. */
-struct scan_state {
-	struct sse_chunk *out;
-	int seen_choices;
-	int choices_empty;
-	unsigned delta_seen;	/* content/reasoning keys met in this delta */
-	const char *content_at;	/* the last content string's opening quote */
-	const char *content_end;	/* ... and one past its closing quote */
-	size_t content_strings;	/* content strings met */
-	int choice_delta;	/* a delta key met in this choice */
-};
-
 /* A string or null; adds the decoded length of a string to *bytes. */
 static int
 scan_text(struct scan *sc, size_t *bytes)
@@ -396,7 +385,7 @@ scan_text(struct scan *sc, size_t *bytes)
 static int
 delta_member(struct scan *sc, const char *key, size_t klen, void *arg)
 {
-	struct scan_state *st = arg;
+	struct sse_scan_state *st = arg;
 	size_t n;
 	unsigned bit;
 
@@ -438,7 +427,7 @@ delta_member(struct scan *sc, const char *key, size_t klen, void *arg)
 static int
 choice_member(struct scan *sc, const char *key, size_t klen, void *arg)
 {
-	struct scan_state *st = arg;
+	struct sse_scan_state *st = arg;
 
 	if (key_is(key, klen, "delta")) {
 		/* jansson keeps the last of duplicate keys; let it decide */
@@ -463,7 +452,7 @@ choice_member(struct scan *sc, const char *key, size_t klen, void *arg)
 static int
 choice_element(struct scan *sc, void *arg)
 {
-	struct scan_state *st = arg;
+	struct sse_scan_state *st = arg;
 
 	st->choice_delta = 0;
 	if (scan_peek(sc) != '{')
@@ -474,7 +463,7 @@ choice_element(struct scan *sc, void *arg)
 static int
 top_member(struct scan *sc, const char *key, size_t klen, void *arg)
 {
-	struct scan_state *st = arg;
+	struct sse_scan_state *st = arg;
 	const char *raw;
 	size_t rawlen, dec, n;
 
@@ -506,9 +495,9 @@ top_member(struct scan *sc, const char *key, size_t klen, void *arg)
 	return scan_skip(sc);
 }
 
-static void
-scan_chunk(const char *data, size_t len, struct sse_chunk *out,
-    struct scan_state *st)
+void
+sse_scan_chunk(const char *data, size_t len, struct sse_chunk *out,
+    struct sse_scan_state *st)
 {
 	struct scan sc = { data, data + len, 0 };
 
@@ -536,9 +525,9 @@ scan_chunk(const char *data, size_t len, struct sse_chunk *out,
 void
 sse_chunk_scan(const char *data, size_t len, struct sse_chunk *out)
 {
-	struct scan_state st;
+	struct sse_scan_state st;
 
-	scan_chunk(data, len, out, &st);
+	sse_scan_chunk(data, len, out, &st);
 }
 
 void
@@ -549,85 +538,12 @@ sse_chunk_classify(const char *data, size_t len, struct sse_chunk *out)
 		sse_chunk_parse_json(data, len, out);
 }
 
-/* ---- the skeleton cache ----
- * A stream's token chunks differ, as a rule, only in the content string:
- * {"id":"x","object":"chat.completion.chunk",...,"delta":{"content":"ONE"}
- * ...}. After the scanner has decided a plain token chunk whose only text
- * is one content string, the bytes before that string (its opening quote
- * included) and after it (its closing quote included) are kept. A later
- * chunk with the very same bytes there, and exactly one valid JSON string
- * in between, is the same JSON text with one string token replaced by
- * another: the same structure, so the same decision, with that string's
- * decoded length as content_bytes. Two memcmp and one string scan instead
- * of a walk over every key and value. Anything else is scanned in full. */
-
-void
-sse_chunk_cache_init(struct sse_chunk_cache *k)
+int
+sse_scan_one_string(size_t *decoded, const char *from, const char *to)
 {
-	buf_init(&k->prefix);
-	buf_init(&k->suffix);
-	k->valid = 0;
-	k->hits = 0;
-}
-
-void
-sse_chunk_cache_free(struct sse_chunk_cache *k)
-{
-	buf_free(&k->prefix);
-	buf_free(&k->suffix);
-	k->valid = 0;
-}
-
-/* The decoded length of the one string between the kept bytes, or 0 when
- * the chunk does not fit them. */
-static size_t
-cache_fit(const struct sse_chunk_cache *k, const char *data, size_t len)
-{
-	size_t np = k->prefix.len, ns = k->suffix.len, rawlen, dec;
-	struct scan sc;
+	struct scan sc = { from, to, 0 };
 	const char *raw;
+	size_t rawlen;
 
-	if (!k->valid || len < np + ns ||
-	    memcmp(data, k->prefix.data, np) != 0 ||
-	    memcmp(data + len - ns, k->suffix.data, ns) != 0)
-		return 0;
-	/* from the prefix's last byte (the opening quote) to the suffix's
-	 * first (the closing one): that, and nothing else, one string */
-	sc.s = data + np - 1;
-	sc.end = data + len - ns + 1;
-	sc.depth = 0;
-	if (!scan_string(&sc, &raw, &rawlen, &dec) || sc.s != sc.end)
-		return 0;
-	return dec;
-}
-
-void
-sse_chunk_classify_cached(struct sse_chunk_cache *k, const char *data,
-    size_t len, struct sse_chunk *out)
-{
-	struct scan_state st;
-	size_t dec;
-
-	if ((dec = cache_fit(k, data, len)) > 0) {
-		sse_chunk_init(out);
-		out->kind = SSE_CHUNK_TOKEN;
-		out->content_bytes = dec;
-		k->hits++;
-		return;
-	}
-	scan_chunk(data, len, out, &st);
-	if (out->needs_json != 0) {
-		sse_chunk_parse_json(data, len, out);
-		return;
-	}
-	if (out->kind != SSE_CHUNK_TOKEN || st.content_strings != 1 ||
-	    out->reasoning_bytes != 0 || out->content_bytes == 0 ||
-	    st.content_end - st.content_at < 2)
-		return;
-	buf_reset(&k->prefix);
-	buf_add(&k->prefix, data, (size_t)(st.content_at - data) + 1);
-	buf_reset(&k->suffix);
-	buf_add(&k->suffix, st.content_end - 1,
-	    (size_t)(data + len - st.content_end) + 1);
-	k->valid = 1;
+	return scan_string(&sc, &raw, &rawlen, decoded) && sc.s == sc.end;
 }

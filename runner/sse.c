@@ -1,7 +1,8 @@
 /*
  * sse.c - the event-stream parser, and what the two chunk classifiers
  * share (struct sse_chunk, [DONE]). See sse.h. The byte scanner is in
- * sse-scan.c, the jansson path in sse-json.c.
+ * sse-scan.c, its skeleton cache in sse-cache.c, the jansson path in
+ * sse-json.c.
  */
 #include "config.h"
 

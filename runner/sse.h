@@ -126,7 +126,7 @@ void sse_chunk_classify(const char *data, size_t len, struct sse_chunk *out);
  * The same decisions as sse_chunk_classify, faster on a stream whose
  * token chunks differ only in their content string: the cache keeps the
  * bytes around that string from the last plain token chunk (see
- * sse-scan.c). One cache per stream (or per connection; a mismatch only
+ * sse-cache.c). One cache per stream (or per connection; a mismatch only
  * costs a full scan). Allocates when it keeps new bytes, not per event.
  */
 struct sse_chunk_cache {
