@@ -27,19 +27,6 @@
 #include "stopsig.h"
 #include "util.h"
 
-struct names {
-	const char **v;
-	size_t n;
-};
-
-static void
-names_add(struct names *l, const char *s)
-{
-	l->v = xrealloc(l->v, (l->n + 2) * sizeof(*l->v));
-	l->v[l->n++] = s;
-	l->v[l->n] = NULL;
-}
-
 /* "1,8,16" into levels; 0 on success. */
 static int
 parse_levels(const char *s, int **out, size_t *n)
@@ -319,7 +306,7 @@ note_ad_hoc(const struct campaign_opts *o)
 }
 
 struct run_args {
-	struct names engines, models, splits;
+	struct cmd_names engines, models, splits;
 	int *levels;
 	size_t nlevels;
 	int per_request;
@@ -357,13 +344,13 @@ parse_run(struct cmd_ctx *ctx, int argc, char **argv, struct campaign_opts *o,
 			o->roster = optarg;
 			break;
 		case 'e':
-			names_add(&a->engines, optarg);
+			cmd_names_add(&a->engines, optarg);
 			break;
 		case 'm':
-			names_add(&a->models, optarg);
+			cmd_names_add(&a->models, optarg);
 			break;
 		case 's':
-			names_add(&a->splits, optarg);
+			cmd_names_add(&a->splits, optarg);
 			break;
 		case 'c':
 			free(a->levels);

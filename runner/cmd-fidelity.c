@@ -24,19 +24,6 @@
 #include "results/resultset.h"
 #include "results/store-results.h"
 
-struct names {
-	const char **v;
-	size_t n;
-};
-
-static void
-names_add(struct names *l, const char *s)
-{
-	l->v = xrealloc(l->v, (l->n + 2) * sizeof(*l->v));
-	l->v[l->n++] = s;
-	l->v[l->n] = NULL;
-}
-
 /* "0,5" into shots; 0 on success. */
 static int
 parse_shots(const char *s, int **out, size_t *n)
@@ -404,7 +391,7 @@ fidelity_measure(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "resume", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct names engines = { 0 }, models = { 0 };
+	struct cmd_names engines = { 0 }, models = { 0 };
 	struct fidelity_task *task = NULL;
 	struct fidelity_opts o;
 	const char *task_dir = NULL;
@@ -423,10 +410,10 @@ fidelity_measure(struct cmd_ctx *ctx, int argc, char **argv)
 			o.roster = optarg;
 			break;
 		case 'e':
-			names_add(&engines, optarg);
+			cmd_names_add(&engines, optarg);
 			break;
 		case 'm':
-			names_add(&models, optarg);
+			cmd_names_add(&models, optarg);
 			break;
 		case 's':
 			free(shots);

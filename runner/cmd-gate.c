@@ -21,19 +21,6 @@
 #include "results/gate.h"
 #include "results/snapshot.h"
 
-struct names {
-	const char **v;
-	size_t n;
-};
-
-static void
-names_add(struct names *l, const char *s)
-{
-	l->v = xrealloc(l->v, (l->n + 2) * sizeof(*l->v));
-	l->v[l->n++] = s;
-	l->v[l->n] = NULL;
-}
-
 static const char *
 mark(const json_t *check)
 {
@@ -172,7 +159,7 @@ gate_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "snapshot", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct names camps = { 0 }, fids = { 0 };
+	struct cmd_names camps = { 0 }, fids = { 0 };
 	struct gate_input in;
 	struct resultset rs;
 	const char *snapshot = NULL;
@@ -186,10 +173,10 @@ gate_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	    &gerr)) != -1) {
 		switch (ch) {
 		case 'c':
-			names_add(&camps, optarg);
+			cmd_names_add(&camps, optarg);
 			break;
 		case 'f':
-			names_add(&fids, optarg);
+			cmd_names_add(&fids, optarg);
 			break;
 		case 'N':
 			in.no_fidelity = 1;

@@ -16,19 +16,6 @@
 #include "util.h"
 #include "results/publish.h"
 
-struct names {
-	const char **v;
-	size_t n;
-};
-
-static void
-names_add(struct names *l, const char *s)
-{
-	l->v = xrealloc(l->v, (l->n + 2) * sizeof(*l->v));
-	l->v[l->n++] = s;
-	l->v[l->n] = NULL;
-}
-
 static struct werr *
 publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -40,7 +27,7 @@ publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "sign-key", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct names camps = { 0 }, fids = { 0 };
+	struct cmd_names camps = { 0 }, fids = { 0 };
 	struct publish_opts o;
 	struct werr *err = NULL, *gerr = NULL;
 	json_t *res = NULL, *v;
@@ -54,10 +41,10 @@ publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	    &gerr)) != -1) {
 		switch (ch) {
 		case 'c':
-			names_add(&camps, optarg);
+			cmd_names_add(&camps, optarg);
 			break;
 		case 'f':
-			names_add(&fids, optarg);
+			cmd_names_add(&fids, optarg);
 			break;
 		case 'N':
 			o.no_fidelity = 1;

@@ -19,19 +19,6 @@
 #include "results/gate.h"
 #include "results/snapshot.h"
 
-struct names {
-	const char **v;
-	size_t n;
-};
-
-static void
-names_add(struct names *l, const char *s)
-{
-	l->v = xrealloc(l->v, (l->n + 2) * sizeof(*l->v));
-	l->v[l->n++] = s;
-	l->v[l->n] = NULL;
-}
-
 void
 cmd_snapshot_print(const json_t *sum)
 {
@@ -64,7 +51,7 @@ snapshot_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "sign-key", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct names camps = { 0 }, fids = { 0 };
+	struct cmd_names camps = { 0 }, fids = { 0 };
 	const char *output = NULL, *tree = NULL, *key_arg = NULL;
 	struct snapshot_params sp;
 	struct gate_input in;
@@ -82,10 +69,10 @@ snapshot_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	    &gerr)) != -1) {
 		switch (ch) {
 		case 'c':
-			names_add(&camps, optarg);
+			cmd_names_add(&camps, optarg);
 			break;
 		case 'f':
-			names_add(&fids, optarg);
+			cmd_names_add(&fids, optarg);
 			break;
 		case 'N':
 			in.no_fidelity = 1;

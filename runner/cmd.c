@@ -194,6 +194,14 @@ cmd_no_options(struct cmd_ctx *ctx, const struct cmd_entry *entry, int argc,
 	return err;
 }
 
+void
+cmd_names_add(struct cmd_names *l, const char *s)
+{
+	l->v = xrealloc(l->v, (l->n + 2) * sizeof(*l->v));
+	l->v[l->n++] = s;
+	l->v[l->n] = NULL;
+}
+
 const struct cmd_entry *
 cmd_find(const char *name)
 {

@@ -87,6 +87,15 @@ int cmd_getopt(struct cmd_ctx *ctx, const struct cmd_entry *entry, int argc,
 struct werr *cmd_no_options(struct cmd_ctx *ctx, const struct cmd_entry *entry,
     int argc, char **argv);
 
+/* The arguments of a repeatable option (--engine A --engine B), in order
+ * and NULL-terminated; the strings are borrowed from argv. free(v) when
+ * done. */
+struct cmd_names {
+	const char **v;
+	size_t n;
+};
+void cmd_names_add(struct cmd_names *l, const char *s);
+
 const struct cmd_entry *cmd_find(const char *name);
 void cmd_print_usage(FILE *fp, const struct cmd_entry *entry);
 void cmd_print_help(FILE *fp, const struct cmd_entry *entry);
