@@ -80,13 +80,13 @@ final_cells(json_t *rounds, const json_t *prev_cells, const char *prev_id,
 		if (first != NULL && cycle_status_failing(jsonget_str(first,
 		    "status")))
 			json_object_set_new(cell, "was",
-			    json_pack("{s:s, s:s, " "s:s}", "status",
+			    json_pack("{s:s, s:s, s:s}", "status",
 			    jsonget_str(first, "status"), "where", "round 1",
 			    "reason", jsonget_str(first, "reason")));
 		else if (was != NULL && cycle_status_failing(jsonget_str(was,
 		    "status")))
 			json_object_set_new(cell, "was",
-			    json_pack("{s:s, s:s+, " "s:s}", "status",
+			    json_pack("{s:s, s:s+, s:s}", "status",
 			    jsonget_str(was, "status"), "where", "cycle ",
 			    prev_id, "reason", jsonget_str(was, "reason")));
 		if (strcmp(st, "ok") == 0 && json_object_get(cell, "was")) {
@@ -153,7 +153,7 @@ splits_of(const json_t *cells)
 			}
 		if (!found)
 			json_array_append_new(splits,
-			    json_pack("{s:s, s:s, " "s:[O]}", "model",
+			    json_pack("{s:s, s:s, s:[O]}", "model",
 			    jsonget_str(cell, "model"), "split",
 			    jsonget_str(cell, "split"), "cells", cell));
 	}
@@ -176,7 +176,7 @@ versions(json_t *summary, const json_t *steps)
 		    "engines"), j, e) {
 			json_object_foreach(json_object_get(e, "changes"), pkg, ch)
 				json_array_append_new(changed,
-				    json_pack("{s:s, " "s:s, s:O?, s:O?, s:I}",
+				    json_pack("{s:s, s:s, s:O?, s:O?, s:I}",
 				    "engine", jsonget_str(e, "engine"),
 				    "package", pkg, "old",
 				    json_object_get(ch, "old"), "new",
@@ -185,7 +185,7 @@ versions(json_t *summary, const json_t *steps)
 			if (strcmp(jsonget_str(e, "outcome"), "updated") != 0 &&
 			    strcmp(jsonget_str(e, "outcome"), "unchanged") != 0)
 				json_array_append_new(failed,
-				    json_pack("{s:s, " "s:s, s:s, s:I}",
+				    json_pack("{s:s, s:s, s:s, s:I}",
 				    "engine", jsonget_str(e, "engine"),
 				    "outcome", jsonget_str(e, "outcome"),
 				    "detail", jsonget_str(e, "detail"), "round",
@@ -408,26 +408,25 @@ findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
 				    json_object_get(lv, "system_total_bytes")));
 			if (json_is_true(json_object_get(lv, "client_limited")))
 				json_array_append_new(sus,
-				    json_pack("{s:s, s:s, " "s:s, s:I, s:s}",
+				    json_pack("{s:s, s:s, s:s, s:I, s:s}",
 				    "engine", jsonget_str(cell, "engine"),
 				    "model", jsonget_str(cell, "model"),
 				    "split", jsonget_str(cell, "split"),
 				    "concurrency",
 				    jsonget_int(lv, "concurrency"), "why",
-				    "warden's "
-				    "client was the limit (client_limited): the "
-				    "figures may understate the engine"));
+				    "warden's client was the limit "
+				    "(client_limited): the figures may "
+				    "understate the engine"));
 			if (jsonget_int(lv, "usage_streamed") > 0)
 				json_array_append_new(sus,
-				    json_pack("{s:s, s:s, " "s:s, s:I, s:s}",
+				    json_pack("{s:s, s:s, s:s, s:I, s:s}",
 				    "engine", jsonget_str(cell, "engine"),
 				    "model", jsonget_str(cell, "model"),
 				    "split", jsonget_str(cell, "split"),
 				    "concurrency",
 				    jsonget_int(lv, "concurrency"), "why",
-				    "the engine "
-				    "reported no usage: output tokens counted "
-				    "from the stream"));
+				    "the engine reported no usage: output "
+				    "tokens counted from the stream"));
 		}
 		key = cycle_cell_key(cell);
 		was = find_cell(prev_cells, key);
@@ -442,7 +441,7 @@ findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
 			    then, now, (now / then - 1) * 100);
 
 			json_array_append_new(sus,
-			    json_pack("{s:s, s:s, s:s, " "s:s}", "engine",
+			    json_pack("{s:s, s:s, s:s, s:s}", "engine",
 			    jsonget_str(cell, "engine"), "model",
 			    jsonget_str(cell, "model"), "split",
 			    jsonget_str(cell, "split"), "why", why));
@@ -457,7 +456,7 @@ findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
 			if (strcmp(jsonget_str(f, "check"), "fidelity") == 0 &&
 			    engine_well(cells, engine))
 				json_array_append_new(sus,
-				    json_pack("{s:s, " "s:s}", "engine", engine,
+				    json_pack("{s:s, s:s}", "engine", engine,
 				    "why", jsonget_str(f, "why")));
 	json_object_set_new(journal, "oom", oom);
 	json_object_set_new(journal, "suspicious", sus);
@@ -474,7 +473,7 @@ skipped(const json_t *cells, const json_t *steps)
 	json_array_foreach(cells, i, cell)
 		if (strcmp(jsonget_str(cell, "status"), "skipped") == 0)
 			json_array_append_new(out,
-			    json_pack("{s:s, s:s, s:s, " "s:s, s:O?, s:O?}",
+			    json_pack("{s:s, s:s, s:s, s:s, s:O?, s:O?}",
 			    "engine", jsonget_str(cell, "engine"), "model",
 			    jsonget_str(cell, "model"), "split",
 			    jsonget_str(cell, "split"), "reason",
@@ -486,7 +485,7 @@ skipped(const json_t *cells, const json_t *steps)
 			json_array_foreach(json_object_get(json_object_get(r,
 			    "result"), "skipped"), j, s)
 				json_array_append_new(out,
-				    json_pack("{s:s, s:O?, " "s:s, s:I}",
+				    json_pack("{s:s, s:O?, s:s, s:I}",
 				    "task", jsonget_str(s, "task"), "cells",
 				    json_object_get(s, "cells"), "reason",
 				    jsonget_str(s, "why"), "round",

@@ -295,7 +295,7 @@ resultset_check(const struct resultset *rs)
 				    "shots"))), path, "reference cell");
 			else
 				err = claim(seen,
-				    xasprintf("%s/%s/%d-shot on " "machine %s",
+				    xasprintf("%s/%s/%d-shot on machine %s",
 				    jsonget_str(doc, "engine"),
 				    jsonget_str(doc, "model"),
 				    (int)json_integer_value(json_object_get(c,
