@@ -196,105 +196,6 @@ versions(json_t *summary, const json_t *steps)
 	json_object_set_new(summary, "update_failed", failed);
 }
 
-/* " LABEL #1, #2" of numbers, nothing for none. */
-static void
-ints(struct buf *b, const char *label, const json_t *arr)
-{
-	const json_t *v;
-	size_t i;
-
-	json_array_foreach((json_t *)arr, i, v)
-		buf_printf(b, "%s #%lld", i ? "," : label,
-		    (long long)json_integer_value(v));
-}
-
-/* A step's result as one line, for the timeline. */
-static char *
-step_line(const json_t *r)
-{
-	const json_t *res = json_object_get(r, "result"), *v;
-	const char *step = jsonget_str(r, "step"), *key;
-	struct buf b = BUF_INIT;
-	size_t i;
-
-	if (json_is_string(json_object_get(res, "why")))
-		buf_puts(&b, jsonget_str(res, "why"));
-	else if (strcmp(step, "checkout") == 0)
-		buf_puts(&b, jsonget_str(res, "what"));
-	else if (strcmp(step, "update") == 0) {
-		json_array_foreach(json_object_get(res, "engines"), i, v)
-			buf_printf(&b, "%s%s %s", i ? ", " : "",
-			    jsonget_str(v, "engine"),
-			    jsonget_str(v, "outcome"));
-	} else if (strcmp(step, "campaign") == 0) {
-		buf_printf(&b, "run %s, %lld sweeps:", jsonget_str(res, "run"),
-		    (long long)jsonget_int(res, "sweeps"));
-		json_object_foreach(json_object_get(res, "outcomes"), key, v)
-			buf_printf(&b, " %lld %s", (long long)
-			    json_integer_value(v), key);
-	} else if (strcmp(step, "fidelity") == 0)
-		buf_printf(&b, "run %s", jsonget_str(res, "run"));
-	else if (strcmp(step, "gate") == 0) {
-		buf_printf(&b, "%zu passed, %zu failed",
-		    json_array_size(json_object_get(res, "passed")),
-		    json_array_size(json_object_get(res, "failed")));
-		json_array_foreach(json_object_get(res, "regressions"), i, v)
-			buf_printf(&b, "%s%s", i ? ", " : "; regressions: ",
-			    json_string_value(v));
-	} else if (strcmp(step, "triage") == 0) {
-		if (json_is_true(json_object_get(res, "nothing_broke")))
-			buf_puts(&b, "nothing broke");
-		else
-			buf_printf(&b, "%zu broken, %zu cannot be compared",
-			    json_array_size(json_object_get(res, "broken")),
-			    json_array_size(json_object_get(res,
-			    "cannot_compare")));
-		ints(&b, "; opened", json_object_get(res, "opened"));
-		ints(&b, "; fixed", json_object_get(res, "fixed"));
-		ints(&b, "; reopened", json_object_get(res, "reopened"));
-		ints(&b, "; pins queued as reviews", json_object_get(res,
-		    "reviews"));
-	} else if (strcmp(step, "agent") == 0) {
-		json_array_foreach(json_object_get(res, "runs"), i, v)
-			buf_printf(&b, "%s%s: run %lld %s", i ? "; " : "",
-			    jsonget_str(v, "task"),
-			    (long long)jsonget_int(v, "agent_run"),
-			    jsonget_str(v, "state"));
-		if (b.len == 0)
-			buf_puts(&b, "nothing for the agent");
-	} else if (strcmp(step, "publish") == 0)
-		buf_printf(&b, "snapshot %s, tag %s",
-		    jsonget_str(res, "snapshot"), jsonget_str(res, "tag"));
-	else if (strcmp(step, "export") == 0)
-		buf_printf(&b, "%lld entries", (long long)jsonget_int(res,
-		    "entries"));
-	else if (strcmp(step, "journal") == 0)
-		buf_puts(&b, "the cycle journal recorded");
-	return buf_detach(&b);
-}
-
-static json_t *
-timeline(const json_t *steps)
-{
-	json_t *t = json_array();
-	const json_t *r;
-	char *line;
-	size_t i;
-
-	json_array_foreach(steps, i, r) {
-		if (strcmp(jsonget_str(r, "state"), "running") == 0)
-			continue;
-		line = step_line(r);
-		json_array_append_new(t, json_pack("{s:s, s:s?, s:I, s:s, s:s, "
-		    "s:s}", "started", jsonget_str(r, "started"), "finished",
-		    json_string_value(json_object_get(r, "finished")), "round",
-		    jsonget_int(r, "round"), "step", jsonget_str(r, "step"),
-		    "state", jsonget_str(r, "state"), "what", line));
-		free(line);
-	}
-	return t;
-}
-
 /* The agent's tasks with their review's status. */
 static struct werr *
 agent_tasks(json_t **out, struct cyc *c)
@@ -596,7 +497,7 @@ cycle_build_journal(json_t **out, struct cyc *c)
 	json_object_set(journal, "agent", tasks);
 	json_object_set_new(journal, "skipped", skipped(cells, c->steps));
 	findings(journal, cells, prev_cells, gate);
-	json_object_set_new(journal, "timeline", timeline(c->steps));
+	json_object_set_new(journal, "timeline", cycle_timeline(c->steps));
 	json_object_set_new(journal, "previous", prev_id != NULL ?
 	    json_string(prev_id) : json_null());
 	json_object_set_new(journal, "exit", json_integer(exit_code(summary,

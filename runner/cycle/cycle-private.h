@@ -56,6 +56,8 @@ struct werr *cycle_step_triage(struct cyc *c, json_t **result,
  * incident of triage's. */
 struct werr *cycle_incident_cover(json_t **cover, struct store *store,
     const json_t *failing);
+/* timeline.c: the journal's timeline of the step rows (new array). */
+json_t *cycle_timeline(const json_t *steps);
 /* agent.c */
 struct werr *cycle_step_agent(struct cyc *c, json_t **result,
     const char **state);
