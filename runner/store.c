@@ -1,10 +1,9 @@
 /*
- * store.c - the sqlite store: open, migrate, lock, transactions.
+ * store.c - the sqlite store: open (read-write, read-only, by path) and
+ * migrate. The migrations are in store-migrations.c, the writer lock and
+ * transactions in store-tx.c.
  *
- * Schema changes are forward migrations appended to `migrations` below;
- * never edit a migration that has shipped. PRAGMA user_version holds the
- * number applied. The writer lock file names its holder so a second warden
- * can say who it waited for. This file and journal.c are where SQL lives.
+ * PRAGMA user_version holds the number of migrations applied.
  */
 #include "config.h"
 
@@ -23,107 +22,11 @@
 #include "fault.h"
 #include "journal.h"
 #include "store.h"
-#include "store-campaign.h"
-#include "store-official.h"
-#include "agent/store-agent.h"
-#include "store-update.h"
-#include "triage/store-triage.h"
+#include "store-private.h"
 #include "util.h"
-#include "cycle/store-cycle.h"
-#include "results/store-results.h"
 
 #define STORE_DEFAULT_BUSY_MS 5000
 
-struct store {
-	sqlite3 *db;
-	char *path;
-	char *lock_path;
-	char *cycle;
-	char *who;
-	int lock_fd;
-	int busy_ms;
-	int in_tx;
-	int holds;		/* store_hold() depth: the lock outlives commits */
-	int version;
-	int readonly;		/* store_open_readonly: nothing is written */
-};
-
-/* Migration N (1-based) is migrations[N - 1]. Append only. */
-static const char *const migrations[] = {
-	/* 1: the journal and a small key/value table. */
-	"CREATE TABLE journal ("
-	"  seq INTEGER PRIMARY KEY,"
-	"  time TEXT NOT NULL,"
-	"  cycle TEXT NOT NULL,"
-	"  kind TEXT NOT NULL,"
-	"  subject TEXT NOT NULL DEFAULT '',"
-	"  body TEXT NOT NULL,"
-	"  prev_hash TEXT NOT NULL,"
-	"  hash TEXT NOT NULL"
-	");"
-	"CREATE INDEX journal_by_cycle ON journal(cycle, seq);"
-	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-	"CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal"
-	"  BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;"
-	"CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal"
-	"  BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;",
-
-	/* 2: the review queue: one row per submitted change, its gate
-	 * result, the decision, and evidence attached by other commands. */
-	"CREATE TABLE reviews ("
-	"  id INTEGER PRIMARY KEY,"
-	"  status TEXT NOT NULL DEFAULT 'pending'"
-	"    CHECK (status IN ('pending', 'approved', 'rejected')),"
-	"  source TEXT NOT NULL"
-	"    CHECK (source IN ('agent', 'community', 'triage')),"
-	"  author TEXT NOT NULL,"
-	"  note TEXT NOT NULL DEFAULT '',"
-	"  created TEXT NOT NULL,"
-	"  base_commit TEXT NOT NULL,"
-	"  commit_id TEXT NOT NULL,"
-	"  patch TEXT NOT NULL,"
-	"  gate TEXT NOT NULL,"
-	"  decided TEXT,"
-	"  decided_by TEXT,"
-	"  comment TEXT,"
-	"  merged_commit TEXT"
-	");"
-	"CREATE INDEX reviews_by_status ON reviews(status, id);"
-	"CREATE TABLE review_evidence ("
-	"  id INTEGER PRIMARY KEY,"
-	"  review_id INTEGER NOT NULL REFERENCES reviews(id),"
-	"  time TEXT NOT NULL,"
-	"  kind TEXT NOT NULL,"
-	"  body TEXT NOT NULL"
-	");",
-
-	/* 3: campaign runs, sweeps, requests, memory traces. */
-	STORE_CAMPAIGN_SCHEMA,
-
-	/* 4: moves of the official branch: intent, then outcome. */
-	STORE_OFFICIAL_SCHEMA,
-
-	/* 5: the maintainer agent's runs. */
-	STORE_AGENT_SCHEMA,
-
-	/* 6: connect time, connection reuse and token gaps per request. */
-	STORE_CAMPAIGN_SCHEMA STORE_CAMPAIGN_SCHEMA_5,
-
-	/* 7: fidelity runs, cells and predictions; gate records. */
-	STORE_RESULTS_SCHEMA,
-
-	/* 8: version manifests, their packages, update attempts, and each
-	 * engine's current manifest. */
-	STORE_UPDATE_SCHEMA,
-
-	/* 9: triage: its runs, smoke runs, incidents and their transitions. */
-	STORE_TRIAGE_SCHEMA,
-
-	/* 10: cycles, their steps and their agent tasks. */
-	STORE_CYCLE_SCHEMA,
-};
-
-#define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 /* ": strerror" of the system call behind an I/O error ("File too large",
  * "No space left on device"), else "". */
@@ -214,21 +117,21 @@ migrate(struct store *store)
 	int v;
 
 	v = read_user_version(store);
-	if (v == N_MIGRATIONS) {
+	if (v == store_n_migrations) {
 		store->version = v;
 		return NULL;
 	}
 	if ((err = store_begin(store)) != NULL)
 		return err;
 	v = read_user_version(store);
-	if (v > N_MIGRATIONS) {
+	if (v > store_n_migrations) {
 		store_rollback(store);
 		return werr_new(WEXIT_ENV, "database '%s' has schema version %d, "
 		    "newer than this warden knows (%d); upgrade warden",
-		    store->path, v, N_MIGRATIONS);
+		    store->path, v, store_n_migrations);
 	}
-	for (; v < N_MIGRATIONS; v++) {
-		if ((err = store_exec(store, migrations[v])) != NULL) {
+	for (; v < store_n_migrations; v++) {
+		if ((err = store_exec(store, store_migrations[v])) != NULL) {
 			store_rollback(store);
 			return werr_wrap(err, "migration %d", v + 1);
 		}
@@ -443,11 +346,11 @@ store_open_readonly(struct store **out, const char *repo_root,
 		else
 			err = store_error(s, "read database");
 	}
-	if (err == NULL && s->version > N_MIGRATIONS)
+	if (err == NULL && s->version > store_n_migrations)
 		err = werr_new(WEXIT_ENV, "database '%s' has schema version %d, "
 		    "newer than this warden knows (%d); upgrade warden",
-		    path, s->version, N_MIGRATIONS);
-	if (err == NULL && s->version < N_MIGRATIONS) {
+		    path, s->version, store_n_migrations);
+	if (err == NULL && s->version < store_n_migrations) {
 		/* An older schema: the ordinary open migrates it (or says
 		 * why it cannot write). */
 		store_close(s);
@@ -552,163 +455,4 @@ int
 store_schema_version(const struct store *store)
 {
 	return store->version;
-}
-
-static struct werr *
-lock_holder_error(struct store *store, int waited_ms)
-{
-	struct buf holder = BUF_INIT;
-	struct werr *err;
-	size_t n;
-
-	if (file_read(&holder, store->lock_path) == NULL && holder.len > 0) {
-		n = holder.len;
-		while (n > 0 && holder.data[n - 1] == '\n')
-			holder.data[--n] = '\0';
-		err = werr_new(WEXIT_ENV, "database '%s' is locked by %s; "
-		    "gave up after %d ms", store->path, holder.data, waited_ms);
-	} else
-		err = werr_new(WEXIT_ENV, "database '%s' is locked by another "
-		    "warden; gave up after %d ms", store->path, waited_ms);
-	buf_free(&holder);
-	return err;
-}
-
-/* Take the writer lock file, waiting up to the busy timeout. */
-static struct werr *
-lock_take(struct store *store)
-{
-	uint64_t start = mono_ns(), deadline;
-	char stamp[40];
-	char *note;
-
-	if (store->holds > 0)
-		return NULL;	/* store_hold() has it */
-	if (store->lock_fd == -1) {
-		store->lock_fd = open(store->lock_path,
-		    O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (store->lock_fd == -1)
-			return werr_errno("open lock file", store->lock_path);
-	}
-	deadline = start + (uint64_t)store->busy_ms * 1000000ull;
-	while (flock(store->lock_fd, LOCK_EX | LOCK_NB) == -1) {
-		struct timespec ts = { 0, 20 * 1000000L };
-
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return werr_errno("lock", store->lock_path);
-		if (mono_ns() >= deadline)
-			return lock_holder_error(store,
-			    (int)((mono_ns() - start) / 1000000ull));
-		nanosleep(&ts, NULL);
-	}
-	utc_now_iso(stamp, sizeof(stamp));
-	note = xasprintf("pid %ld (%s) since %s\n", (long)getpid(), store->who, stamp);
-	if (ftruncate(store->lock_fd, 0) == 0 &&
-	    pwrite(store->lock_fd, note, strlen(note), 0) < 0) {
-		/* The note is a courtesy for error messages; the lock holds. */
-	}
-	free(note);
-	return NULL;
-}
-
-static void
-lock_release(struct store *store)
-{
-	if (store->lock_fd == -1 || store->holds > 0)
-		return;
-	if (ftruncate(store->lock_fd, 0) == -1) {
-		/* A stale note is harmless: it is only read when locked. */
-	}
-	flock(store->lock_fd, LOCK_UN);
-}
-
-struct werr *
-store_begin(struct store *store)
-{
-	const char *hold;
-	struct werr *err;
-	int rc;
-
-	if (store->in_tx)
-		fatal("store_begin: transaction already open");
-	if (store->readonly)
-		return werr_new(WEXIT_ENV, "database '%s' was opened for "
-		    "reading only", store->path);
-	if ((err = lock_take(store)) != NULL)
-		return err;
-	rc = sqlite3_exec(store->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
-		if ((rc & 0xff) == SQLITE_BUSY)
-			err = werr_new(WEXIT_ENV, "database '%s' is locked by a "
-			    "process that is not warden; gave up after %d ms",
-			    store->path, store->busy_ms);
-		else
-			err = store_error(store, "begin transaction");
-		lock_release(store);
-		return err;
-	}
-	store->in_tx = 1;
-	/* Tests hold the lock on purpose to show a second warden waiting. */
-	hold = getenv("WARDEN_TEST_HOLD_LOCK_MS");
-	if (hold != NULL) {
-		long ms = atol(hold);
-		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
-}
-
-struct werr *
-store_commit(struct store *store)
-{
-	struct werr *err = NULL;
-
-	if (!store->in_tx)
-		fatal("store_commit: no transaction");
-	fault_point("store.commit");
-	if (sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		err = store_error(store, "commit");
-		sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
-	} else
-		fault_point("store.committed");
-	store->in_tx = 0;
-	lock_release(store);
-	return err;
-}
-
-void
-store_rollback(struct store *store)
-{
-	if (!store->in_tx)
-		return;
-	sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
-	store->in_tx = 0;
-	lock_release(store);
-}
-
-struct werr *
-store_hold(struct store *store)
-{
-	struct werr *err;
-
-	if (store->holds > 0) {
-		store->holds++;
-		return NULL;
-	}
-	if (store->in_tx)
-		fatal("store_hold: inside a transaction");
-	if ((err = lock_take(store)) != NULL)
-		return err;
-	store->holds = 1;
-	return NULL;
-}
-
-void
-store_unhold(struct store *store)
-{
-	if (store->holds == 0)
-		fatal("store_unhold: not held");
-	if (--store->holds == 0 && !store->in_tx)
-		lock_release(store);
 }
