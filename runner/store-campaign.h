@@ -25,7 +25,7 @@
 #include "store.h"
 
 /*
- * The schema: migration 3 of store.c's list. Idempotent (IF NOT EXISTS),
+ * The schema: migration 3 of store-migrations.c's list. Idempotent (IF NOT EXISTS),
  * so store_campaign_ensure() can also create it on a database migrated
  * before the slot existed.
  */

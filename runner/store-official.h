@@ -1,6 +1,6 @@
 /*
  * store-official.h - the table of moves of the official branch
- * (official_ops, migration 4 of store.c): one row per move, written as an
+ * (official_ops, migration 4 of store-migrations.c): one row per move, written as an
  * intent before the ref moves and settled after. The one place that knows
  * its SQL.
  *

@@ -1,6 +1,6 @@
 /*
  * store-review.h - the review queue's tables: reviews and
- * review_evidence (migration 2 of store.c). The one place that knows the
+ * review_evidence (migration 2 of store-migrations.c). The one place that knows the
  * review queue's SQL.
  *
  * These functions only read and write rows: they never begin, commit or

@@ -1,5 +1,5 @@
 /*
- * store-agent.h - the agent runs' table (a migration of store.c's list)
+ * store-agent.h - the agent runs' table (a migration of store-migrations.c's list)
  * and the campaign rows a task is built from. The one place that knows
  * the agent's SQL.
  *

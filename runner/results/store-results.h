@@ -22,7 +22,7 @@
 #include "error.h"
 #include "store.h"
 
-/* The schema: one migration of store.c's list. */
+/* The schema: one migration of store-migrations.c's list. */
 #define STORE_RESULTS_SCHEMA \
 	"CREATE TABLE fidelity_runs (" \
 	"  run_id TEXT PRIMARY KEY," \
