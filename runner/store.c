@@ -121,6 +121,9 @@ static const char *const migrations[] = {
 
 	/* 10: cycles, their steps and their agent tasks. */
 	STORE_CYCLE_SCHEMA,
+
+	/* 11: update attempts may be group_rolled_back. */
+	STORE_UPDATE_SCHEMA_11,
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -8,6 +8,7 @@
 #ifndef WARDEN_UPDATE_PRIVATE_H
 #define WARDEN_UPDATE_PRIVATE_H
 
+#include <stdint.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -91,5 +92,25 @@ struct werr *update_git_activity(time_t *when, char **what,
 struct werr *update_models(json_t **out, int *mismatch,
     const struct update_ctx *ctx, const struct adapter *a,
     const char *env_dir, const char *log_path);
+
+/* ---- stash.c ---- */
+
+/*
+ * Keep env_dir/venv aside (env_dir/venv.prev, hard links) before it moves
+ * with its policy group; env_dir/stash.json names previous_id, the
+ * engine's current manifest id then.
+ */
+struct werr *update_stash_keep(const char *env_dir, int64_t previous_id);
+/* Whether env_dir holds a stash, and the manifest id it names. */
+int update_stash_pending(const char *env_dir, int64_t *previous_id);
+/*
+ * Settle env_dir's stash against current_id, the engine's current
+ * manifest id in the store now: the same id as the stash names means the
+ * move was not committed and the kept venv goes back (*restored set; may
+ * be NULL); another id means it was, and the kept venv goes. No stash:
+ * nothing to do.
+ */
+struct werr *update_stash_settle(int *restored, const char *env_dir,
+    int64_t current_id);
 
 #endif

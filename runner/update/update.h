@@ -75,7 +75,8 @@ void update_build_result_free(struct update_build_result *res);
 struct update_engine_result {
 	char *engine;
 	char *outcome;		/* updated, unchanged, failed, build_failed,
-				   model_mismatch, reverted; dry run:
+				   model_mismatch, reverted,
+				   group_rolled_back; dry run:
 				   would_update, would_stay */
 	char *detail;		/* why, for a failure */
 	json_t *changes;	/* manifest_diff(old, new) */
