@@ -2,10 +2,10 @@
 # t4005: a policy group moves its shared dependency in all engines or in
 # none, with real pip and local wheels. Two engines (ga, gb) share `shared`
 # in the group `core`; when gb's update fails after ga's venv moved (gb's
-# model digest differs, or gb's new wheel cannot be installed), ga ends the
-# run with its old venv (the dist-info directories on disk) and its old
-# manifest, recorded as group_rolled_back naming the group, the package and
-# gb. A kill -9 at every point of the swap is settled by the next update.
+# model digest differs), ga ends the run with its old venv (the dist-info
+# directories on disk) and its old manifest, recorded as group_rolled_back
+# naming the group, the package and gb. (t4007 shows an install that fails and kills the swap in each of its
+# states, with a faster shim.)
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/update/update-setup.sh"
@@ -85,70 +85,6 @@ test_expect_success 'gb fails on its model: ga is rolled back to its old venv an
 	sqlite3 .warden/warden.db "select body from journal where kind = '"'"'update.engine'"'"' and subject = '"'"'ga'"'"' order by seq desc limit 1" >body &&
 	expect_grep "group_rolled_back" body &&
 	expect_grep "policy group" body
-'
-
-test_expect_success 'gb fails to install its new wheel: both venvs stay as they were' '
-	printf "weights of gb" >hub/gb.bin &&
-	make_wheel wheels gb 2.0 "shared>=2.0" &&
-	python3 - wheels/gb-2.0-py3-none-any.whl <<-PY &&
-	import sys
-	# a damaged member: pip reads METADATA to plan, fails to unpack
-	p = sys.argv[1]; b = open(p, "rb").read()
-	old = b"__version__ = \x272.0\x27"
-	assert b.count(old) == 1
-	open(p, "wb").write(b.replace(old, b"__version__ = \x272.X\x27"))
-	PY
-	cd bench &&
-	expect_exit 1 warden update &&
-	expect_grep "^ga: group_rolled_back$" out &&
-	expect_grep "^gb: failed$" out &&
-	expect_grep "rolled back: .gb. failed (failed), so .shared. stays at 1.0" out &&
-	cd .. && test "$(on_disk ga)" = 1.0 && test "$(on_disk gb)" = 1.0 &&
-	test -d bench/.warden/envs/gb/venv/lib/python*/site-packages/gb-1.0.dist-info &&
-	settled
-'
-
-# crash_then POINT RERUN...: kill `warden update` at POINT, check it was
-# killed, run RERUN (its exit does not matter), and check all is settled.
-crash_then() {
-	_point=$1; shift
-	_rc=0
-	(cd bench && WARDEN_FAULT=$_point warden update >../crash.out 2>&1) || _rc=$?
-	if [ "$_rc" -ne 137 ]; then
-		echo "$_point: exit $_rc, not killed"; cat crash.out; return 1
-	fi
-	(cd bench && "$@" >../rerun.out 2>&1) || true
-	settled || { echo "after a kill at $_point"; cat rerun.out; return 1; }
-}
-
-test_expect_success 'a kill -9 in the swap of a rolled-back group is settled by the next update' '
-	printf "other weights" >hub/gb.bin &&
-	rm -f wheels/gb-2.0-py3-none-any.whl &&
-	# the group recorded but ga not yet settled; ga halfway back (a kill
-	# before the record, update.built, is the last test)
-	for p in update.group_recorded:1 update.stash_restoring:1; do
-		crash_then "$p" warden update gb || exit 1
-	done &&
-	test "$(on_disk ga)" = 1.0
-'
-
-test_expect_success 'a kill -9 after the group committed keeps the moved venvs' '
-	printf "weights of gb" >hub/gb.bin &&
-	crash_then update.group_recorded:1 warden update gb &&
-	test "$(on_disk ga)" = 2.0 && test "$(on_disk gb)" = 2.0 &&
-	test "$(recorded ga)" = 2.0
-'
-
-test_expect_success 'a kill -9 after ga moved, before the group committed, puts ga back' '
-	make_wheel wheels shared 3.0 &&
-	printf "other weights" >hub/gb.bin &&
-	_rc=0 &&
-	(cd bench && WARDEN_FAULT=update.built:1 warden update >../crash.out 2>&1) || _rc=$? &&
-	test "$_rc" = 137 &&
-	test "$(on_disk ga)" = 3.0 && test "$(recorded ga)" = 2.0 &&
-	test -f bench/.warden/envs/ga/stash.json &&
-	(cd bench && expect_exit 1 warden update gb) &&
-	test "$(on_disk ga)" = 2.0 && settled
 '
 
 test_expect_success 'the store is sound and every attempt journaled' '

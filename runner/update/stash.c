@@ -177,8 +177,8 @@ update_stash_keep(const char *env_dir, int64_t previous_id)
 	}
 	if (rename(p.tmp, p.prev) == -1)
 		err = werr_errno("rename", p.tmp);
-	/* the old environment is aside; the venv may now move */
-	fault_point("update.stashed");
+	else	/* the old environment is aside; the venv may now move */
+		fault_point("update.stashed");
 out:
 	if (err != NULL)
 		err = werr_wrap(err, "cannot keep '%s' aside", p.venv);
