@@ -17,7 +17,7 @@
 
 static const char *const placeholders[] = {
 	"port", "host", "model", "model_path", "model_dir", "model_repo",
-	"models_dir", "ctx", "home", "env_dir", "scratch", "log_dir",
+	"hf_id", "models_dir", "ctx", "home", "env_dir", "scratch", "log_dir",
 	"adapter_dir", "repo", "concurrency", "split", NULL,
 };
 

@@ -152,6 +152,8 @@ const struct cmd_entry cmd_update_entry = {
 	"              tags); change no environment and record nothing\n"
 	"  --json      print the outcomes as JSON\n"
 	"Exit 1 when an engine's update failed; it keeps its environment and\n"
-	"manifest, and the failure is recorded.\n",
+	"manifest, and the failure is recorded. The engines whose venv moved a\n"
+	"package of a policy group with the failed engine get theirs back\n"
+	"(group_rolled_back).\n",
 	update_exec_cmd,
 };

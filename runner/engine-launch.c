@@ -28,7 +28,7 @@ var_value(const struct engine_vars *v, const char *name, size_t len, int *known)
 	} table[] = {
 #define V(n) { #n, offsetof(struct engine_vars, n) }
 		V(port), V(host), V(model), V(model_path), V(model_dir),
-		V(model_repo), V(models_dir), V(ctx), V(home), V(env_dir),
+		V(model_repo), V(hf_id), V(models_dir), V(ctx), V(home), V(env_dir),
 		V(scratch), V(log_dir), V(adapter_dir), V(repo),
 		V(concurrency), V(split),
 #undef V
@@ -214,6 +214,7 @@ vars_set(struct launch *l, const struct engine_params *p,
 	l->vars.model_path = l->model_path;
 	l->vars.model_dir = l->model_dir;
 	l->vars.model_repo = pe != NULL ? pe->repo : NULL;
+	l->vars.hf_id = p->profile != NULL ? p->profile->hf_id : NULL;
 	l->vars.models_dir = l->models_dir;
 	l->vars.ctx = buf_cstr(&l->vals[1]);
 	l->vars.home = buf_cstr(&l->vals[3]);

@@ -89,7 +89,7 @@ struct engine {
 /* The variables of an argv template (see adapter.h for the names). */
 struct engine_vars {
 	const char *port, *host, *model, *model_path, *model_dir, *model_repo,
-	    *models_dir, *ctx, *home, *env_dir, *scratch, *log_dir,
+	    *hf_id, *models_dir, *ctx, *home, *env_dir, *scratch, *log_dir,
 	    *adapter_dir, *repo, *concurrency, *split;
 };
 

@@ -87,6 +87,9 @@ const char *const store_migrations[] = {
 
 	/* 10: cycles, their steps and their agent tasks. */
 	STORE_CYCLE_SCHEMA,
+
+	/* 11: update attempts may be group_rolled_back. */
+	STORE_UPDATE_SCHEMA_11,
 };
 
 const int store_n_migrations =

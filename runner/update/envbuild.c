@@ -413,7 +413,7 @@ build_none(struct update_build_result *res, const struct update_ctx *ctx,
 		return NULL;
 	out_path = xasprintf("%s.version", b->log_path);
 	if ((err = update_expand_argv(&argv, &b->adapter->source.version_argv,
-	    b->adapter, ctx->repo_root, b->env_dir, NULL)) == NULL &&
+	    b->adapter, ctx->repo_root, b->env_dir, NULL, NULL)) == NULL &&
 	    (err = update_exec("version_argv", argv, NULL, b->log_path, out_path,
 	    ctx->policy->update.shim_timeout_s)) == NULL &&
 	    (err = file_read(&text, out_path)) == NULL) {

@@ -348,7 +348,7 @@ build(const struct update_ctx *ctx, const struct update_build *b,
 			ctx->on_progress(ctx->arg, b->k, b->n, b->adapter->name,
 			    "build");
 		if ((err = update_expand_argv(&argv, &b->adapter->source.build[i],
-		    b->adapter, ctx->repo_root, b->env_dir, NULL)) != NULL)
+		    b->adapter, ctx->repo_root, b->env_dir, NULL, NULL)) != NULL)
 			break;
 		what = xasprintf("build step %zu of %zu", i + 1,
 		    b->adapter->source.n_build);

@@ -153,7 +153,7 @@ dir_of(const char *path)
 struct werr *
 update_expand_argv(char ***out, const struct strlist *tmpl,
     const struct adapter *a, const char *repo_root, const char *env_dir,
-    const struct profile_engine *pe)
+    const struct profile *prof, const struct profile_engine *pe)
 {
 	struct engine_vars vars;
 	struct buf b = BUF_INIT;
@@ -174,6 +174,7 @@ update_expand_argv(char ***out, const struct strlist *tmpl,
 	vars.model_path = model_path;
 	vars.model_dir = model_dir;
 	vars.model_repo = pe != NULL ? pe->repo : NULL;
+	vars.hf_id = prof != NULL ? prof->hf_id : NULL;
 	vars.models_dir = models_dir;
 	vars.home = home;
 	vars.env_dir = env_dir;

@@ -67,9 +67,10 @@ insert_manifest(struct store *store, const char *engine, const char *env_dir,
 	return NULL;
 }
 
-struct werr *
-store_update_record(struct store *store, const struct store_update_attempt *a,
-    int64_t *manifest_id_out)
+/* One attempt, its manifest and the current pointer; inside a transaction. */
+static struct werr *
+record_one(struct store *store, const struct store_update_attempt *a,
+    int64_t *id_out)
 {
 	json_t *empty = json_object(), *body = NULL;
 	sqlite3_stmt *st;
@@ -78,12 +79,7 @@ store_update_record(struct store *store, const struct store_update_attempt *a,
 	int64_t id = 0;
 	char *text;
 
-	if (manifest_id_out != NULL)
-		*manifest_id_out = 0;
-	if ((err = store_begin(store)) != NULL) {
-		json_decref(empty);
-		return err;
-	}
+	*id_out = 0;
 	if (a->manifest != NULL && (err = insert_manifest(store, a->engine,
 	    a->env_dir, 0, a->manifest, &id, hex)) != NULL)
 		goto out;
@@ -134,14 +130,43 @@ store_update_record(struct store *store, const struct store_update_attempt *a,
 	if ((err = journal_append(store, "update.engine", a->engine, body,
 	    NULL)) != NULL)
 		goto out;
-	err = store_commit(store);
-	if (err == NULL && manifest_id_out != NULL)
-		*manifest_id_out = id;
+	*id_out = id;
 out:
-	if (err != NULL)
-		store_rollback(store);
 	json_decref(body);
 	json_decref(empty);
+	return err;
+}
+
+struct werr *
+store_update_record(struct store *store, const struct store_update_attempt *a,
+    int64_t *manifest_id_out)
+{
+	int64_t id = 0;
+
+	return store_update_record_all(store, a, 1, manifest_id_out != NULL ?
+	    manifest_id_out : &id);
+}
+
+struct werr *
+store_update_record_all(struct store *store,
+    const struct store_update_attempt *v, size_t n, int64_t *ids_out)
+{
+	struct werr *err;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		ids_out[i] = 0;
+	if ((err = store_begin(store)) != NULL)
+		return err;
+	for (i = 0; i < n && err == NULL; i++)
+		err = record_one(store, &v[i], &ids_out[i]);
+	if (err == NULL)
+		err = store_commit(store);
+	else
+		store_rollback(store);
+	if (err != NULL)
+		for (i = 0; i < n; i++)
+			ids_out[i] = 0;
 	return err;
 }
 

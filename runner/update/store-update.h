@@ -20,7 +20,7 @@
 #include "error.h"
 #include "store.h"
 
-/* The schema: migration 8 of store.c's list. */
+/* The schema: migration 8 of store-migrations.c's list (11 below amends it). */
 #define STORE_UPDATE_SCHEMA \
 	"CREATE TABLE update_manifests (" \
 	"  id INTEGER PRIMARY KEY," \
@@ -59,6 +59,31 @@
 	"  manifest_id INTEGER NOT NULL REFERENCES update_manifests(id)" \
 	");"
 
+/*
+ * Migration 11: the outcome group_rolled_back (an engine moved with its
+ * policy group, then put back because another engine of the group
+ * failed). SQLite cannot change a CHECK in place: the table is rebuilt.
+ */
+#define STORE_UPDATE_SCHEMA_11 \
+	"CREATE TABLE update_attempts_11 (" \
+	"  id INTEGER PRIMARY KEY," \
+	"  cycle TEXT NOT NULL," \
+	"  engine TEXT NOT NULL," \
+	"  time TEXT NOT NULL," \
+	"  outcome TEXT NOT NULL CHECK (outcome IN ('updated', 'unchanged'," \
+	"    'failed', 'build_failed', 'model_mismatch', 'reverted'," \
+	"    'group_rolled_back'))," \
+	"  detail TEXT," \
+	"  log_path TEXT," \
+	"  manifest_id INTEGER REFERENCES update_manifests(id)," \
+	"  previous_id INTEGER REFERENCES update_manifests(id)," \
+	"  changes TEXT NOT NULL" \
+	");" \
+	"INSERT INTO update_attempts_11 SELECT * FROM update_attempts;" \
+	"DROP TABLE update_attempts;" \
+	"ALTER TABLE update_attempts_11 RENAME TO update_attempts;" \
+	"CREATE INDEX update_attempts_by_engine ON update_attempts(engine, id);"
+
 struct store_update_attempt {
 	const char *engine;
 	const char *outcome;		/* see the CHECK above */
@@ -77,6 +102,14 @@ struct store_update_attempt {
  */
 struct werr *store_update_record(struct store *store,
     const struct store_update_attempt *a, int64_t *manifest_id_out);
+
+/*
+ * Record n attempts in one transaction (all or none): the commit point
+ * of a policy group, whose engines' manifests become current together.
+ * ids_out[i] is attempt i's new manifest id, or 0.
+ */
+struct werr *store_update_record_all(struct store *store,
+    const struct store_update_attempt *v, size_t n, int64_t *ids_out);
 
 /* Record a manifest built in a scratch directory (never current);
  * journaled as 'update.scratch'. */

@@ -8,6 +8,7 @@
 #ifndef WARDEN_UPDATE_PRIVATE_H
 #define WARDEN_UPDATE_PRIVATE_H
 
+#include <stdint.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -35,10 +36,10 @@ void update_log_note(const char *log_path, const char *fmt, ...)
 /* The first line of `PROGRAM --version` (30 s), or NULL. Caller frees. */
 char *update_program_version(const char *program, const char *log_path);
 /* Expand an adapter argv template with the update step's variables
- * ({model*} from pe, which may be NULL). */
+ * ({model*} from pe, {hf_id} from prof; either may be NULL). */
 struct werr *update_expand_argv(char ***out, const struct strlist *tmpl,
     const struct adapter *a, const char *repo_root, const char *env_dir,
-    const struct profile_engine *pe);
+    const struct profile *prof, const struct profile_engine *pe);
 /* A profile's weight file or directory: absolute as given, else under
  * REPO/.warden/models ({models_dir}); NULL for NULL. Caller frees. */
 char *update_weights_path(const char *repo_root, const char *rel);
@@ -91,5 +92,32 @@ struct werr *update_git_activity(time_t *when, char **what,
 struct werr *update_models(json_t **out, int *mismatch,
     const struct update_ctx *ctx, const struct adapter *a,
     const char *env_dir, const char *log_path);
+
+/*
+ * The digest of a directory of weights (the definition atop models.c)
+ * into hex_out (65 bytes), with how many files and bytes it covers.
+ */
+struct werr *update_dir_digest(char *hex_out, size_t *n_files,
+    uint64_t *bytes, const char *dir);
+
+/* ---- stash.c ---- */
+
+/*
+ * Keep env_dir/venv aside (env_dir/venv.prev, hard links) before it moves
+ * with its policy group; env_dir/stash.json names previous_id, the
+ * engine's current manifest id then.
+ */
+struct werr *update_stash_keep(const char *env_dir, int64_t previous_id);
+/* Whether env_dir holds a stash, and the manifest id it names. */
+int update_stash_pending(const char *env_dir, int64_t *previous_id);
+/*
+ * Settle env_dir's stash against current_id, the engine's current
+ * manifest id in the store now: the same id as the stash names means the
+ * move was not committed and the kept venv goes back (*restored set; may
+ * be NULL); another id means it was, and the kept venv goes. No stash:
+ * nothing to do.
+ */
+struct werr *update_stash_settle(int *restored, const char *env_dir,
+    int64_t current_id);
 
 #endif

@@ -6,9 +6,22 @@
  * digests (models.c), and record the attempt with its manifest in the
  * store. A failing engine is recorded as an outcome and the next engine
  * goes on; only the store stops the step. Never prints.
+ *
+ * Groups are all-or-none. An engine whose venv moves a group package
+ * keeps its old venv aside first (stash.c) and its attempt waits; when
+ * every engine is done, the waiting attempts of each group are recorded
+ * in one transaction (the commit point): as they are when no engine
+ * holding a package of their group failed, else as group_rolled_back
+ * with their current manifest unchanged. Then each kept venv is dropped
+ * (committed) or put back (rolled back), by comparing the store's
+ * current manifest with the one the stash names: the rule that also
+ * settles, at the start of the next run, a swap a kill -9 interrupted.
+ * A group move keeps old environments aside rather than staging new ones
+ * because a venv cannot be moved once built (its scripts name its path).
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +41,12 @@ struct engine_job {
 	struct strlist pins;	/* group pins for this engine */
 	json_t *plan;		/* groups: the dry run's manifest */
 	int plan_failed;
+	char *holds;		/* per policy group: holds one of its packages */
+	char *moves;		/* per policy group: its venv moves one of them */
+	int stashed;		/* the old venv is kept aside (stash.c) */
+	int failed;		/* its update failed in this run */
+	json_t *waiting;	/* the manifest waiting for its group's commit */
+	size_t report_i;	/* its entry in the report */
 };
 
 char *
@@ -115,12 +134,20 @@ group_pins(const struct update_ctx *ctx, struct engine_job *jobs, size_t n)
 					target = v;
 			}
 			for (i = 0; i < n; i++) {
-				v = any_failed ? manifest_package_version(
-				    jobs[i].current, pkg) : target;
-				if (v == NULL || (manifest_package_version(
-				    jobs[i].current, pkg) == NULL &&
-				    manifest_package_version(jobs[i].plan, pkg) == NULL))
+				const char *cur = manifest_package_version(
+				    jobs[i].current, pkg);
+
+				if (cur != NULL || manifest_package_version(
+				    jobs[i].plan, pkg) != NULL)
+					jobs[i].holds[g] = 1;
+				v = any_failed ? cur : target;
+				if (v == NULL || !jobs[i].holds[g])
 					continue;
+				/* only a venv can be kept aside and put back */
+				if (cur != NULL && strcmp(cur, v) != 0 &&
+				    jobs[i].adapter != NULL &&
+				    jobs[i].adapter->source.kind == SOURCE_PIP)
+					jobs[i].moves[g] = 1;
 				spec = xasprintf("%s==%s", pkg, v);
 				strlist_push(&jobs[i].pins, spec);
 				free(spec);
@@ -171,6 +198,8 @@ job_run(struct update_report *rep, const struct update_ctx *ctx,
 	struct update_build b;
 	struct werr *err, *serr = NULL;
 	json_t *changes, *models_first = NULL;
+	int64_t previous_id = json_integer_value(json_object_get(j->current,
+	    "id"));
 	int mismatch = 0, same;
 
 	job_build(&b, j, k, n);
@@ -184,6 +213,12 @@ job_run(struct update_report *rep, const struct update_ctx *ctx,
 			res.outcome = mismatch ? "model_mismatch" : "failed";
 			goto failed;
 		}
+	}
+	if (!ctx->dry_run && memchr(j->moves, 1,
+	    ctx->policy->update.n_groups) != NULL) {
+		if ((err = update_stash_keep(j->env_dir, previous_id)) != NULL)
+			goto failed;
+		j->stashed = 1;
 	}
 	progress(ctx, k, n, j->name, ctx->dry_run ? "plan" : "install");
 	if ((err = update_env_build(&res, ctx, &b)) != NULL)
@@ -210,6 +245,12 @@ job_run(struct update_report *rep, const struct update_ctx *ctx,
 	if (!ctx->dry_run) {
 		/* the environment changed; its record is not yet made */
 		fault_point("update.built");
+		if (j->stashed) {
+			/* recorded with its group, by groups_finish() */
+			j->waiting = json_incref(res.manifest);
+			j->report_i = rep->n - 1;
+			goto out;
+		}
 		memset(&at, 0, sizeof(at));
 		at.engine = j->name;
 		at.outcome = e->outcome;
@@ -228,6 +269,8 @@ failed:
 	e->held = res.held != NULL ? json_incref(res.held) : json_object();
 	e->log_path = xstrdup(j->log_path);
 	rep->failed++;
+	j->failed = 1;
+	j->report_i = rep->n - 1;
 	werr_free(err);
 	if (!ctx->dry_run) {
 		memset(&at, 0, sizeof(at));
@@ -235,8 +278,11 @@ failed:
 		at.outcome = e->outcome;
 		at.detail = e->detail;
 		at.log_path = j->log_path;
-		at.previous_id = json_integer_value(json_object_get(j->current, "id"));
+		at.previous_id = previous_id;
 		serr = store_update_record(store, &at, NULL);
+		/* its current manifest stays previous_id: the venv goes back */
+		if (serr == NULL && j->stashed)
+			serr = update_stash_settle(NULL, j->env_dir, previous_id);
 	}
 out:
 	progress(ctx, k, n, j->name, "done");
@@ -254,6 +300,8 @@ job_open(struct engine_job *j, const struct update_ctx *ctx,
 
 	memset(j, 0, sizeof(*j));
 	j->name = name;
+	j->holds = xcalloc(ctx->policy->update.n_groups + 1, 1);
+	j->moves = xcalloc(ctx->policy->update.n_groups + 1, 1);
 	j->env_dir = update_env_dir(ctx->repo_root, name);
 	dir = xasprintf("%s/.warden/logs/update/%s", ctx->repo_root,
 	    store != NULL ? store_cycle(store) : "dry-run");
@@ -273,6 +321,9 @@ job_free(struct engine_job *j)
 	free(j->log_path);
 	json_decref(j->current);
 	json_decref(j->plan);
+	json_decref(j->waiting);
+	free(j->holds);
+	free(j->moves);
 	strlist_free(&j->pins);
 }
 
@@ -300,6 +351,168 @@ plan_all(const struct update_ctx *ctx, struct engine_job *jobs, size_t n)
 			jobs[i].plan = json_incref(res.manifest);
 		update_build_result_free(&res);
 	}
+}
+
+/*
+ * Why engine j, which moved a package of group g, is put back: the
+ * engine of the group that failed and the package that stays.
+ */
+static char *
+rollback_reason(const struct update_report *rep, const struct update_ctx *ctx,
+    const struct engine_job *jobs, size_t n, const struct engine_job *j,
+    size_t g)
+{
+	const struct policy_group *grp = &ctx->policy->update.groups[g];
+	const struct engine_job *culprit = NULL;
+	const char *cur, *now, *pkg_name = NULL, *pkg_ver = NULL;
+	struct buf b = BUF_INIT;
+	size_t i, k;
+	char *pkg;
+
+	for (i = 0; i < n && culprit == NULL; i++)
+		if (jobs[i].failed && jobs[i].holds[g])
+			culprit = &jobs[i];
+	for (k = 0; k < grp->packages.n && pkg_name == NULL; k++) {
+		pkg = manifest_package_name(grp->packages.v[k]);
+		cur = manifest_package_version(j->current, pkg);
+		now = manifest_package_version(j->waiting, pkg);
+		if (cur != NULL && (now == NULL || strcmp(cur, now) != 0)) {
+			pkg_name = grp->packages.v[k];
+			pkg_ver = cur;
+		}
+		free(pkg);
+	}
+	buf_printf(&b, "policy group '%s' rolled back: '%s' failed (%s), so "
+	    "'%s' stays at %s here, with the environment and manifest of "
+	    "before", grp->name, culprit->name, rep->v[culprit->report_i].outcome,
+	    pkg_name != NULL ? pkg_name : grp->packages.v[0],
+	    pkg_ver != NULL ? pkg_ver : "its version");
+	return buf_detach(&b);
+}
+
+/* The group of j that must be put back, or -1. */
+static long
+failed_group(const struct update_ctx *ctx, const struct engine_job *jobs,
+    size_t n, const struct engine_job *j)
+{
+	size_t g, i;
+
+	for (g = 0; g < ctx->policy->update.n_groups; g++) {
+		if (!j->moves[g])
+			continue;
+		for (i = 0; i < n; i++)
+			if (jobs[i].failed && jobs[i].holds[g])
+				return (long)g;
+	}
+	return -1;
+}
+
+/*
+ * Record every waiting attempt in one transaction (each as it is, or
+ * group_rolled_back), then drop or put back each kept venv.
+ */
+static struct werr *
+groups_finish(struct update_report *rep, const struct update_ctx *ctx,
+    struct store *store, struct engine_job *jobs, size_t n)
+{
+	struct store_update_attempt *at;
+	struct update_engine_result *e;
+	struct werr *err = NULL;
+	size_t i, m = 0, *which;
+	int64_t *ids, prev;
+	char **why;
+	long g;
+
+	at = xcalloc(n + 1, sizeof(*at));
+	ids = xcalloc(n + 1, sizeof(*ids));
+	which = xcalloc(n + 1, sizeof(*which));
+	why = xcalloc(n + 1, sizeof(*why));
+	for (i = 0; i < n; i++) {
+		if (jobs[i].waiting == NULL)
+			continue;
+		e = &rep->v[jobs[i].report_i];
+		at[m].engine = jobs[i].name;
+		at[m].log_path = jobs[i].log_path;
+		at[m].env_dir = jobs[i].env_dir;
+		at[m].previous_id = json_integer_value(json_object_get(
+		    jobs[i].current, "id"));
+		if ((g = failed_group(ctx, jobs, n, &jobs[i])) >= 0) {
+			why[m] = rollback_reason(rep, ctx, jobs, n, &jobs[i],
+			    (size_t)g);
+			at[m].outcome = "group_rolled_back";
+			at[m].detail = why[m];
+		} else {
+			at[m].outcome = e->outcome;
+			at[m].manifest = jobs[i].waiting;
+			at[m].changes = e->changes;
+		}
+		which[m++] = i;
+	}
+	if (m == 0)
+		goto out;
+	if ((err = store_update_record_all(store, at, m, ids)) != NULL)
+		goto out;
+	/* the group's records are in; the kept venvs are not yet settled */
+	fault_point("update.group_recorded");
+	for (i = 0; i < m; i++) {
+		e = &rep->v[jobs[which[i]].report_i];
+		prev = at[i].previous_id;
+		if (why[i] != NULL) {
+			free(e->outcome);
+			e->outcome = xstrdup("group_rolled_back");
+			e->detail = xstrdup(why[i]);
+			json_decref(e->changes);
+			e->changes = json_object();
+			rep->failed++;
+		} else
+			e->manifest_id = ids[i];
+		if (err == NULL)
+			err = update_stash_settle(NULL, jobs[which[i]].env_dir,
+			    why[i] != NULL ? prev : ids[i]);
+	}
+out:
+	for (i = 0; i < m; i++)
+		free(why[i]);
+	free(why);
+	free(which);
+	free(ids);
+	free(at);
+	return err;
+}
+
+/*
+ * Settle every stash a previous run left (killed between keeping a venv
+ * aside and settling it): against the engine's current manifest now.
+ */
+static struct werr *
+settle_all(const struct update_ctx *ctx, struct store *store)
+{
+	char *envs = path_join(ctx->repo_root, ".warden/envs"), *dir;
+	struct werr *err = NULL;
+	struct dirent *de;
+	json_t *cur;
+	int64_t prev;
+	DIR *d;
+
+	if ((d = opendir(envs)) == NULL) {
+		free(envs);
+		return NULL;	/* no environment yet */
+	}
+	while (err == NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		dir = path_join(envs, de->d_name);
+		if (update_stash_pending(dir, &prev) &&
+		    (err = store_update_current(store, de->d_name, &cur)) == NULL) {
+			err = update_stash_settle(NULL, dir,
+			    json_integer_value(json_object_get(cur, "id")));
+			json_decref(cur);
+		}
+		free(dir);
+	}
+	closedir(d);
+	free(envs);
+	return err;
 }
 
 struct werr *
@@ -330,7 +543,7 @@ update_run(struct update_report *out, const struct update_ctx *ctx,
 			err = store_update_current(store, jobs[i].name,
 			    &jobs[i].current);
 	}
-	if (err != NULL)
+	if (err != NULL || (!ctx->dry_run && (err = settle_all(ctx, store)) != NULL))
 		goto out;
 	for (i = 0; i < n; i++) {
 		if ((aerr = adapter_load_named(&jobs[i].adapter, ctx->repo_root,
@@ -341,6 +554,8 @@ update_run(struct update_report *out, const struct update_ctx *ctx,
 		e->changes = json_object();
 		e->held = json_object();
 		out->failed++;
+		jobs[i].failed = jobs[i].plan_failed = 1;
+		jobs[i].report_i = out->n - 1;
 		if (!ctx->dry_run) {
 			struct store_update_attempt at;
 
@@ -361,6 +576,8 @@ update_run(struct update_report *out, const struct update_ctx *ctx,
 	for (i = 0; i < n && err == NULL; i++)
 		if (jobs[i].adapter != NULL)
 			err = job_run(out, ctx, store, &jobs[i], i + 1, n);
+	if (err == NULL && !ctx->dry_run)
+		err = groups_finish(out, ctx, store, jobs, n);
 out:
 	for (i = 0; i < n; i++)
 		job_free(&jobs[i]);

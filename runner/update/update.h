@@ -75,7 +75,8 @@ void update_build_result_free(struct update_build_result *res);
 struct update_engine_result {
 	char *engine;
 	char *outcome;		/* updated, unchanged, failed, build_failed,
-				   model_mismatch, reverted; dry run:
+				   model_mismatch, reverted,
+				   group_rolled_back; dry run:
 				   would_update, would_stay */
 	char *detail;		/* why, for a failure */
 	json_t *changes;	/* manifest_diff(old, new) */
@@ -93,7 +94,11 @@ struct update_report {
 /*
  * Update engines (NULL-terminated names; NULL: the policy's default
  * roster), recording every attempt and manifest in store (not with
- * ctx->dry_run, which records nothing).
+ * ctx->dry_run, which records nothing). A policy group is all or none:
+ * when an engine holding one of its packages fails, every engine whose
+ * venv moved one of them in this run gets its venv and current manifest
+ * back (group_rolled_back). A real run first settles the venvs a killed
+ * run left aside (update.c, stash.c).
  */
 struct werr *update_run(struct update_report *out, const struct update_ctx *ctx,
     struct store *store, const char *const *engines);

@@ -153,7 +153,7 @@ test_every_known_placeholder_expands(void **state)
 {
 	static const char *const names[] = {
 		"port", "host", "model", "model_path", "model_dir",
-		"model_repo", "models_dir", "ctx", "home", "env_dir",
+		"model_repo", "hf_id", "models_dir", "ctx", "home", "env_dir",
 		"scratch", "log_dir", "adapter_dir", "repo", "concurrency",
 		"split",
 	};
