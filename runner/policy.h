@@ -166,6 +166,8 @@ struct werr *policy_load_file(struct policy **out, const char *path,
     const char *display, struct problems *probs);
 void policy_free(struct policy *policy);
 
+/* The schema of policy/warden.json (policy-schema.c). */
+extern const struct schema policy_schema;
 /* Schema check: "package==version", as pins and constraints are written. */
 int policy_check_pin_spec(const json_t *v, struct buf *why);
 /*
