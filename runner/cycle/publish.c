@@ -22,7 +22,17 @@
 #include "results/publish.h"
 #include "results/snapshot.h"
 
-/* The review items of this cycle still pending; new array. */
+static int
+id_cmp(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(*(json_t *const *)a);
+	json_int_t y = json_integer_value(*(json_t *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/* The review items of this cycle still pending, oldest first; new
+ * array. */
 static struct werr *
 pending_reviews(json_t **out, struct cyc *c)
 {
@@ -40,6 +50,19 @@ pending_reviews(json_t **out, struct cyc *c)
 		json_decref(r);
 	}
 	json_decref(ids);
+	if (err == NULL && json_array_size(*out) > 1) {
+		size_t n = json_array_size(*out);
+		json_t **all = xcalloc(n, sizeof(*all)), *sorted = json_array();
+
+		for (i = 0; i < n; i++)
+			all[i] = json_array_get(*out, i);
+		qsort(all, n, sizeof(*all), id_cmp);
+		for (i = 0; i < n; i++)
+			json_array_append(sorted, all[i]);
+		free(all);
+		json_decref(*out);
+		*out = sorted;
+	}
 	return err;
 }
 
