@@ -50,7 +50,7 @@ print_changes(const json_t *changes, const char *indent)
 static json_t *
 report_json(const struct update_report *r, int dry_run)
 {
-	json_t *arr = json_array(), *o;
+	json_t *arr = json_array(), *joined = json_array(), *o;
 	size_t i;
 
 	for (i = 0; i < r->n; i++) {
@@ -62,8 +62,13 @@ report_json(const struct update_report *r, int dry_run)
 		    json_integer(r->v[i].manifest_id) : json_null());
 		json_array_append_new(arr, o);
 	}
-	return json_pack("{s:b, s:i, s:o}", "dry_run", dry_run, "failed",
-	    r->failed, "engines", arr);
+	for (i = 0; i < r->n_joined; i++)
+		json_array_append_new(joined, json_pack("{s:s, s:s, s:s, s:s}",
+		    "engine", r->joined[i].engine, "group", r->joined[i].group,
+		    "package", r->joined[i].package, "held_by",
+		    r->joined[i].held_by));
+	return json_pack("{s:b, s:i, s:o, s:o}", "dry_run", dry_run, "failed",
+	    r->failed, "joined", joined, "engines", arr);
 }
 
 static void
@@ -73,6 +78,10 @@ print_report(const struct update_report *r)
 	json_t *v;
 	size_t i;
 
+	for (i = 0; i < r->n_joined; i++)
+		printf("%s joins: policy group '%s' (%s, held by %s)\n",
+		    r->joined[i].engine, r->joined[i].group,
+		    r->joined[i].package, r->joined[i].held_by);
 	for (i = 0; i < r->n; i++) {
 		const struct update_engine_result *e = &r->v[i];
 
@@ -145,8 +154,12 @@ const struct cmd_entry cmd_update_entry = {
 	"git sources through libgit2 (newest matching tag in version order or\n"
 	"the branch head, built in a fresh directory), pip and brew sources\n"
 	"through their shims, with the policy's pins, holds, groups and minimum\n"
-	"release age; makes each model present (fetch_model) and checks its\n"
-	"sha256; records a version manifest of the whole closure per engine.\n"
+	"release age. An engine of any roster whose manifest holds a package of\n"
+	"a policy group that an engine of the run holds joins the run and is\n"
+	"named (\"gb joins: policy group 'core' (shared, held by ga)\"), so a\n"
+	"group moves in all its engines or in none. Makes each model present\n"
+	"(fetch_model) and checks its sha256; records a version manifest of the\n"
+	"whole closure per engine.\n"
 	"Prints old -> new for every package that moved.\n"
 	"  --dry-run   say what would change (pip --dry-run --report, fetched\n"
 	"              tags); change no environment and record nothing\n"

@@ -47,17 +47,26 @@ settled() {
 	done
 }
 
-# crash_then POINT: kill `warden update` at POINT, then run `warden
-# update gb` (which settles whatever was kept aside; its own exit does not
-# matter) and check that all is settled.
-crash_then() {
+# crash POINT: kill `warden update` at POINT.
+crash() {
 	_rc=0
 	(cd bench && WARDEN_FAULT=$1 warden update >../crash.out 2>&1) || _rc=$?
 	if [ "$_rc" -ne 137 ]; then
 		echo "$1: exit $_rc, not killed"; cat crash.out; return 1
 	fi
+}
+
+# rerun POINT: run `warden update gb` (which settles whatever was kept
+# aside, then takes ga in with gb as their group asks; its own exit does
+# not matter) and check that all is settled.
+rerun() {
 	(cd bench && warden update gb >../rerun.out 2>&1) || true
 	settled || { echo "after a kill at $1"; cat rerun.out; return 1; }
+}
+
+# crash_then POINT: crash at POINT, then rerun.
+crash_then() {
+	crash "$1" && rerun "$1"
 }
 
 # points: the fault points one run passes, as NAME:N.
@@ -117,10 +126,13 @@ test_expect_success 'a kill after ga moved, before the record, shows the half-do
 test_expect_success 'gb succeeding: a kill in or after the group record never undoes it' '
 	rm -f "$SHIM/fail-gb" &&
 	index "[\"1.0\", \"2.0\", \"3.0\"]" &&
-	crash_then store.commit:1 &&
-	test "$(on_disk ga)" = 1.0 &&
+	crash store.commit:1 &&
+	test "$(recorded ga)" = 1.0 && test "$(recorded gb)" = 1.0 &&
+	rerun store.commit:1 &&
+	test "$(on_disk ga)" = 3.0 && test "$(on_disk gb)" = 3.0 &&
+	index "[\"1.0\", \"2.0\", \"3.0\", \"4.0\"]" &&
 	crash_then update.group_recorded:1 &&
-	test "$(on_disk ga)" = 3.0 && test "$(on_disk gb)" = 3.0
+	test "$(on_disk ga)" = 4.0 && test "$(on_disk gb)" = 4.0
 '
 
 test_expect_success 'the store is sound and every attempt journaled' '

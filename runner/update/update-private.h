@@ -100,6 +100,24 @@ struct werr *update_models(json_t **out, int *mismatch,
 struct werr *update_dir_digest(char *hex_out, size_t *n_files,
     uint64_t *bytes, const char *dir);
 
+/* ---- join.c ---- */
+
+/* An engine of a run, as the group rule sees it. */
+struct update_member {
+	const char *name;
+	const json_t *current;	/* its current manifest, or NULL */
+	const json_t *plan;	/* its planned manifest, or NULL */
+};
+
+/*
+ * Append to rep->joined each engine of the policy's rosters outside the
+ * run (the n members) whose current manifest in store holds a package of
+ * a policy group that a member holds now or in its plan; each once.
+ */
+struct werr *update_group_joins(struct update_report *rep,
+    const struct update_ctx *ctx, struct store *store,
+    const struct update_member *m, size_t n);
+
 /* ---- stash.c ---- */
 
 /*

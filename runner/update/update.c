@@ -18,6 +18,8 @@
  * settles, at the start of the next run, a swap a kill -9 interrupted.
  * A group move keeps old environments aside rather than staging new ones
  * because a venv cannot be moved once built (its scripts name its path).
+ * Engines the caller did not name join the run when they hold a group
+ * package the run holds (join.c), so naming engines never splits a group.
  */
 #include "config.h"
 
@@ -68,6 +70,13 @@ update_report_free(struct update_report *r)
 		json_decref(r->v[i].changes);
 		json_decref(r->v[i].held);
 	}
+	for (i = 0; i < r->n_joined; i++) {
+		free(r->joined[i].engine);
+		free(r->joined[i].group);
+		free(r->joined[i].package);
+		free(r->joined[i].held_by);
+	}
+	free(r->joined);
 	free(r->v);
 	memset(r, 0, sizeof(*r));
 }
@@ -304,7 +313,7 @@ job_open(struct engine_job *j, const struct update_ctx *ctx,
 	j->moves = xcalloc(ctx->policy->update.n_groups + 1, 1);
 	j->env_dir = update_env_dir(ctx->repo_root, name);
 	dir = xasprintf("%s/.warden/logs/update/%s", ctx->repo_root,
-	    store != NULL ? store_cycle(store) : "dry-run");
+	    store != NULL && !ctx->dry_run ? store_cycle(store) : "dry-run");
 	j->log_path = xasprintf("%s/%s.log", dir, name);
 	err = mkdir_p(dir);
 	free(dir);
@@ -327,9 +336,10 @@ job_free(struct engine_job *j)
 	strlist_free(&j->pins);
 }
 
-/* Plan each engine of a group run without changing anything. */
+/* Plan engines from..n-1 of a group run without changing anything. */
 static void
-plan_all(const struct update_ctx *ctx, struct engine_job *jobs, size_t n)
+plan_all(const struct update_ctx *ctx, struct engine_job *jobs, size_t from,
+    size_t n)
 {
 	struct update_ctx dry = *ctx;
 	struct update_build_result res;
@@ -338,7 +348,7 @@ plan_all(const struct update_ctx *ctx, struct engine_job *jobs, size_t n)
 	size_t i;
 
 	dry.dry_run = 1;
-	for (i = 0; i < n; i++) {
+	for (i = from; i < n; i++) {
 		if (jobs[i].adapter == NULL)
 			continue;
 		progress(ctx, i + 1, n, jobs[i].name, "plan");
@@ -515,6 +525,73 @@ settle_all(const struct update_ctx *ctx, struct store *store)
 	return err;
 }
 
+/* Load j's adapter; one that does not load is j's failed attempt. */
+static struct werr *
+job_load(struct update_report *rep, const struct update_ctx *ctx,
+    struct store *store, struct engine_job *j)
+{
+	struct store_update_attempt at;
+	struct update_engine_result *e;
+	struct werr *aerr, *err = NULL;
+
+	if ((aerr = adapter_load_named(&j->adapter, ctx->repo_root,
+	    j->name)) == NULL)
+		return NULL;
+	e = report_add(rep, j->name, "failed");
+	e->detail = xstrdup(aerr->msg);
+	e->changes = json_object();
+	e->held = json_object();
+	rep->failed++;
+	j->failed = j->plan_failed = 1;
+	j->report_i = rep->n - 1;
+	if (!ctx->dry_run) {
+		memset(&at, 0, sizeof(at));
+		at.engine = j->name;
+		at.outcome = "failed";
+		at.detail = aerr->msg;
+		err = store_update_record(store, &at, NULL);
+	}
+	werr_free(aerr);
+	return err;
+}
+
+/*
+ * Plan the run, and take in every engine that holds a group package the
+ * run holds (join.c), then plan those, until none joins: so a group is
+ * moved in all its engines however few the caller named.
+ */
+static struct werr *
+join_all(struct update_report *rep, const struct update_ctx *ctx,
+    struct store *store, struct engine_job **jobs, size_t *n)
+{
+	struct update_member *m;
+	struct werr *err = NULL;
+	size_t from = 0, had, i;
+
+	while (err == NULL && from < *n) {
+		plan_all(ctx, *jobs, from, *n);
+		m = xcalloc(*n, sizeof(*m));
+		for (i = 0; i < *n; i++) {
+			m[i].name = (*jobs)[i].name;
+			m[i].current = (*jobs)[i].current;
+			m[i].plan = (*jobs)[i].plan;
+		}
+		had = rep->n_joined;
+		err = update_group_joins(rep, ctx, store, m, *n);
+		free(m);
+		from = *n;
+		*jobs = xrealloc(*jobs, (*n + rep->n_joined - had) *
+		    sizeof(**jobs));
+		for (i = had; i < rep->n_joined && err == NULL; i++) {
+			err = job_open(&(*jobs)[(*n)++], ctx, store,
+			    rep->joined[i].engine);
+			if (err == NULL)
+				err = job_load(rep, ctx, store, &(*jobs)[*n - 1]);
+		}
+	}
+	return err;
+}
+
 struct werr *
 update_run(struct update_report *out, const struct update_ctx *ctx,
     struct store *store, const char *const *engines)
@@ -522,8 +599,7 @@ update_run(struct update_report *out, const struct update_ctx *ctx,
 	const struct policy *pol = ctx->policy;
 	const struct roster *ro = policy_roster(pol, pol->default_roster);
 	struct engine_job *jobs;
-	struct update_engine_result *e;
-	struct werr *err = NULL, *aerr;
+	struct werr *err = NULL;
 	size_t n = 0, i;
 
 	memset(out, 0, sizeof(*out));
@@ -535,44 +611,18 @@ update_run(struct update_report *out, const struct update_ctx *ctx,
 	if (n == 0)
 		return werr_new(WEXIT_INPUT, "no engine to update");
 	jobs = xcalloc(n, sizeof(*jobs));
-	for (i = 0; i < n && err == NULL; i++) {
-		err = job_open(&jobs[i], ctx, ctx->dry_run ? NULL : store,
-		    engines != NULL && engines[0] != NULL ? engines[i] :
-		    ro->engines.v[i]);
-		if (err == NULL && ctx->dry_run && store != NULL)
-			err = store_update_current(store, jobs[i].name,
-			    &jobs[i].current);
-	}
+	for (i = 0; i < n && err == NULL; i++)
+		err = job_open(&jobs[i], ctx, store, engines != NULL &&
+		    engines[0] != NULL ? engines[i] : ro->engines.v[i]);
 	if (err != NULL || (!ctx->dry_run && (err = settle_all(ctx, store)) != NULL))
 		goto out;
-	for (i = 0; i < n; i++) {
-		if ((aerr = adapter_load_named(&jobs[i].adapter, ctx->repo_root,
-		    jobs[i].name)) == NULL)
-			continue;
-		e = report_add(out, jobs[i].name, "failed");
-		e->detail = xstrdup(aerr->msg);
-		e->changes = json_object();
-		e->held = json_object();
-		out->failed++;
-		jobs[i].failed = jobs[i].plan_failed = 1;
-		jobs[i].report_i = out->n - 1;
-		if (!ctx->dry_run) {
-			struct store_update_attempt at;
-
-			memset(&at, 0, sizeof(at));
-			at.engine = jobs[i].name;
-			at.outcome = "failed";
-			at.detail = aerr->msg;
-			err = store_update_record(store, &at, NULL);
-		}
-		werr_free(aerr);
-		if (err != NULL)
-			goto out;
-	}
-	if (pol->update.n_groups > 0) {
-		plan_all(ctx, jobs, n);
+	for (i = 0; i < n && err == NULL; i++)
+		err = job_load(out, ctx, store, &jobs[i]);
+	if (err == NULL && pol->update.n_groups > 0 &&
+	    (err = join_all(out, ctx, store, &jobs, &n)) == NULL)
 		group_pins(ctx, jobs, n);
-	}
+	if (err != NULL)
+		goto out;
 	for (i = 0; i < n && err == NULL; i++)
 		if (jobs[i].adapter != NULL)
 			err = job_run(out, ctx, store, &jobs[i], i + 1, n);

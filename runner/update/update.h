@@ -85,16 +85,29 @@ struct update_engine_result {
 	char *log_path;
 };
 
+/* An engine a run took in because it holds a policy group's package. */
+struct update_join {
+	char *engine;
+	char *group;
+	char *package;		/* as the policy names it */
+	char *held_by;		/* the engine of the run it joins for */
+};
+
 struct update_report {
 	struct update_engine_result *v;
 	size_t n;
 	int failed;		/* how many engines failed */
+	struct update_join *joined;	/* in the order they joined */
+	size_t n_joined;
 };
 
 /*
  * Update engines (NULL-terminated names; NULL: the policy's default
  * roster), recording every attempt and manifest in store (not with
- * ctx->dry_run, which records nothing). A policy group is all or none:
+ * ctx->dry_run, which records nothing). An engine of any roster whose
+ * current manifest holds a package of a policy group that an engine of
+ * the run holds (now or in its plan) joins the run (out->joined), and so
+ * on from the engines that joined. A policy group is all or none:
  * when an engine holding one of its packages fails, every engine whose
  * venv moved one of them in this run gets its venv and current manifest
  * back (group_rolled_back). A real run first settles the venvs a killed
