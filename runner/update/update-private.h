@@ -138,4 +138,30 @@ int update_stash_pending(const char *env_dir, int64_t *previous_id);
 struct werr *update_stash_settle(int *restored, const char *env_dir,
     int64_t current_id);
 
+/* One engine of an update run (update.c), shared with group.c. */
+struct engine_job {
+	const char *name;
+	struct adapter *adapter;
+	char *env_dir;
+	char *log_path;
+	json_t *current;	/* current manifest or NULL */
+	struct strlist pins;	/* group pins for this engine */
+	json_t *plan;		/* groups: the dry run's manifest */
+	int plan_failed;
+	char *holds;		/* per policy group: holds one of its packages */
+	char *moves;		/* per policy group: its venv moves one of them */
+	int stashed;		/* the old venv is kept aside (stash.c) */
+	int failed;		/* its update failed in this run */
+	json_t *waiting;	/* the manifest waiting for its group's commit */
+	size_t report_i;	/* its entry in the report */
+};
+
+/* Pin each group package of jobs to one version (group.c). */
+void update_group_pins(const struct update_ctx *ctx, struct engine_job *jobs,
+    size_t n);
+/* The commit point of the run's group moves (group.c). */
+struct werr *update_groups_finish(struct update_report *rep,
+    const struct update_ctx *ctx, struct store *store,
+    struct engine_job *jobs, size_t n);
+
 #endif
