@@ -5,11 +5,13 @@
 # says so, in text and in --json, dry run alike), moves `shared` in both
 # (dist-info on disk, `warden versions`), and leaves gc alone; a joined
 # engine that fails puts ga back, and an engine of another roster joins
-# too. Installed by the substitute pip shim
+# too, and a cycle's update step records who joined. Installed by the
+# substitute pip shim
 # (tests/fixtures/update/fake-pip-shim.py; t4005 uses real pip).
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/update/update-setup.sh"
+. "$TOP_SRCDIR/tests/fixtures/cycle/cycle-setup.sh"
 
 SHIM="$TEST_DIR/shim"
 mkdir -p "$SHIM"
@@ -119,6 +121,33 @@ test_expect_success 'an engine of another roster joins a run of the default rost
 	expect_grep "^gb joins: policy group .core. (shared, held by ga)$" bench/out &&
 	test "$(on_disk ga shared)" = 3.0 && test "$(on_disk gb shared)" = 3.0 &&
 	test "$(recorded gb shared)" = 3.0
+'
+
+test_expect_success 'a cycle of a roster with ga alone: gb joins its update step, and the journal says why' '
+	index "[\"1.0\"]" "[\"1.0\"]" &&
+	cycle_bench cb &&
+	pip_adapter cb ga ga && pip_adapter cb gb gb &&
+	bench_policy cb update.venv_pip=false \
+	    "update.shims={\"pip\": [\"python3\", \"$TOP_SRCDIR/tests/fixtures/update/fake-pip-shim.py\", \"$SHIM\"]}" \
+	    "update.groups={\"core\": [\"shared\"]}" "rosters.solo=[\"ga\"]" \
+	    "campaign.concurrency=[1]" "cycle.fidelity=false" "cycle.publish=false" \
+	    "cycle.limit=2" &&
+	cycle_commit cb "ga and gb in the group core" &&
+	(cd cb && expect_exit 0 warden update) &&
+	index "[\"1.0\", \"2.0\"]" "[\"1.0\"]" &&
+	(cd cb && WARDEN_CYCLE=c1 warden cycle --roster solo >../cycle.out 2>../cycle.err ||
+	 test $? = 1) &&
+	sqlite3 cb/.warden/warden.db "select result from cycle_steps where step = '"'"'update'"'"'" >upd.json &&
+	python3 - upd.json <<-PY &&
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	assert r["joined"] == [{"engine": "gb", "group": "core", "package": "shared",
+	                        "held_by": "ga"}], r
+	assert sorted(e["engine"] for e in r["engines"]) == ["ga", "gb"], r
+	PY
+	test "$(cd cb/.warden/envs/gb/venv/lib && ls -d python*/site-packages/shared-*.dist-info | sed "s/.*shared-\(.*\)\.dist-info/\1/")" = 2.0 &&
+	git -C cb show official:journals/c1.md >c1.md &&
+	expect_grep "| update | done | ga updated, gb updated; gb joined for policy group .core. (shared, held by ga) |" c1.md
 '
 
 test_expect_success 'the store is sound and every attempt journaled' '

@@ -52,7 +52,7 @@ cycle_step_update(struct cyc *c, json_t **result, const char **state)
 	struct update_report rep;
 	struct update_ctx u;
 	struct werr *err;
-	json_t *engines;
+	json_t *engines, *joined;
 	size_t i;
 
 	if (!c->policy->cycle.update) {
@@ -79,8 +79,15 @@ cycle_step_update(struct cyc *c, json_t **result, const char **state)
 		    "detail", e->detail, "changes", e->changes, "manifest",
 		    (json_int_t)e->manifest_id));
 	}
-	*result = json_pack("{s:o, s:i}", "engines", engines, "failed",
-	    rep.failed);
+	/* engines outside the roster that joined for a policy group */
+	joined = json_array();
+	for (i = 0; i < rep.n_joined; i++)
+		json_array_append_new(joined, json_pack("{s:s, s:s, s:s, s:s}",
+		    "engine", rep.joined[i].engine, "group",
+		    rep.joined[i].group, "package", rep.joined[i].package,
+		    "held_by", rep.joined[i].held_by));
+	*result = json_pack("{s:o, s:i, s:o}", "engines", engines, "failed",
+	    rep.failed, "joined", joined);
 	*state = "done";
 	cycle_say(c, CYCLE_DONE, "%zu engine%s, %d failed", rep.n, rep.n == 1 ? "" : "s",
 	    rep.failed);

@@ -43,6 +43,11 @@ step_line(const json_t *r)
 			buf_printf(&b, "%s%s %s", i ? ", " : "",
 			    jsonget_str(v, "engine"),
 			    jsonget_str(v, "outcome"));
+		json_array_foreach(json_object_get(res, "joined"), i, v)
+			buf_printf(&b, "; %s joined for policy group '%s' (%s, "
+			    "held by %s)", jsonget_str(v, "engine"),
+			    jsonget_str(v, "group"), jsonget_str(v, "package"),
+			    jsonget_str(v, "held_by"));
 	} else if (strcmp(step, "campaign") == 0) {
 		buf_printf(&b, "run %s, %lld sweeps:", jsonget_str(res, "run"),
 		    (long long)jsonget_int(res, "sweeps"));
