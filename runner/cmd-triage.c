@@ -192,17 +192,6 @@ print_report(struct store *store, const struct triage_result *res)
 		    "was healthy in an earlier cycle\n", res->cycle);
 }
 
-static int
-in_a_roster(const struct policy *pol, const char *engine)
-{
-	size_t i;
-
-	for (i = 0; i < pol->n_rosters; i++)
-		if (strlist_contains(&pol->rosters[i].engines, engine))
-			return 1;
-	return 0;
-}
-
 static struct werr *
 parse_budget(const char *s, size_t *out)
 {
@@ -267,7 +256,7 @@ triage_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	 * tree holds; the adapters smoked are the working tree's, as the
 	 * campaign's. */
 	for (i = 0; i < ne; i++)
-		if (!in_a_roster(policy, engines[i])) {
+		if (!policy_engine_roster(policy, engines[i])) {
 			err = cmd_usage_error(&cmd_triage_entry, "'--engine %s': "
 			    "engine '%s' is in no roster of the policy",
 			    engines[i], engines[i]);

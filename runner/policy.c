@@ -331,6 +331,20 @@ policy_roster(const struct policy *policy, const char *name)
 	return NULL;
 }
 
+const struct roster *
+policy_engine_roster(const struct policy *policy, const char *engine)
+{
+	const struct roster *d = policy_roster(policy, policy->default_roster);
+	size_t i;
+
+	if (d != NULL && strlist_contains(&d->engines, engine))
+		return d;
+	for (i = 0; i < policy->n_rosters; i++)
+		if (strlist_contains(&policy->rosters[i].engines, engine))
+			return &policy->rosters[i];
+	return NULL;
+}
+
 void
 policy_free(struct policy *p)
 {

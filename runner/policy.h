@@ -192,6 +192,10 @@ struct werr *policy_load_trusted(struct policy **out,
     struct git_oid *commit_out, struct git_repository *repo);
 
 const struct roster *policy_roster(const struct policy *policy, const char *name);
+/* The roster engine is served in: the default roster when it has it,
+ * else the first that does; NULL: no roster has it. */
+const struct roster *policy_engine_roster(const struct policy *policy,
+    const char *engine);
 int strlist_contains(const struct strlist *l, const char *s);
 /* Copy an array of strings (NULL or empty: an empty list). */
 void strlist_from_json(struct strlist *l, const json_t *arr);

@@ -192,17 +192,6 @@ manifest(json_t *provenance)
 	return out;
 }
 
-static int
-in_some_roster(const struct policy *pol, const char *engine)
-{
-	size_t i;
-
-	for (i = 0; i < pol->n_rosters; i++)
-		if (strlist_contains(&pol->rosters[i].engines, engine))
-			return 1;
-	return 0;
-}
-
 struct werr *
 agent_task_engine(struct agent_task *t, struct store *store,
     const struct policy *pol, const char *engine)
@@ -214,7 +203,7 @@ agent_task_engine(struct agent_task *t, struct store *store,
 	size_t i;
 
 	memset(t, 0, sizeof(*t));
-	if (!in_some_roster(pol, engine)) {
+	if (!policy_engine_roster(pol, engine)) {
 		err = werr_new(WEXIT_INPUT, "engine '%s' is in no roster of "
 		    "the official policy", engine);
 		goto out;

@@ -93,15 +93,9 @@ profile_engines(json_t *engines, const struct agent_smoke_opts *o,
 static const char *
 roster_of(const struct policy *pol, const char *engine)
 {
-	const struct roster *d = policy_roster(pol, pol->default_roster);
-	size_t i;
+	const struct roster *r = policy_engine_roster(pol, engine);
 
-	if (d != NULL && strlist_contains(&d->engines, engine))
-		return d->name;
-	for (i = 0; i < pol->n_rosters; i++)
-		if (strlist_contains(&pol->rosters[i].engines, engine))
-			return pol->rosters[i].name;
-	return NULL;
+	return r != NULL ? r->name : NULL;
 }
 
 static json_t *

@@ -51,15 +51,9 @@ triage_smoke_cleanup(struct triage_ctx *c, const char *engine)
 static const char *
 roster_of(const struct policy *pol, const char *engine)
 {
-	const struct roster *d = policy_roster(pol, pol->default_roster);
-	size_t i;
+	const struct roster *r = policy_engine_roster(pol, engine);
 
-	if (d != NULL && strlist_contains(&d->engines, engine))
-		return d->name;
-	for (i = 0; i < pol->n_rosters; i++)
-		if (strlist_contains(&pol->rosters[i].engines, engine))
-			return pol->rosters[i].name;
-	return NULL;
+	return r != NULL ? r->name : NULL;
 }
 
 /* The distinct values of field over cells, NULL-terminated (caller frees
