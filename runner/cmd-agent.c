@@ -28,19 +28,6 @@
 
 extern const struct cmd_entry cmd_agent_entry;
 
-static struct werr *
-parse_number(const char *s, const char *what, int64_t *id)
-{
-	char *end;
-	long long v = strtoll(s, &end, 10);
-
-	if (*s == '\0' || *end != '\0' || v <= 0)
-		return cmd_usage_error(&cmd_agent_entry,
-		    "'%s' is not %s", s, what);
-	*id = v;
-	return NULL;
-}
-
 static void
 on_progress(void *arg, const char *what)
 {
@@ -203,7 +190,7 @@ agent_run_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc || (engine == NULL) == (incident == NULL))
 		return cmd_usage_error(&cmd_agent_entry, "agent run needs "
 		    "one of --incident N or --engine E");
-	if (incident != NULL && (err = parse_number(incident,
+	if (incident != NULL && (err = cmd_parse_id(&cmd_agent_entry, incident,
 	    "an incident number", &n)) != NULL)
 		return err;
 	memset(&task, 0, sizeof(task));
@@ -305,7 +292,8 @@ agent_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (argc != 2)
 		return cmd_usage_error(&cmd_agent_entry,
 		    "agent show needs one run number");
-	if ((err = parse_number(argv[1], "an agent run number", &id)) != NULL ||
+	if ((err = cmd_parse_id(&cmd_agent_entry, argv[1],
+	    "an agent run number", &id)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
 	    (err = agent_show(&o, store, id)) != NULL)
 		return err;

@@ -18,19 +18,6 @@
 #include "util.h"
 
 static struct werr *
-parse_id(const char *s, int64_t *id)
-{
-	char *end;
-	long long v = strtoll(s, &end, 10);
-
-	if (*s == '\0' || *end != '\0' || v <= 0)
-		return cmd_usage_error(&cmd_incident_entry,
-		    "'%s' is not an incident number", s);
-	*id = v;
-	return NULL;
-}
-
-static struct werr *
 incident_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -190,7 +177,8 @@ incident_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_incident_entry,
 		    "incident show needs one incident number");
-	if ((err = parse_id(argv[optind], &id)) != NULL ||
+	if ((err = cmd_parse_id(&cmd_incident_entry, argv[optind],
+	    "an incident number", &id)) != NULL ||
 	    (err = cmd_ctx_store_readonly(ctx, &store)) != NULL ||
 	    (err = triage_incident_show(&o, store, id)) != NULL)
 		return err;
@@ -237,7 +225,8 @@ incident_set_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(&cmd_incident_entry, "'%s' is not an "
 		    "incident state (untriaged, investigating, confirmed, "
 		    "fixed, wontfix, upstream)", state);
-	if ((err = parse_id(argv[optind], &id)) != NULL ||
+	if ((err = cmd_parse_id(&cmd_incident_entry, argv[optind],
+	    "an incident number", &id)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
 	    (err = triage_incident_set(store, id, state, reason, as)) != NULL)
 		return err;

@@ -22,19 +22,6 @@
 extern const struct cmd_entry cmd_review_entry;
 
 static struct werr *
-parse_id(const char *s, int64_t *id)
-{
-	char *end;
-	long long v = strtoll(s, &end, 10);
-
-	if (*s == '\0' || *end != '\0' || v <= 0)
-		return cmd_usage_error(&cmd_review_entry,
-		    "'%s' is not a review number", s);
-	*id = v;
-	return NULL;
-}
-
-static struct werr *
 review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -132,7 +119,8 @@ review_show_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_review_entry,
 		    "review show needs one review number");
-	if ((err = parse_id(argv[optind], &id)) != NULL ||
+	if ((err = cmd_parse_id(&cmd_review_entry, argv[optind],
+	    "a review number", &id)) != NULL ||
 	    (err = cmd_ctx_store_readonly(ctx, &store)) != NULL ||
 	    (err = review_show(&o, store, id)) != NULL)
 		return err;
@@ -195,7 +183,8 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (as == NULL)
 		return cmd_usage_error(&cmd_review_entry,
 		    "review approve needs --as \"Name <email>\"");
-	if ((err = parse_id(argv[optind], &id)) != NULL)
+	if ((err = cmd_parse_id(&cmd_review_entry, argv[optind],
+	    "a review number", &id)) != NULL)
 		return err;
 	allowlist_report_init(&r);
 	if ((err = open_repo(ctx, &repo, &branch)) != NULL ||
@@ -254,7 +243,8 @@ review_reject_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc - 1 || reason == NULL || *reason == '\0')
 		return cmd_usage_error(&cmd_review_entry,
 		    "review reject needs one review number and --reason TEXT");
-	if ((err = parse_id(argv[optind], &id)) != NULL ||
+	if ((err = cmd_parse_id(&cmd_review_entry, argv[optind],
+	    "a review number", &id)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
 	    (err = review_reject(store, id, reason, as)) != NULL)
 		return err;

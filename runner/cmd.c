@@ -316,6 +316,19 @@ cmd_help_json(const struct cmd_entry *entry)
 }
 
 struct werr *
+cmd_parse_id(const struct cmd_entry *entry, const char *s, const char *what,
+    int64_t *id)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || v <= 0)
+		return cmd_usage_error(entry, "'%s' is not %s", s, what);
+	*id = v;
+	return NULL;
+}
+
+struct werr *
 cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...)
 {
 	struct buf b = BUF_INIT;

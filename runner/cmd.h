@@ -18,6 +18,7 @@
 #define WARDEN_CMD_H
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -105,6 +106,10 @@ json_t *cmd_help_json(const struct cmd_entry *entry);
 /* A usage error for entry: "usage: warden NAME USAGE" after msg. */
 struct werr *cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A positive decimal number naming a row (a review, incident, agent run);
+ * anything else is a usage error for entry: "'S' is not WHAT". */
+struct werr *cmd_parse_id(const struct cmd_entry *entry, const char *s,
+    const char *what, int64_t *id);
 /* Did argv ask for help (-h or --help before any "--")? */
 int cmd_wants_help(int argc, char **argv);
 
