@@ -18,7 +18,7 @@
 #include "buf.h"
 #include "error.h"
 #include "policy.h"
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 /* Where run ID lives. Every path is absolute. */
 struct agent_paths {

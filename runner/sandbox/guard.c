@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent-private.h"
+#include "agent/agent-private.h"
 #include "sha256.h"
 #include "util.h"
 
