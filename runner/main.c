@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "repo.h"
+#include "sandbox/sandbox.h"
 #include "util.h"
 
 static struct werr *
@@ -169,6 +170,10 @@ main(int argc, char **argv)
 	char *cmdline, *msg;
 	int ch, code, version = 0;
 	size_t n;
+
+	/* Inside the sandbox, before anything else: the network rule. */
+	if (argc > 1 && strcmp(argv[1], SANDBOX_NETLIMIT_ARG) == 0)
+		return sandbox_netlimit_main(argc, argv);
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.progname = "warden";

@@ -153,6 +153,23 @@ static const struct schema s_rosters = { .type = SCHEMA_MAP, .items = &s_strings
 static const char *const sandbox_modes[] = { "required", "best-effort", "off", NULL };
 static const struct schema s_sandbox = { .type = SCHEMA_STRING, .one_of = sandbox_modes };
 
+/* "host", "https", "none": what a sandboxed agent reaches (sandbox.h). */
+static const char *const network_rules[] = { "host", "https", "none", NULL };
+static const struct schema s_network = { .type = SCHEMA_STRING, .one_of = network_rules };
+
+static int
+check_absolute(const json_t *v, struct buf *why)
+{
+	const char *s = json_string_value(v);
+
+	if (s != NULL && s[0] == '/')
+		return 0;
+	buf_puts(why, "must be an absolute path");
+	return -1;
+}
+static const struct schema s_abs_path = { .type = SCHEMA_STRING, .check = check_absolute };
+static const struct schema s_abs_paths = { .type = SCHEMA_ARRAY, .items = &s_abs_path };
+
 static const struct schema_field f_smoke[] = {
 	{ "concurrency", &s_levels, 1 },
 	{ "prompts", &s_pos_int, 1 },
@@ -164,6 +181,8 @@ static const struct schema_field f_agent[] = {
 	{ "command", &s_strings1, 1 },
 	{ "time_limit_s", &s_seconds, 1 },
 	{ "sandbox", &s_sandbox, 1 },
+	{ "network", &s_network, 0 },
+	{ "readable", &s_abs_paths, 0 },
 	{ "env", &s_strings, 0 },
 	{ "instructions", &s_string, 0 },
 	{ "queue_on_failure", &s_bool, 0 },

@@ -255,6 +255,9 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	strlist_from_json(&p->agent.command, json_object_get(o, "command"));
 	p->agent.time_limit_s = num(o, "time_limit_s");
 	p->agent.sandbox = xstrdup(str(o, "sandbox"));
+	p->agent.network = xstrdup(str(o, "network") ? str(o, "network") :
+	    "https");
+	strlist_from_json(&p->agent.readable, json_object_get(o, "readable"));
 	strlist_from_json(&p->agent.env, json_object_get(o, "env"));
 	p->agent.instructions = str(o, "instructions") ?
 	    xstrdup(str(o, "instructions")) : NULL;
@@ -369,6 +372,8 @@ policy_free(struct policy *p)
 	free(p->official_branch);
 	strlist_free(&p->agent.command);
 	free(p->agent.sandbox);
+	free(p->agent.network);
+	strlist_free(&p->agent.readable);
 	strlist_free(&p->agent.env);
 	free(p->agent.instructions);
 	free(p->agent.smoke_concurrency);

@@ -90,6 +90,8 @@ struct policy {
 		struct strlist command;	/* argv template, see agent.h */
 		double time_limit_s;
 		char *sandbox;		/* "required", "best-effort", "off" */
+		char *network;		/* "https" (default), "host", "none" */
+		struct strlist readable; /* absolute paths shown read-only */
 		struct strlist env;	/* variables passed to the agent */
 		char *instructions;	/* a path in the tree, or NULL */
 		int queue_on_failure;	/* queue a good change of an agent

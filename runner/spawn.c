@@ -10,9 +10,11 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 #include <errno.h>
@@ -73,6 +75,33 @@ child_fail(int fd)
 	_exit(127);
 }
 
+/*
+ * In the child: every descriptor above stderr closes at exec, whoever
+ * opened it (the store, libcurl's sockets, a library that forgot
+ * O_CLOEXEC). A spawned program, sandboxed or not, inherits stdin,
+ * stdout and stderr and nothing else. The error pipe still works until
+ * the exec. Async-signal-safe.
+ */
+static void
+cloexec_above_stderr(void)
+{
+	struct rlimit rl;
+	int fd, max = 1024;
+
+#if defined(__linux__) && defined(SYS_close_range)
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+#endif
+	/* Older kernels and macOS: one call a possible descriptor. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		max = rl.rlim_cur > 1048576 ? 1048576 : (int)rl.rlim_cur;
+	for (fd = 3; fd < max; fd++)
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 extern char **environ;
 
 /* The child's environment, built before fork: environ plus opts->env_add. */
@@ -129,6 +158,7 @@ child_exec(const struct spawn_opts *opts, char **env, int logfd, int outfd,
 		close(outfd);
 	if (opts->cwd != NULL && chdir(opts->cwd) == -1)
 		child_fail(errfd);
+	cloexec_above_stderr();
 	environ = env;
 	signal(SIGPIPE, SIG_DFL);
 	execvp(opts->argv[0], opts->argv);

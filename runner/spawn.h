@@ -12,7 +12,8 @@
  * program gets SIGTERM should warden die without stopping it.
  * spawn_reap_descendants() stops whatever is left of every program at
  * once, for callers that know none should still run. Standard input is always
- * /dev/null: no spawned program reads warden's terminal.
+ * /dev/null: no spawned program reads warden's terminal. A spawned program
+ * inherits standard input, output and error and no other descriptor.
  * This module never prints and never waits without a deadline.
  */
 #ifndef WARDEN_SPAWN_H

@@ -32,9 +32,8 @@ test_expect_success_if $SANDBOX 'writes outside the worktree fail inside the age
 	expect_grep "^agent run 1: no-change$" out &&
 	expect_grep "^sandbox:  bubblewrap (policy: required)$" out &&
 	log=bench/.warden/agent/1/agent.log &&
-	expect_grep "escaped.txt: Read-only file system" $log &&
 	expect_grep "write to ../escaped.txt failed" $log &&
-	expect_grep "injected.json: Read-only file system" $log &&
+	expect_grep "write to .*/adapters/engines/injected.json failed" $log &&
 	expect_grep "write to $TEST_DIR/home/.profile-injected failed" $log &&
 	expect_grep "write to $TEST_DIR/outside.txt failed" $log &&
 	expect_grep "wrote \$HOME/note.json" $log &&
@@ -46,22 +45,26 @@ test_expect_success_if $SANDBOX 'writes outside the worktree fail inside the age
 	untouched
 '
 
-test_expect_success_if $SANDBOX 'hooks, config, refs and the .git file are read-only inside' '
+test_expect_success_if $SANDBOX 'hooks, config and refs the agent writes are its own view'"'"'s; the .git file is read-only' '
+	git -C bench rev-parse official >official.base &&
+	sha256sum bench/.git/config >config.base &&
 	for a in "write-gitdir hook" "write-gitdir config" move-ref write-gitfile; do
 		agent_use bench $a &&
+		git -C bench rev-parse official >official.base &&
+		sha256sum bench/.git/config >config.base &&
 		expect_exit 1 bw agent run --engine simfix &&
 		expect_grep "^agent run [0-9]*: no-change$" out || return 1
 		id=$(sed -n "s/^agent run \([0-9]*\):.*/\1/p" out)
 		cat bench/.warden/agent/$id/agent.log >>gitdir.log
+		untouched || return 1
+		sha256sum bench/.git/config >config.now &&
+		expect_equal config.base config.now || return 1
 	done &&
-	expect_grep "post-checkout: Read-only file system" gitdir.log &&
-	expect_grep "write to .*/hooks/post-checkout failed" gitdir.log &&
-	expect_grep "git config failed" gitdir.log &&
-	expect_grep "moving official failed" gitdir.log &&
+	expect_grep "wrote .*/\.warden/agent/[0-9]*/view\.git/hooks/post-checkout" gitdir.log &&
+	expect_grep "wrote .*/\.warden/agent/[0-9]*/view\.git/config" gitdir.log &&
 	expect_grep "write to .git failed" gitdir.log &&
 	test ! -e bench/.git/hooks/post-checkout &&
-	git -C bench rev-parse official >official.base &&
-	untouched
+	! grep -q fsmonitor bench/.git/config
 '
 
 test_expect_success_if $SANDBOX 'a daemon left in the sandbox goes with it at the time limit' '
@@ -79,7 +82,7 @@ test_expect_success 'required and no sandbox: refused, recorded, exit 3' '
 	agent_policy bench "agent.time_limit_s=30" &&
 	before=$(sqlite3 bench/.warden/warden.db "select count(*) from agent_runs") &&
 	WARDEN_BWRAP=/nonexistent/bwrap expect_exit 3 bw agent run --engine simfix &&
-	expect_grep "policy requires a write sandbox" err &&
+	expect_grep "policy requires a sandbox" err &&
 	expect_grep "/nonexistent/bwrap" err &&
 	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs order by id desc limit 1")" = refused &&
 	test "$(sqlite3 bench/.warden/warden.db "select count(*) from agent_runs")" = $((before + 1)) &&
@@ -93,7 +96,7 @@ test_expect_success 'best-effort and no sandbox: runs, and records that none was
 	agent_policy bench "agent.sandbox=\"best-effort\"" &&
 	WARDEN_BWRAP=/nonexistent/bwrap expect_exit 0 bw agent run --engine simfix &&
 	expect_grep "^sandbox:  none (policy: best-effort)$" out &&
-	expect_grep "no write sandbox (bubblewrap)" out &&
+	expect_grep "no sandbox (bubblewrap" out &&
 	id=$(sqlite3 bench/.warden/warden.db "select max(id) from agent_runs") &&
 	test "$(sqlite3 bench/.warden/warden.db "select sandbox from agent_runs where id = $id")" = none
 '

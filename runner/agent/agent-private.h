@@ -1,8 +1,8 @@
 /*
  * agent-private.h - what the files of runner/agent/ share: the paths of
- * a run, the worktree and tree helpers, the guard over the repository's
- * state, the task context, the launch and the smoke campaign. Internal:
- * nothing outside runner/agent/ and cmd-agent.c includes it; the public
+ * a run, the worktree and tree helpers, the repository view and the
+ * sandbox spec, the task context, the launch and the smoke campaign.
+ * Internal: nothing outside runner/agent/ and cmd-agent.c includes it; the public
  * contract is agent.h.
  */
 #ifndef WARDEN_AGENT_PRIVATE_H
@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "error.h"
 #include "policy.h"
+#include "sandbox/guard.h"
 #include "sandbox/sandbox.h"
 
 /* Where run ID lives. Every path is absolute. */
@@ -31,6 +32,8 @@ struct agent_paths {
 	char *prompt;		/* RUN/task.md: the task context */
 	char *problem;		/* RUN/problem.json */
 	char *git_override;	/* RUN/git.config: core.symlinks=false */
+	char *view;		/* RUN/view.git: the repository it sees */
+	char *view_gitfile;	/* RUN/view.gitfile: "gitdir: RUN/view.git" */
 	char *branch;		/* refs/heads/warden/agent/ID */
 	char *wt_name;		/* warden-agent-ID (.git/worktrees/NAME) */
 };
@@ -61,37 +64,27 @@ struct werr *agent_worktree_open(git_repository **out,
 struct werr *agent_tree_materialize(git_repository *repo,
     const git_oid *tree, const char *dir);
 
-/* ---- guard.c ---- */
+/* ---- view.c ---- */
 
-struct agent_guard;
-/*
- * Record the state the agent must not change: every ref of the
- * repository and every file under the repository root (the maintainer's
- * checkout, .git with its hooks and config, .warden/) by type, mode,
- * size, inode, change and modification times and, for symlinks, target
- * and, for small files under .git, content. Left out: the run's own
- * directory and worktree, the worktree's index, loose and packed objects
- * (content-addressed: a new object changes nothing), the store's lock
- * and shared-memory files, and the files warden's own stdout and stderr
- * go to (the maintainer's `warden agent run >log 2>&1` in the checkout).
- */
-struct werr *agent_guard_snapshot(struct agent_guard **out,
-    git_repository *repo, const char *repo_root,
-    const struct agent_paths *p);
-/* Snapshot again and add one reason (a string) per difference to
- * reasons. */
-struct werr *agent_guard_compare(json_t *reasons,
-    const struct agent_guard *before, git_repository *repo);
-/*
- * After a quarantine: put the git directory back as the snapshot found
- * it, as far as it can (every ref, hooks, config, and other small
- * files: rewritten; files and directories the agent added: removed).
- * The maintainer's checkout is reported, never rewritten. One string per
- * action goes to out.
- */
-struct werr *agent_guard_restore(json_t *out,
-    const struct agent_guard *before);
-void agent_guard_free(struct agent_guard *g);
+/* The agent's repository view (p->view, p->view_gitfile) for commit, on
+ * p->branch, with the worktree's index. */
+struct werr *agent_view_create(git_repository *repo,
+    const struct agent_paths *p, const git_oid *commit);
+
+/* What the agent's sandbox shows (sandbox.h): the repository and its git
+ * directory hidden; the policy's agent.readable and the absolute paths
+ * of its argv, the repository's objects and the run's directory
+ * read-only; its worktree, HOME, TMPDIR and view writable; the view's
+ * .git file over the worktree's. */
+struct agent_sandbox {
+	struct sandbox_spec spec;
+	struct sandbox_bind *binds;
+	char *hide[2];
+};
+void agent_sandbox_spec(struct agent_sandbox *s, git_repository *repo,
+    const char *repo_root, const struct policy *policy,
+    const struct agent_paths *p, char *const *argv);
+void agent_sandbox_spec_free(struct agent_sandbox *s);
 
 /* ---- context.c ---- */
 

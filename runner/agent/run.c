@@ -76,30 +76,41 @@ out:
 	return err;
 }
 
-/* Which sandbox will be in force; an error when policy requires one and
- * there is none. */
+/* Which sandbox will be in force, and which network rule; an error when
+ * policy requires a sandbox (or a network rule) and there is none. */
 static struct werr *
 decide_sandbox(struct run *r)
 {
 	const char *mode = r->pol->agent.sandbox;
+	const char *net = r->pol->agent.network;
+	struct sandbox_caps caps;
 	struct werr *err;
-	json_t *sb = json_pack("{s:s}", "mode", mode);
+	json_t *sb = json_pack("{s:s, s:s}", "mode", mode, "network", net);
 
 	json_object_set_new(r->rec, "sandbox", sb);
 	if (strcmp(mode, "off") == 0) {
 		json_object_set_new(sb, "in_force", json_string("off"));
+		json_object_set_new(sb, "network_in_force", json_string("host"));
 		return NULL;
 	}
-	if ((err = sandbox_probe(&r->sandbox_kind)) == NULL) {
-		json_object_set_new(sb, "in_force",
-		    json_string(r->sandbox_kind));
+	if ((err = sandbox_probe(&caps)) == NULL &&
+	    strcmp(net, "https") == 0 && !caps.net_https)
+		err = werr_new(WEXIT_ENV, "the network rule \"https\" "
+		    "cannot be kept here (it needs Landlock 4, Linux 6.7); "
+		    "set 'agent.network' to \"host\" or \"none\"");
+	if (err == NULL) {
+		r->sandbox_kind = caps.kind;
+		json_object_set_new(sb, "in_force", json_string(caps.kind));
+		json_object_set_new(sb, "network_in_force", json_string(net));
+		json_object_set_new(sb, "scoped", json_boolean(caps.scoped));
 		return NULL;
 	}
 	json_object_set_new(sb, "in_force", json_string("none"));
+	json_object_set_new(sb, "network_in_force", json_string("host"));
 	json_object_set_new(sb, "why", json_string(err->msg));
 	if (strcmp(mode, "required") == 0)
-		return werr_wrap(err, "policy requires a write sandbox for "
-		    "the agent ('agent.sandbox' is \"required\")");
+		return werr_wrap(err, "policy requires a sandbox for the "
+		    "agent ('agent.sandbox' is \"required\")");
 	werr_free(err);
 	return NULL;
 }
@@ -347,13 +358,36 @@ out:
 	return err;
 }
 
+/* What the guard leaves out for an agent run: the run's own places and
+ * the store's lock and shared memory (warden's, while it waits). */
+static struct werr *
+guard_snapshot(struct sandbox_guard **out, const struct run *r)
+{
+	const char *common = git_repository_commondir(r->o->repo);
+	char *wt_index = xasprintf("%s%sworktrees/%s/index", common,
+	    str_endswith(common, "/") ? "" : "/", r->p.wt_name);
+	char *lock = xasprintf("%s/.warden/warden.lock", r->o->repo_root);
+	char *shm = xasprintf("%s/.warden/warden.db-shm", r->o->repo_root);
+	char *exclude[] = { r->p.run_dir, r->p.worktree, wt_index, lock, shm,
+	    NULL };
+	char *gitfile = path_join(r->p.worktree, ".git");
+	struct werr *err = sandbox_guard_snapshot(out, r->o->repo,
+	    r->o->repo_root, gitfile, exclude);
+
+	free(wt_index);
+	free(lock);
+	free(shm);
+	free(gitfile);
+	return err;
+}
+
 /* The run itself, once its row exists; *state is its outcome. */
 static struct werr *
 run_agent(struct run *r, const char **state)
 {
 	struct sandbox sb = { 0 };
-	struct sandbox_spec spec;
-	struct agent_guard *guard = NULL;
+	struct agent_sandbox spec = { 0 };
+	struct sandbox_guard *guard = NULL;
 	struct agent_exec ex;
 	json_t *reasons = json_array();
 	char **argv = NULL, **env = NULL, *what;
@@ -368,23 +402,23 @@ run_agent(struct run *r, const char **state)
 	progress(r, "making the worktree");
 	if ((err = agent_worktree_create(r->o->repo, &r->p,
 	    &r->base.commit)) != NULL ||
-	    (err = agent_guard_snapshot(&guard, r->o->repo, r->o->repo_root,
-	    &r->p)) != NULL ||
+	    (err = agent_view_create(r->o->repo, &r->p,
+	    &r->base.commit)) != NULL ||
+	    (err = guard_snapshot(&guard, r)) != NULL ||
 	    (err = agent_argv(&argv, r->pol, &r->p, r->o->task)) != NULL)
 		goto out;
 	env = agent_env(r->pol, &r->p);
 	if ((err = agent_program_check(argv, env)) != NULL)
 		goto out;
 	if (r->sandbox_kind != NULL) {
-		spec.worktree = r->p.worktree;
-		spec.tmp = r->p.tmp;
-		spec.home = r->p.home;
-		spec.run_dir = r->p.run_dir;
-		if ((err = sandbox_prepare(&sb, &spec)) != NULL)
+		agent_sandbox_spec(&spec, r->o->repo, r->o->repo_root, r->pol,
+		    &r->p, argv);
+		if ((err = sandbox_prepare(&sb, &spec.spec)) != NULL)
 			goto out;
 	}
-	what = xasprintf("running the agent (limit %.0f s, sandbox %s)",
-	    r->pol->agent.time_limit_s, sandbox_in_force(r));
+	what = xasprintf("running the agent (limit %.0f s, sandbox %s, "
+	    "network %s)", r->pol->agent.time_limit_s, sandbox_in_force(r),
+	    r->sandbox_kind != NULL ? r->pol->agent.network : "host");
 	progress(r, what);
 	free(what);
 	err = agent_launch(&ex, argv, env, r->sandbox_kind ? &sb : NULL,
@@ -393,14 +427,14 @@ run_agent(struct run *r, const char **state)
 		goto out;
 	json_object_set_new(r->rec, "exit", agent_exec_json(&ex));
 	progress(r, "checking what the agent changed");
-	if ((err = agent_guard_compare(reasons, guard, r->o->repo)) != NULL)
+	if ((err = sandbox_guard_compare(reasons, guard, r->o->repo)) != NULL)
 		goto out;
 	if (json_array_size(reasons) > 0) {
 		json_t *back = json_array();
 
 		json_object_set(r->rec, "reasons", reasons);
 		*state = "quarantined";
-		err = agent_guard_restore(back, guard);
+		err = sandbox_guard_restore(back, guard);
 		json_object_set_new(r->rec, "restored", back);
 		goto out;
 	}
@@ -411,7 +445,8 @@ out:
 	free(env);
 	agent_argv_free(argv);
 	sandbox_free(&sb);
-	agent_guard_free(guard);
+	agent_sandbox_spec_free(&spec);
+	sandbox_guard_free(guard);
 	json_decref(reasons);
 	return err;
 }

@@ -34,6 +34,8 @@ agent_paths_init(struct agent_paths *p, const char *repo_root, int64_t id)
 	p->prompt = path_join(p->run_dir, "task.md");
 	p->problem = path_join(p->run_dir, "problem.json");
 	p->git_override = path_join(p->run_dir, "git.config");
+	p->view = path_join(p->run_dir, "view.git");
+	p->view_gitfile = path_join(p->run_dir, "view.gitfile");
 	p->branch = xasprintf("refs/heads/warden/agent/%lld", (long long)id);
 	p->wt_name = xasprintf("warden-agent-%lld", (long long)id);
 }
@@ -49,6 +51,8 @@ agent_paths_free(struct agent_paths *p)
 	free(p->prompt);
 	free(p->problem);
 	free(p->git_override);
+	free(p->view);
+	free(p->view_gitfile);
 	free(p->branch);
 	free(p->wt_name);
 	memset(p, 0, sizeof(*p));

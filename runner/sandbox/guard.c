@@ -1,8 +1,9 @@
 /*
- * guard.c - what the agent must leave as it was, recorded before it runs
- * and compared after: every ref, and every file under the repository
- * root and its git directory. Any difference quarantines the run (run.c).
- * See agent-private.h for what is recorded and what is left out.
+ * guard.c - what a sandboxed step must leave as it was, recorded before
+ * it runs and compared after: every ref, and every file under the
+ * repository root and its git directory. Any difference quarantines the
+ * step (the agent's run, a smoke campaign of an unreviewed change). See
+ * guard.h for what is recorded and what is left out.
  *
  * Files are compared by metadata the writer cannot choose together
  * (inode, size, mode, change time as well as modification time); small
@@ -19,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent-private.h"
+#include "guard.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -35,7 +36,7 @@ struct guard_entry {
 	size_t len;
 };
 
-struct agent_guard {
+struct sandbox_guard {
 	char *root;		/* the repository root */
 	char *gitdir;		/* the common git directory */
 	char *gitfile;		/* the worktree's .git file */
@@ -48,7 +49,7 @@ struct agent_guard {
 };
 
 static struct guard_entry *
-add(struct agent_guard *g, char *path, char *value)
+add(struct sandbox_guard *g, char *path, char *value)
 {
 	struct guard_entry *e;
 
@@ -64,7 +65,7 @@ add(struct agent_guard *g, char *path, char *value)
 }
 
 static int
-excluded(const struct agent_guard *g, const char *abs)
+excluded(const struct sandbox_guard *g, const char *abs)
 {
 	size_t i;
 
@@ -77,7 +78,7 @@ excluded(const struct agent_guard *g, const char *abs)
 /* Loose and packed objects: content-addressed, so adding one changes
  * nothing a later command trusts. objects/info (alternates) is kept. */
 static int
-is_object_dir(const struct agent_guard *g, const char *abs)
+is_object_dir(const struct sandbox_guard *g, const char *abs)
 {
 	size_t n = strlen(g->gitdir);
 	const char *rest;
@@ -94,7 +95,7 @@ is_object_dir(const struct agent_guard *g, const char *abs)
 }
 
 static char *
-rel_name(const struct agent_guard *g, const char *abs)
+rel_name(const struct sandbox_guard *g, const char *abs)
 {
 	size_t n = strlen(g->root);
 
@@ -103,10 +104,10 @@ rel_name(const struct agent_guard *g, const char *abs)
 	return xstrdup(abs);
 }
 
-static void walk(struct agent_guard *g, const char *abs, int in_git);
+static void walk(struct sandbox_guard *g, const char *abs, int in_git);
 
 static void
-record(struct agent_guard *g, const char *abs, int in_git)
+record(struct sandbox_guard *g, const char *abs, int in_git)
 {
 	struct stat st;
 	struct buf v = BUF_INIT;
@@ -182,7 +183,7 @@ record(struct agent_guard *g, const char *abs, int in_git)
 }
 
 static void
-walk(struct agent_guard *g, const char *abs, int in_git)
+walk(struct sandbox_guard *g, const char *abs, int in_git)
 {
 	struct dirent *de;
 	DIR *d;
@@ -202,7 +203,7 @@ walk(struct agent_guard *g, const char *abs, int in_git)
 }
 
 static struct werr *
-refs(struct agent_guard *g, git_repository *repo)
+refs(struct sandbox_guard *g, git_repository *repo)
 {
 	git_reference_iterator *it = NULL;
 	git_reference *ref = NULL;
@@ -255,12 +256,13 @@ trimmed(const char *path)
 }
 
 static struct werr *
-take(struct agent_guard *g, git_repository *repo)
+take(struct sandbox_guard *g, git_repository *repo)
 {
 	struct werr *err;
 
 	record(g, g->root, 0);
-	record(g, g->gitfile, 1);
+	if (g->gitfile != NULL)
+		record(g, g->gitfile, 1);
 	if (strncmp(g->gitdir, g->root, strlen(g->root)) != 0 ||
 	    g->gitdir[strlen(g->root)] != '/')
 		record(g, g->gitdir, 1);
@@ -270,18 +272,18 @@ take(struct agent_guard *g, git_repository *repo)
 	return NULL;
 }
 
-static struct agent_guard *
+static struct sandbox_guard *
 guard_new(const char *root, const char *gitdir, const char *gitfile,
     char *const *exclude)
 {
-	struct agent_guard *g = xcalloc(1, sizeof(*g));
+	struct sandbox_guard *g = xcalloc(1, sizeof(*g));
 	size_t n = 0, i;
 	struct stat st;
 	int fd;
 
 	g->root = trimmed(root);
 	g->gitdir = trimmed(gitdir);
-	g->gitfile = xstrdup(gitfile);
+	g->gitfile = gitfile != NULL ? xstrdup(gitfile) : NULL;
 	for (fd = 1; fd <= 2; fd++)
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 			g->out_dev[g->nout] = st.st_dev;
@@ -297,29 +299,20 @@ guard_new(const char *root, const char *gitdir, const char *gitfile,
 }
 
 struct werr *
-agent_guard_snapshot(struct agent_guard **out, git_repository *repo,
-    const char *repo_root, const struct agent_paths *p)
+sandbox_guard_snapshot(struct sandbox_guard **out, git_repository *repo,
+    const char *repo_root, const char *gitfile, char *const *exclude)
 {
-	const char *common = git_repository_commondir(repo);
-	char *gitdir = trimmed(common);
-	char *wt_index = xasprintf("%s/worktrees/%s/index", gitdir, p->wt_name);
-	char *lock = xasprintf("%s/.warden/warden.lock", repo_root);
-	char *shm = xasprintf("%s/.warden/warden.db-shm", repo_root);
-	char *exclude[] = { p->run_dir, p->worktree, wt_index, lock, shm, NULL };
-	char *gitfile = path_join(p->worktree, ".git");
-	struct agent_guard *g = guard_new(repo_root, gitdir, gitfile, exclude);
+	char *gitdir = trimmed(git_repository_commondir(repo));
+	struct sandbox_guard *g = guard_new(repo_root, gitdir, gitfile,
+	    exclude);
 	struct werr *err;
 
 	*out = NULL;
 	if ((err = take(g, repo)) != NULL)
-		agent_guard_free(g);
+		sandbox_guard_free(g);
 	else
 		*out = g;
 	free(gitdir);
-	free(gitfile);
-	free(wt_index);
-	free(lock);
-	free(shm);
 	return err;
 }
 
@@ -342,10 +335,10 @@ reason(json_t *reasons, size_t *n, const char *verb, const char *path)
 }
 
 struct werr *
-agent_guard_compare(json_t *reasons, const struct agent_guard *before,
+sandbox_guard_compare(json_t *reasons, const struct sandbox_guard *before,
     git_repository *repo)
 {
-	struct agent_guard *now = guard_new(before->root, before->gitdir,
+	struct sandbox_guard *now = guard_new(before->root, before->gitdir,
 	    before->gitfile, before->exclude);
 	struct werr *err;
 	size_t i = 0, j = 0, n = 0;
@@ -380,12 +373,12 @@ agent_guard_compare(json_t *reasons, const struct agent_guard *before,
 		free(s);
 	}
 out:
-	agent_guard_free(now);
+	sandbox_guard_free(now);
 	return err;
 }
 
 static char *
-abs_name(const struct agent_guard *g, const char *rel)
+abs_name(const struct sandbox_guard *g, const char *rel)
 {
 	return rel[0] == '/' ? xstrdup(rel) : path_join(g->root, rel);
 }
@@ -401,7 +394,7 @@ restored(json_t *out, const char *what, const char *path)
 
 /* Put back a file of the git directory the agent changed or removed. */
 static void
-put_back(json_t *out, const struct agent_guard *g, const struct guard_entry *e)
+put_back(json_t *out, const struct sandbox_guard *g, const struct guard_entry *e)
 {
 	char *abs = abs_name(g, e->path);
 	struct werr *err;
@@ -417,9 +410,9 @@ put_back(json_t *out, const struct agent_guard *g, const struct guard_entry *e)
 }
 
 struct werr *
-agent_guard_restore(json_t *out, const struct agent_guard *before)
+sandbox_guard_restore(json_t *out, const struct sandbox_guard *before)
 {
-	struct agent_guard *now = guard_new(before->root, before->gitdir,
+	struct sandbox_guard *now = guard_new(before->root, before->gitdir,
 	    before->gitfile, before->exclude);
 	size_t i = 0, j = 0, k;
 	char **made = NULL;
@@ -427,7 +420,8 @@ agent_guard_restore(json_t *out, const struct agent_guard *before)
 
 	/* Refs are files of the git directory: they come back with it. */
 	record(now, now->root, 0);
-	record(now, now->gitfile, 1);
+	if (now->gitfile != NULL)
+		record(now, now->gitfile, 1);
 	if (strncmp(now->gitdir, now->root, strlen(now->root)) != 0 ||
 	    now->gitdir[strlen(now->root)] != '/')
 		record(now, now->gitdir, 1);
@@ -465,12 +459,12 @@ agent_guard_restore(json_t *out, const struct agent_guard *before)
 		free(made[k - 1]);
 	}
 	free(made);
-	agent_guard_free(now);
+	sandbox_guard_free(now);
 	return NULL;
 }
 
 void
-agent_guard_free(struct agent_guard *g)
+sandbox_guard_free(struct sandbox_guard *g)
 {
 	size_t i;
 

@@ -1,18 +1,46 @@
 /*
- * sandbox.c - what the platform sandboxes share: building the prefix,
- * running a probe with a deadline. See sandbox.h. Never prints.
+ * sandbox.c - what the platform sandboxes share: the places hidden from
+ * every sandboxed program, building the prefix, running a probe with a
+ * deadline, warden's own executable. See sandbox.h. Never prints.
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <limits.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
+
 #include "sandbox.h"
 #include "spawn.h"
 #include "util.h"
+
+static const char *const net_names[] = { "host", "https", "none" };
+
+int
+sandbox_net_parse(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(net_names) / sizeof(net_names[0]); i++)
+		if (name != NULL && strcmp(name, net_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+sandbox_net_name(enum sandbox_net net)
+{
+	return (size_t)net < sizeof(net_names) / sizeof(net_names[0]) ?
+	    net_names[net] : "?";
+}
 
 void
 sandbox_push(struct sandbox *sb, const char *s)
@@ -32,6 +60,16 @@ sandbox_free(struct sandbox *sb)
 		free(sb->prefix[i]);
 	free(sb->prefix);
 	memset(sb, 0, sizeof(*sb));
+}
+
+void
+sandbox_strv_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
 }
 
 struct werr *
@@ -61,4 +99,125 @@ sandbox_try(char *const *argv)
 	    "with %s)", argv[0], buf_cstr(&why));
 	buf_free(&why);
 	return err;
+}
+
+char *
+sandbox_self_exe(void)
+{
+	char real[PATH_MAX];
+#ifdef __APPLE__
+	char path[PATH_MAX];
+	uint32_t size = sizeof(path);
+
+	if (_NSGetExecutablePath(path, &size) != 0 ||
+	    realpath(path, real) == NULL)
+		return NULL;
+#else
+	if (realpath("/proc/self/exe", real) == NULL)
+		return NULL;
+#endif
+	return xstrdup(real);
+}
+
+/* Is path equal to dir or below it? */
+static int
+under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return 1;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' ||
+	    path[n] == '/');
+}
+
+/* Add the real path of dir to v (n of them) unless it is missing, not a
+ * directory, the root, or below one already there; drop those below it. */
+static void
+add_place(char ***v, size_t *n, const char *dir)
+{
+	char real[PATH_MAX];
+	size_t i, k;
+
+	if (dir == NULL || dir[0] != '/' || realpath(dir, real) == NULL ||
+	    !path_is_dir(real) || strcmp(real, "/") == 0)
+		return;
+	for (i = 0; i < *n; i++)
+		if (under(real, (*v)[i]))
+			return;
+	for (i = k = 0; i < *n; i++) {
+		if (under((*v)[i], real))
+			free((*v)[i]);
+		else
+			(*v)[k++] = (*v)[i];
+	}
+	*n = k;
+	*v = xrealloc(*v, (*n + 2) * sizeof(**v));
+	(*v)[(*n)++] = xstrdup(real);
+	(*v)[*n] = NULL;
+}
+
+/* The folder of the socket a variable names, if any. */
+static void
+add_socket_dir(char ***v, size_t *n, const char *var)
+{
+	const char *s = getenv(var);
+	char *dir;
+
+	if (s == NULL || s[0] != '/')
+		return;
+	dir = xstrdup(s);
+	*strrchr(dir, '/') = '\0';
+	add_place(v, n, dir[0] != '\0' ? dir : "/");
+	free(dir);
+}
+
+char **
+sandbox_hidden_places(void)
+{
+	static const char *const fixed[] = {
+		"/home", "/root", "/Users", "/tmp", "/var/tmp", "/run",
+		"/var/run", "/mnt", "/media", "/srv", "/Volumes",
+		"/private/tmp", "/private/var/tmp", "/private/var/folders",
+		"/private/var/run",
+	};
+	struct passwd *pw = getpwuid(getuid());
+	char **v = xcalloc(1, sizeof(*v));
+	size_t n = 0, i;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		add_place(&v, &n, fixed[i]);
+	add_place(&v, &n, getenv("HOME"));
+	if (pw != NULL)
+		add_place(&v, &n, pw->pw_dir);
+	add_place(&v, &n, getenv("TMPDIR"));
+	add_place(&v, &n, getenv("XDG_RUNTIME_DIR"));
+	add_socket_dir(&v, &n, "SSH_AUTH_SOCK");
+	add_socket_dir(&v, &n, "GPG_AGENT_INFO");
+	return v;
+}
+
+char **
+sandbox_system_links(void)
+{
+	static const char *const files[] = { "/etc/resolv.conf" };
+	char **places = sandbox_hidden_places();
+	char **v = xcalloc(1, sizeof(*v));
+	char real[PATH_MAX];
+	size_t n = 0, i, j;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (realpath(files[i], real) == NULL)
+			continue;
+		for (j = 0; places[j] != NULL; j++)
+			if (under(real, places[j]))
+				break;
+		if (places[j] == NULL)
+			continue;
+		v = xrealloc(v, (n + 2) * sizeof(*v));
+		v[n++] = xstrdup(real);
+		v[n] = NULL;
+	}
+	sandbox_strv_free(places);
+	return v;
 }

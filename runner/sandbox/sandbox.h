@@ -1,27 +1,62 @@
 /*
- * sandbox.h - the write sandbox around the maintainer agent, behind one
- * small interface: bubblewrap on Linux (sandbox-linux.c), sandbox-exec
- * with a generated profile on macOS (sandbox-darwin.c).
+ * sandbox.h - the OS sandbox around every program that comes from
+ * content no maintainer has approved: the maintainer agent, and the
+ * engine servers, pre_start and stop steps of a smoke campaign of an
+ * unreviewed change (agent, pr-check, triage's scratch runs). bubblewrap
+ * on Linux (sandbox-linux.c), sandbox-exec with a generated profile on
+ * macOS (sandbox-darwin.c); the network rule on Linux through Landlock
+ * (netlimit.c).
  *
- * Inside it the agent may write its worktree (but for the worktree's
- * .git file), its temporary directory and its HOME; everything else is
- * read-only, the repository's own .git included. A sandbox is a prefix
- * put before the agent's argv. This module only builds and probes that
- * prefix: it never decides whether a run may go without one (policy
- * agent.sandbox does, in run.c) and never prints.
+ * The rule, the same on both: the system is readable; the places where
+ * a maintainer keeps secrets are not there at all (every home directory,
+ * the temporary and runtime directories where agent sockets live, the
+ * repository with its .git: sandbox_hidden_places()); of those, only
+ * what the spec names comes back, read-only or writable; nothing else is
+ * writable. The program inherits no descriptor but 0-2 (spawn.h), runs in
+ * a session and PID namespace of its own, with no capabilities.
+ *
+ * A sandbox is a prefix put before the program's argv. This module only
+ * builds and probes that prefix: it never decides whether a program may
+ * run without one (the callers' policy does) and never prints.
  */
-#ifndef WARDEN_AGENT_SANDBOX_H
-#define WARDEN_AGENT_SANDBOX_H
+#ifndef WARDEN_SANDBOX_H
+#define WARDEN_SANDBOX_H
 
 #include <stddef.h>
 
 #include "error.h"
 
-/* What the sandbox lets the agent write. Paths exist and are absolute. */
+/* What the program may reach over the network. */
+enum sandbox_net {
+	SANDBOX_NET_HOST = 0,	/* "host": the machine's network (engines:
+				   they serve on the host's loopback) */
+	SANDBOX_NET_HTTPS,	/* "https": outbound TCP to port 443 only,
+				   and name lookups (a coding agent's
+				   model service) */
+	SANDBOX_NET_NONE,	/* "none": no network but its own loopback */
+};
+
+/* "host", "https", "none"; -1 for another name. */
+int sandbox_net_parse(const char *name);
+const char *sandbox_net_name(enum sandbox_net net);
+
+/* One path shown inside: src (absolute) at dst (NULL: src), read-only or
+ * writable. A src that does not exist is left out. */
+struct sandbox_bind {
+	const char *src;
+	const char *dst;
+	int writable;
+};
+
 struct sandbox_spec {
-	const char *worktree;	/* writable, but for WORKTREE/.git */
-	const char *tmp;	/* writable */
-	const char *home;	/* writable */
+	/* Shown, in this order (later ones on top of earlier ones). */
+	const struct sandbox_bind *binds;
+	size_t nbinds;
+	/* Hidden beside the standard places (the repository root). */
+	const char *const *hide;
+	size_t nhide;
+	const char *cwd;	/* where the program starts; shown */
+	enum sandbox_net net;
 	const char *run_dir;	/* where a profile file may be written */
 };
 
@@ -31,14 +66,22 @@ struct sandbox {
 	size_t nprefix;
 };
 
+/* What the probe found. */
+struct sandbox_caps {
+	const char *kind;	/* "bubblewrap", "sandbox-exec" */
+	int net_https;		/* the "https" network rule can be kept */
+	int scoped;		/* abstract sockets and signals outside the
+				   sandbox are out of reach (Landlock 6) */
+};
+
 /*
- * Is there a sandbox here that works? NULL when there is (kind set);
+ * Is there a sandbox here that works? NULL when there is (*caps set);
  * otherwise an error (WEXIT_ENV) saying why not. Runs the sandbox once
- * on /bin true (bounded), so a sandbox present but unable to run on this
+ * on true (bounded), so a sandbox present but unable to run on this
  * kernel counts as absent. $WARDEN_BWRAP names bubblewrap (default:
  * bwrap on PATH).
  */
-struct werr *sandbox_probe(const char **kind_out);
+struct werr *sandbox_probe(struct sandbox_caps *caps);
 
 /* The prefix for spec (after a successful probe). Free with
  * sandbox_free. */
@@ -46,9 +89,41 @@ struct werr *sandbox_prepare(struct sandbox *sb,
     const struct sandbox_spec *spec);
 void sandbox_free(struct sandbox *sb);
 
+/*
+ * The places hidden from every sandboxed program, NULL-terminated,
+ * absolute, existing directories (free with sandbox_strv_free): every
+ * home directory (/home, /root, /Users, $HOME, the user's home), the
+ * temporary directories (/tmp, /var/tmp, $TMPDIR), the runtime ones
+ * where agent and bus sockets live (/run, $XDG_RUNTIME_DIR, the folder
+ * of $SSH_AUTH_SOCK), and removable or served mounts (/mnt, /media,
+ * /srv).
+ */
+char **sandbox_hidden_places(void);
+
+/*
+ * The system files that live in a hidden place but that every program
+ * needs (the resolver's configuration where /etc/resolv.conf links into
+ * /run): shown read-only at their own paths. NULL-terminated (free
+ * with sandbox_strv_free).
+ */
+char **sandbox_system_links(void);
+void sandbox_strv_free(char **v);
+
 /* Shared by the platform files: append a copy of s to sb->prefix. */
 void sandbox_push(struct sandbox *sb, const char *s);
 /* Run argv (bounded to a few seconds); NULL when it exited 0. */
 struct werr *sandbox_try(char *const *argv);
+/* warden's own executable, resolved (caller frees), or NULL. */
+char *sandbox_self_exe(void);
+
+/*
+ * The network rule inside the sandbox (Linux): the argument warden's
+ * own executable takes as argv[1] to apply it and exec the rest, and
+ * the function main() hands that argv to. Never returns on success.
+ */
+#define SANDBOX_NETLIMIT_ARG "--sandbox-netlimit"
+int sandbox_netlimit_main(int argc, char **argv);
+/* The Landlock ABI of this kernel, 0 when there is none. */
+int sandbox_landlock_abi(void);
 
 #endif

@@ -1,0 +1,46 @@
+/*
+ * guard.h - the post-run guard: what a sandboxed step (the maintainer
+ * agent, a smoke campaign of an unreviewed change) must leave as it was,
+ * recorded before the step and compared after it.
+ *
+ * Recorded: every ref of the repository and every file under the
+ * repository root (the maintainer's checkout, .git with its hooks and
+ * config, .warden/) by type, mode, size, inode, change and modification
+ * times and, for symlinks, target and, for small files under .git,
+ * content. Left out: the paths the caller excludes (a run's own
+ * directories, the store while warden writes it), loose and packed
+ * objects (content-addressed: a new object changes nothing), and the
+ * files warden's own stdout and stderr go to (the maintainer's
+ * `warden agent run >log 2>&1` in the checkout). Never prints.
+ */
+#ifndef WARDEN_SANDBOX_GUARD_H
+#define WARDEN_SANDBOX_GUARD_H
+
+#include <git2.h>
+#include <jansson.h>
+
+#include "error.h"
+
+struct sandbox_guard;
+
+/* Record the state now. gitfile: a worktree's .git file to record too,
+ * or NULL; exclude: absolute paths left out, NULL-terminated. */
+struct werr *sandbox_guard_snapshot(struct sandbox_guard **out,
+    git_repository *repo, const char *repo_root, const char *gitfile,
+    char *const *exclude);
+/* Record again and add one reason (a string) per difference to
+ * reasons. */
+struct werr *sandbox_guard_compare(json_t *reasons,
+    const struct sandbox_guard *before, git_repository *repo);
+/*
+ * After a quarantine: put the git directory back as the snapshot found
+ * it, as far as it can (every ref, hooks, config, and other small
+ * files: rewritten; files and directories the step added: removed).
+ * The maintainer's checkout is reported, never rewritten. One string per
+ * action goes to out.
+ */
+struct werr *sandbox_guard_restore(json_t *out,
+    const struct sandbox_guard *before);
+void sandbox_guard_free(struct sandbox_guard *g);
+
+#endif
