@@ -72,8 +72,8 @@ struct werr *agent_view_create(git_repository *repo,
     const struct agent_paths *p, const git_oid *commit);
 
 /* What the agent's sandbox shows (sandbox.h): the repository and its git
- * directory hidden; the policy's agent.readable and the absolute paths
- * of its argv, the repository's objects and the run's directory
+ * directory hidden; the policy's agent.readable, the files its argv
+ * names by absolute path (its program, a script), the repository's objects and the run's directory
  * read-only; its worktree, HOME, TMPDIR and view writable; the view's
  * .git file over the worktree's. */
 struct agent_sandbox {

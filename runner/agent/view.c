@@ -13,6 +13,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +123,7 @@ agent_sandbox_spec(struct agent_sandbox *s, git_repository *repo,
 {
 	char *common = xstrdup(git_repository_commondir(repo));
 	char *objects, *gitfile = path_join(p->worktree, ".git");
+	struct stat st;
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
@@ -133,7 +136,8 @@ agent_sandbox_spec(struct agent_sandbox *s, git_repository *repo,
 	for (i = 0; i < pol->agent.readable.n; i++)
 		bind(s, pol->agent.readable.v[i], NULL, 0);
 	for (i = 0; argv[i] != NULL; i++)
-		if (argv[i][0] == '/' && path_exists(argv[i]))
+		if (argv[i][0] == '/' && stat(argv[i], &st) == 0 &&
+		    S_ISREG(st.st_mode))
 			bind(s, argv[i], NULL, 0);
 	bind(s, objects, NULL, 0);
 	bind(s, p->run_dir, NULL, 0);
