@@ -25,6 +25,8 @@ struct point {
 struct run {
 	const struct campaign_opts *o;
 	const char *tree;		/* o->tree_root, else o->repo_root */
+	const char *sandbox;		/* the sandbox engines run in
+					   (o->untrusted), or NULL */
 	char *run_id;
 	json_t *grid;
 	struct point *points;

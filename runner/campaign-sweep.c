@@ -317,6 +317,7 @@ sweep_engine(struct run *r, struct walk *w, const struct point *pt,
 	ep.split = pt->split;
 	ep.concurrency = pt->concurrency;
 	ep.repo_root = r->tree;
+	ep.sandbox_repo = r->sandbox != NULL ? r->o->repo_root : NULL;
 	ep.env_dir = env_dir;
 	ep.log_path = log_path;
 	ep.ready_timeout_s = w->adapter->serve.ready_timeout_s > 0 ?

@@ -29,6 +29,7 @@
 #include "power.h"
 #include "repo.h"
 #include "runlock.h"
+#include "sandbox/sandbox.h"
 #include "sha256.h"
 #include "store-campaign.h"
 #include "util.h"
@@ -69,6 +70,9 @@ run_provenance(const struct run *r, const char *machine)
 			    json_string(r->o->envs[i].env_dir));
 		json_object_set_new(o, "env_dirs", envs);
 	}
+	if (r->o->untrusted)
+		json_object_set_new(o, "sandbox", json_string(r->sandbox ?
+		    r->sandbox : "none"));
 	wl = json_object();
 	for (i = 0; i < r->nworkloads; i++)
 		json_object_set_new(wl, r->workloads[i].split,
@@ -355,6 +359,27 @@ run_create(struct run *r, const char *machine)
 	return err;
 }
 
+/* The sandbox for a run of unreviewed content, as policy says. */
+static struct werr *
+decide_sandbox(struct run *r)
+{
+	const char *mode = r->o->policy->agent.sandbox;
+	struct sandbox_caps caps;
+	struct werr *err;
+
+	if (!r->o->untrusted || strcmp(mode, "off") == 0)
+		return NULL;
+	if ((err = sandbox_probe(&caps)) == NULL) {
+		r->sandbox = caps.kind;
+		return NULL;
+	}
+	if (strcmp(mode, "required") == 0)
+		return werr_wrap(err, "policy requires a sandbox for engines "
+		    "of unreviewed changes ('agent.sandbox' is \"required\")");
+	werr_free(err);
+	return NULL;
+}
+
 /*
  * One campaign per repository (so --resume cannot take over a live run)
  * and per machine (so two never measure on the same CPUs).
@@ -400,7 +425,8 @@ campaign_run(const struct campaign_opts *o, char **run_id_out)
 	memset(&w, 0, sizeof(w));
 	r.o = o;
 	r.tree = o->tree_root != NULL ? o->tree_root : o->repo_root;
-	if ((err = locks_take(o, &repo_lock, &machine_lock)) != NULL)
+	if ((err = decide_sandbox(&r)) != NULL ||
+	    (err = locks_take(o, &repo_lock, &machine_lock)) != NULL)
 		return err;
 	if ((err = store_campaign_ensure(o->store)) != NULL)
 		goto out;

@@ -87,6 +87,14 @@ struct campaign_opts {
 	unsigned shard_index;		/* --shard K/N: K (1-based) ... */
 	unsigned shard_count;		/* ... and N; 0: the whole grid */
 	const char *who;		/* the command line, for the locks */
+	/* tree_root (or an env override) holds content no maintainer has
+	 * approved (a smoke run of an agent's change, a pull request, a
+	 * triage scratch environment): every engine, pre_start and stop
+	 * step runs in the sandbox (sandbox/sandbox.h), as policy
+	 * agent.sandbox says: "required" (no sandbox here: an error before
+	 * anything runs), "best-effort" (run without and record "none"),
+	 * "off". The run's provenance records "sandbox". */
+	int untrusted;
 	const struct campaign_env *envs;	/* per engine environment */
 	size_t n_envs;				/* overrides; 0: none */
 	void (*on_progress)(void *arg, const struct campaign_progress *p);

@@ -8,6 +8,7 @@
 #define WARDEN_ENGINE_PRIVATE_H
 
 #include "engine.h"
+#include "sandbox/sandbox.h"
 
 /* A pre_start or stop step, expanded. */
 struct launch_step {
@@ -26,6 +27,8 @@ struct launch {
 	size_t nenv;
 	struct launch_step *pre_start, *stop;
 	size_t n_pre_start, n_stop;
+	struct sandbox sb;	/* its prefix; sb.prefix NULL: none */
+	char **env_all;		/* a sandboxed program's whole environment */
 };
 
 /* Expand the adapter's argv (and the split's argv_extra) and environment
@@ -46,6 +49,16 @@ void engine_steps_stop(const struct engine *e, const struct launch *l);
 /* Make {scratch} a new empty directory / remove it. */
 struct werr *engine_scratch_reset(const struct launch *l);
 void engine_scratch_remove(const struct launch *l);
+/* engine-sandbox.c: the sandbox of a start whose adapter no maintainer
+ * approved (p->sandbox_repo set; see engine.h): l->sb and l->env_all. */
+struct werr *engine_sandbox_build(struct launch *l,
+    const struct engine_params *p);
+void engine_sandbox_free(struct launch *l);
+/* The options to spawn argv of l with: in the sandbox when l has one
+ * (*full, freed by the caller, holds the prefix and argv). */
+void engine_spawn_opts(struct spawn_opts *so, char ***full,
+    const struct launch *l, char **argv);
+
 /* argv joined by spaces, for records (caller frees). */
 char *engine_join_argv(char **argv);
 /* The directory part of path ("." when none; caller frees). */

@@ -3,7 +3,7 @@
  * before each start (stop a system service, lay out a model directory)
  * and serve.stop after each stop, and the {scratch} directory made for
  * each start. Each step runs through spawn.h with a timeout, in the
- * server's directory and environment, its output appended to the
+ * server's directory, environment and sandbox (if it has one), its output appended to the
  * server's log between marker lines. See engine-private.h.
  *
  * A step never outlives its call (spawn_run stops its whole group), and
@@ -48,17 +48,16 @@ step_run(const struct engine *e, const struct launch *l,
 {
 	struct spawn_opts so;
 	struct werr *err;
-	char *text = engine_join_argv(st->argv);
+	char *text = engine_join_argv(st->argv), **full;
 	int status = 0, timed_out = 0, rc = 0;
 
 	memset(&so, 0, sizeof(so));
-	so.argv = st->argv;
-	so.env_add = l->env;
-	so.cwd = l->cwd;
+	engine_spawn_opts(&so, &full, l, st->argv);
 	so.log_path = e->log_path;
 	buf_printf(why, "'%s': ", text);
 	err = spawn_run(&so, (unsigned)(st->timeout_s * 1000),
 	    e->stop_grace_ms, &status, &timed_out);
+	free(full);
 	if (err != NULL) {
 		buf_puts(why, err->msg);
 		werr_free(err);

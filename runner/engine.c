@@ -312,7 +312,7 @@ engine_launch(struct engine *e, const struct engine_params *p)
 	struct launch *l;
 	struct buf why = BUF_INIT;
 	struct werr *err;
-	char *logdir = engine_dir_of(p->log_path);
+	char *logdir = engine_dir_of(p->log_path), **full = NULL;
 
 	err = mkdir_p(logdir);
 	free(logdir);
@@ -322,7 +322,9 @@ engine_launch(struct engine *e, const struct engine_params *p)
 		return err;
 	l = e->launch = xcalloc(1, sizeof(*e->launch));
 	if ((err = engine_launch_build(l, p, e)) != NULL ||
-	    (err = engine_scratch_reset(l)) != NULL) {
+	    (err = engine_scratch_reset(l)) != NULL ||
+	    (p->sandbox_repo != NULL &&
+	    (err = engine_sandbox_build(l, p)) != NULL)) {
 		e->stopped = 1;	/* no step ran: none to undo */
 		return err;
 	}
@@ -335,13 +337,13 @@ engine_launch(struct engine *e, const struct engine_params *p)
 		return NULL;
 	}
 	buf_free(&why);
-	so.argv = l->argv;
-	so.env_add = l->env;
-	so.cwd = l->cwd;
+	engine_spawn_opts(&so, &full, l, l->argv);
 	so.log_path = e->log_path;
 	e->started_ns = mono_ns();
 	e->log_changed_ns = e->started_ns;
-	if ((err = spawn_start(&e->proc, &so)) != NULL) {
+	err = spawn_start(&e->proc, &so);
+	free(full);
+	if (err != NULL) {
 		/* The engine's program cannot be executed: that engine
 		 * never started, the campaign goes on. */
 		set_state(e, ENGINE_START_FAILED, "%s", err->msg);
@@ -432,6 +434,8 @@ engine_free(struct engine *e)
 	free(e->served_model);
 	free(e->detail);
 	free(e->argv_text);
+	if (e->launch != NULL)
+		engine_sandbox_free(e->launch);
 	engine_launch_free(e->launch);
 	free(e->launch);
 	free(e);

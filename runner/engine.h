@@ -52,7 +52,16 @@ struct engine_params {
 	const struct profile *profile;
 	const char *split;
 	unsigned concurrency;
-	const char *repo_root;
+	const char *repo_root;	/* the tree the adapter comes from: {repo} */
+	/* Non-NULL: the adapter is content no maintainer approved. The
+	 * server and its steps run in the sandbox (sandbox/sandbox.h) with
+	 * this repository (the maintainer's) hidden; repo_root, env_dir
+	 * (and the Python its venv names) and the weights read-only;
+	 * {home}, {scratch} and the log's folder writable; the host's
+	 * network (it serves on loopback); and an environment of its own:
+	 * PATH without hidden folders, the locale, HOME, TMPDIR ({scratch})
+	 * and the adapter's serve.env, nothing else of warden's. */
+	const char *sandbox_repo;
 	const char *env_dir;	/* .warden/envs/ENGINE (made if missing) */
 	const char *log_path;	/* the server's log file (dirs made) */
 	double ready_timeout_s;	/* 0: the adapter's, else 600 */

@@ -75,16 +75,10 @@ struct werr *agent_view_create(git_repository *repo,
  * directory hidden; the policy's agent.readable, the files its argv
  * names by absolute path (its program, a script), the repository's objects and the run's directory
  * read-only; its worktree, HOME, TMPDIR and view writable; the view's
- * .git file over the worktree's. */
-struct agent_sandbox {
-	struct sandbox_spec spec;
-	struct sandbox_bind *binds;
-	char *hide[2];
-};
-void agent_sandbox_spec(struct agent_sandbox *s, git_repository *repo,
+ * .git file over the worktree's. Free with sandbox_spec_free. */
+void agent_sandbox_spec(struct sandbox_spec *s, git_repository *repo,
     const char *repo_root, const struct policy *policy,
     const struct agent_paths *p, char *const *argv);
-void agent_sandbox_spec_free(struct agent_sandbox *s);
 
 /* ---- context.c ---- */
 

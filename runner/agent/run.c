@@ -253,13 +253,15 @@ agent_succeeded(const struct agent_exec *ex)
 }
 
 /* Smoke the queued change before and after; attach the result (and the
- * run) to its review as evidence. */
+ * run) to its review as evidence. Should the smoke campaign change the
+ * repository, the run is quarantined and its review rejected. */
 static struct werr *
-smoke(struct run *r, const struct allowlist_report *rep)
+smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 {
 	struct agent_smoke_opts so;
+	struct sandbox_guard *guard = NULL;
 	git_repository *repo = NULL;
-	json_t *res = NULL, *ev;
+	json_t *res = NULL, *ev, *reasons = json_array();
 	struct werr *err;
 
 	if (git_repository_open(&repo, r->o->repo_root) < 0)
@@ -278,8 +280,26 @@ smoke(struct run *r, const struct allowlist_report *rep)
 	so.gate = rep;
 	so.on_progress = r->o->on_progress;
 	so.arg = r->o->arg;
-	if ((err = agent_smoke(&res, &so)) != NULL)
+	if ((err = sandbox_guard_campaign(&guard, repo,
+	    r->o->repo_root)) != NULL ||
+	    (err = agent_smoke(&res, &so)) != NULL)
 		goto out;
+	/* What the smoke campaign ran is unreviewed too: the same guard. */
+	if ((err = sandbox_guard_compare(reasons, guard, repo)) != NULL)
+		goto out;
+	if (json_array_size(reasons) > 0) {
+		json_t *back = json_array();
+
+		werr_free(sandbox_guard_restore(back, guard));
+		json_object_set(r->rec, "reasons", reasons);
+		json_object_set_new(r->rec, "restored", back);
+		json_object_set(r->rec, "smoke", res);
+		*state = "quarantined";
+		err = review_reject(r->o->store, r->review_id, "quarantined: "
+		    "the smoke campaign of this change changed the repository",
+		    "warden");
+		goto out;
+	}
 	json_object_set(r->rec, "smoke", res);
 	ev = json_pack("{s:I, s:s, s:O, s:O, s:O, s:O}", "agent_run",
 	    (json_int_t)r->p.id, "log", r->p.log,
@@ -293,6 +313,8 @@ smoke(struct run *r, const struct allowlist_report *rep)
 		err = review_add_evidence(r->o->store, r->review_id, "smoke",
 		    res);
 out:
+	sandbox_guard_free(guard);
+	json_decref(reasons);
 	json_decref(res);
 	git_repository_free(repo);
 	return err;
@@ -349,7 +371,7 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 	}
 	*state = "queued";
 	json_object_set_new(r->rec, "review", json_integer(r->review_id));
-	err = smoke(r, &rep);
+	err = smoke(r, &rep, state);
 out:
 	allowlist_report_free(&rep);
 	git_repository_free(wt);
@@ -386,7 +408,7 @@ static struct werr *
 run_agent(struct run *r, const char **state)
 {
 	struct sandbox sb = { 0 };
-	struct agent_sandbox spec = { 0 };
+	struct sandbox_spec spec = { 0 };
 	struct sandbox_guard *guard = NULL;
 	struct agent_exec ex;
 	json_t *reasons = json_array();
@@ -413,7 +435,7 @@ run_agent(struct run *r, const char **state)
 	if (r->sandbox_kind != NULL) {
 		agent_sandbox_spec(&spec, r->o->repo, r->o->repo_root, r->pol,
 		    &r->p, argv);
-		if ((err = sandbox_prepare(&sb, &spec.spec)) != NULL)
+		if ((err = sandbox_prepare(&sb, &spec)) != NULL)
 			goto out;
 	}
 	what = xasprintf("running the agent (limit %.0f s, sandbox %s, "
@@ -445,7 +467,7 @@ out:
 	free(env);
 	agent_argv_free(argv);
 	sandbox_free(&sb);
-	agent_sandbox_spec_free(&spec);
+	sandbox_spec_free(&spec);
 	sandbox_guard_free(guard);
 	json_decref(reasons);
 	return err;

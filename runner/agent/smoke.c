@@ -159,6 +159,7 @@ smoke_engine(const struct agent_smoke_opts *o, const char *engine,
 	co.n_concurrency = o->policy->agent.smoke_n_concurrency;
 	co.limit = (size_t)o->policy->agent.smoke_prompts;
 	co.run_id = run_id;
+	co.untrusted = 1;
 	res = json_pack("{s:s, s:s}", "engine", engine, "run_id", run_id);
 	if ((err = campaign_run(&co, &got)) == NULL)
 		err = store_campaign_sweeps_json(o->store, run_id, &rows);

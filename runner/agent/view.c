@@ -100,70 +100,38 @@ out:
 	return err;
 }
 
-/* Append a bind to the spec's list. */
-static void
-bind(struct agent_sandbox *s, const char *src, const char *dst,
-    int writable)
-{
-	struct sandbox_bind *b;
-
-	s->binds = xrealloc(s->binds, (s->spec.nbinds + 1) *
-	    sizeof(*s->binds));
-	b = &s->binds[s->spec.nbinds++];
-	b->src = xstrdup(src);
-	b->dst = dst != NULL ? xstrdup(dst) : NULL;
-	b->writable = writable;
-	s->spec.binds = s->binds;
-}
-
 void
-agent_sandbox_spec(struct agent_sandbox *s, git_repository *repo,
+agent_sandbox_spec(struct sandbox_spec *s, git_repository *repo,
     const char *repo_root, const struct policy *pol,
     const struct agent_paths *p, char *const *argv)
 {
-	char *common = xstrdup(git_repository_commondir(repo));
-	char *objects, *gitfile = path_join(p->worktree, ".git");
+	const char *common = git_repository_commondir(repo);
+	char *objects = path_join(common, "objects");
+	char *gitfile = path_join(p->worktree, ".git");
 	struct stat st;
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
-	objects = path_join(common, "objects");
-	s->hide[0] = xstrdup(repo_root);
-	s->hide[1] = common;
-	s->spec.hide = (const char *const *)s->hide;
-	s->spec.nhide = 2;
+	sandbox_spec_hide(s, repo_root);
+	sandbox_spec_hide(s, common);
 	/* The maintainer's choices first: the policy's, the argv's. */
 	for (i = 0; i < pol->agent.readable.n; i++)
-		bind(s, pol->agent.readable.v[i], NULL, 0);
+		sandbox_spec_bind(s, pol->agent.readable.v[i], NULL,
+		    SANDBOX_READ);
 	for (i = 0; argv[i] != NULL; i++)
 		if (argv[i][0] == '/' && stat(argv[i], &st) == 0 &&
 		    S_ISREG(st.st_mode))
-			bind(s, argv[i], NULL, 0);
-	bind(s, objects, NULL, 0);
-	bind(s, p->run_dir, NULL, 0);
-	bind(s, p->worktree, NULL, 1);
-	bind(s, p->home, NULL, 1);
-	bind(s, p->tmp, NULL, 1);
-	bind(s, p->view, NULL, 1);
-	bind(s, p->view_gitfile, gitfile, 0);
-	s->spec.cwd = p->worktree;
-	s->spec.net = (enum sandbox_net)sandbox_net_parse(pol->agent.network);
-	s->spec.run_dir = p->run_dir;
+			sandbox_spec_bind(s, argv[i], NULL, SANDBOX_READ);
+	sandbox_spec_bind(s, objects, NULL, SANDBOX_READ);
+	sandbox_spec_bind(s, p->run_dir, NULL, SANDBOX_READ);
+	sandbox_spec_bind(s, p->worktree, NULL, SANDBOX_WRITE);
+	sandbox_spec_bind(s, p->home, NULL, SANDBOX_WRITE);
+	sandbox_spec_bind(s, p->tmp, NULL, SANDBOX_WRITE);
+	sandbox_spec_bind(s, p->view, NULL, SANDBOX_WRITE);
+	sandbox_spec_bind(s, p->view_gitfile, gitfile, SANDBOX_READ);
+	s->cwd = xstrdup(p->worktree);
+	s->net = (enum sandbox_net)sandbox_net_parse(pol->agent.network);
+	s->run_dir = xstrdup(p->run_dir);
 	free(objects);
 	free(gitfile);
-}
-
-void
-agent_sandbox_spec_free(struct agent_sandbox *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->spec.nbinds; i++) {
-		free((char *)s->binds[i].src);
-		free((char *)s->binds[i].dst);
-	}
-	free(s->binds);
-	free(s->hide[0]);
-	free(s->hide[1]);
-	memset(s, 0, sizeof(*s));
 }

@@ -484,3 +484,55 @@ sandbox_guard_free(struct sandbox_guard *g)
 	free(g->gitfile);
 	free(g);
 }
+
+struct werr *
+sandbox_guard_campaign(struct sandbox_guard **out, git_repository *repo,
+    const char *repo_root)
+{
+	char *own = path_join(repo_root, ".warden");
+	char *exclude[] = { own, NULL };
+	struct werr *err = sandbox_guard_snapshot(out, repo, repo_root, NULL,
+	    exclude);
+
+	free(own);
+	return err;
+}
+
+static void
+join_strings(struct buf *b, const json_t *a)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v) {
+		if (i > 0)
+			buf_puts(b, "; ");
+		buf_puts(b, json_string_value(v));
+	}
+}
+
+struct werr *
+sandbox_guard_check(const struct sandbox_guard *before, git_repository *repo,
+    const char *step)
+{
+	json_t *reasons = json_array(), *back = json_array();
+	struct buf b = BUF_INIT;
+	struct werr *err;
+
+	if ((err = sandbox_guard_compare(reasons, before, repo)) != NULL ||
+	    json_array_size(reasons) == 0)
+		goto out;
+	werr_free(sandbox_guard_restore(back, before));
+	join_strings(&b, reasons);
+	if (json_array_size(back) > 0) {
+		buf_puts(&b, "; put back: ");
+		join_strings(&b, back);
+	}
+	err = werr_new(WEXIT_ENV, "quarantined: %s changed the repository: "
+	    "%s", step, buf_cstr(&b));
+out:
+	json_decref(reasons);
+	json_decref(back);
+	buf_free(&b);
+	return err;
+}

@@ -43,4 +43,19 @@ struct werr *sandbox_guard_restore(json_t *out,
     const struct sandbox_guard *before);
 void sandbox_guard_free(struct sandbox_guard *g);
 
+/*
+ * Record the repository before a campaign of unreviewed engines: all but
+ * repo_root/.warden (the store and logs warden writes meanwhile; the
+ * sandbox hides it from the engines).
+ */
+struct werr *sandbox_guard_campaign(struct sandbox_guard **out,
+    git_repository *repo, const char *repo_root);
+/*
+ * After such a step: NULL when nothing changed; else the git directory is
+ * put back and the error (WEXIT_ENV) names the step, what changed and
+ * what was put back.
+ */
+struct werr *sandbox_guard_check(const struct sandbox_guard *before,
+    git_repository *repo, const char *step);
+
 #endif

@@ -97,10 +97,14 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 	for (i = k = 0; i < spec->nbinds; i++) {
 		const struct sandbox_bind *b = &spec->binds[i];
 
-		if (b->dst != NULL && strcmp(b->dst, b->src) != 0)
+		if (b->how == SANDBOX_HIDE)
+			k += param(sb, &p, 'B', k, b->src,
+			    "deny file-read* file-write* network-outbound",
+			    "subpath");
+		else if (b->dst != NULL && strcmp(b->dst, b->src) != 0)
 			k += param(sb, &p, 'B', k, b->dst, "deny file-write*",
 			    "literal");
-		else if (b->writable)
+		else if (b->how == SANDBOX_WRITE)
 			k += param(sb, &p, 'B', k, b->src,
 			    "allow file-read* file-write*", "subpath");
 		else if (param(sb, &p, 'B', k, b->src, "deny file-write*",

@@ -120,19 +120,22 @@ made(const struct view *v, const char *dir)
 	return 0;
 }
 
-/* The folders between the hidden place holding dst and dst, made 0555
- * (bubblewrap would make them 0755 and writable). */
+/* The folders between the innermost hidden place holding dst and dst,
+ * made 0555 (bubblewrap would make them 0755 and writable). */
 static void
 lead_to(struct view *v, const char *dst)
 {
-	size_t i;
+	size_t i, best = v->nhidden;
 	char *dir, *slash;
 
 	for (i = 0; i < v->nhidden; i++)
-		if (under(dst, v->hidden[i]) && strcmp(dst, v->hidden[i]) != 0)
-			break;
-	if (i == v->nhidden)
+		if (under(dst, v->hidden[i]) && strcmp(dst, v->hidden[i]) != 0 &&
+		    (best == v->nhidden ||
+		    strlen(v->hidden[i]) > strlen(v->hidden[best])))
+			best = i;
+	if (best == v->nhidden)
 		return;
+	i = best;
 	dir = xstrdup(dst);
 	for (slash = dir + strlen(v->hidden[i]) + 1;
 	    (slash = strchr(slash, '/')) != NULL; slash++) {
@@ -182,6 +185,20 @@ add_hidden(struct view *v, const char *dir)
 	hide(v->sb, real);
 }
 
+/* Hide dir again, inside something shown. */
+static void
+mask(struct view *v, const char *dir)
+{
+	char real[PATH_MAX];
+
+	if (realpath(dir, real) == NULL)
+		return;
+	lead_to(v, real);
+	v->hidden = xrealloc(v->hidden, (v->nhidden + 1) * sizeof(*v->hidden));
+	v->hidden[v->nhidden++] = xstrdup(real);
+	hide(v->sb, real);
+}
+
 struct werr *
 sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 {
@@ -215,9 +232,15 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 		show(&v, "--ro-bind", links[i], NULL);
 	if (self != NULL)
 		show(&v, "--ro-bind", self, NULL);
-	for (i = 0; i < spec->nbinds; i++)
-		show(&v, spec->binds[i].writable ? "--bind" : "--ro-bind",
-		    spec->binds[i].src, spec->binds[i].dst);
+	for (i = 0; i < spec->nbinds; i++) {
+		const struct sandbox_bind *b = &spec->binds[i];
+
+		if (b->how == SANDBOX_HIDE)
+			mask(&v, b->src);
+		else
+			show(&v, b->how == SANDBOX_WRITE ? "--bind" :
+			    "--ro-bind", b->src, b->dst);
+	}
 	if (spec->cwd != NULL) {
 		sandbox_push(sb, "--chdir");
 		sandbox_push(sb, realpath(spec->cwd, cwd) ? cwd : spec->cwd);

@@ -63,6 +63,46 @@ sandbox_free(struct sandbox *sb)
 }
 
 void
+sandbox_spec_bind(struct sandbox_spec *spec, const char *src,
+    const char *dst, enum sandbox_how how)
+{
+	struct sandbox_bind *b;
+
+	spec->binds = xrealloc(spec->binds, (spec->nbinds + 1) *
+	    sizeof(*spec->binds));
+	b = &spec->binds[spec->nbinds++];
+	b->src = xstrdup(src);
+	b->dst = dst != NULL ? xstrdup(dst) : NULL;
+	b->how = how;
+}
+
+void
+sandbox_spec_hide(struct sandbox_spec *spec, const char *dir)
+{
+	spec->hide = xrealloc(spec->hide, (spec->nhide + 1) *
+	    sizeof(*spec->hide));
+	spec->hide[spec->nhide++] = xstrdup(dir);
+}
+
+void
+sandbox_spec_free(struct sandbox_spec *spec)
+{
+	size_t i;
+
+	for (i = 0; i < spec->nbinds; i++) {
+		free(spec->binds[i].src);
+		free(spec->binds[i].dst);
+	}
+	free(spec->binds);
+	for (i = 0; i < spec->nhide; i++)
+		free(spec->hide[i]);
+	free(spec->hide);
+	free(spec->cwd);
+	free(spec->run_dir);
+	memset(spec, 0, sizeof(*spec));
+}
+
+void
 sandbox_strv_free(char **v)
 {
 	size_t i;

@@ -40,25 +40,39 @@ enum sandbox_net {
 int sandbox_net_parse(const char *name);
 const char *sandbox_net_name(enum sandbox_net net);
 
-/* One path shown inside: src (absolute) at dst (NULL: src), read-only or
- * writable. A src that does not exist is left out. */
-struct sandbox_bind {
-	const char *src;
-	const char *dst;
-	int writable;
+/* How a path is shown. */
+enum sandbox_how {
+	SANDBOX_READ = 0,	/* read-only */
+	SANDBOX_WRITE,		/* writable */
+	SANDBOX_HIDE,		/* hidden again (a .git inside a tree shown) */
 };
 
+/* One path: src (absolute) at dst (NULL: src). A src that does not
+ * exist is left out. */
+struct sandbox_bind {
+	char *src;
+	char *dst;
+	enum sandbox_how how;
+};
+
+/* What a sandboxed program sees. Everything in it is owned by it: built
+ * with sandbox_spec_bind/_hide, freed with sandbox_spec_free. */
 struct sandbox_spec {
 	/* Shown, in this order (later ones on top of earlier ones). */
-	const struct sandbox_bind *binds;
+	struct sandbox_bind *binds;
 	size_t nbinds;
 	/* Hidden beside the standard places (the repository root). */
-	const char *const *hide;
+	char **hide;
 	size_t nhide;
-	const char *cwd;	/* where the program starts; shown */
+	char *cwd;		/* where the program starts; shown */
 	enum sandbox_net net;
-	const char *run_dir;	/* where a profile file may be written */
+	char *run_dir;		/* where a profile file may be written */
 };
+
+void sandbox_spec_bind(struct sandbox_spec *spec, const char *src,
+    const char *dst, enum sandbox_how how);
+void sandbox_spec_hide(struct sandbox_spec *spec, const char *dir);
+void sandbox_spec_free(struct sandbox_spec *spec);
 
 struct sandbox {
 	const char *kind;	/* "bubblewrap", "sandbox-exec" */

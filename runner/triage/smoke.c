@@ -21,6 +21,7 @@
 #include "campaign.h"
 #include "engine.h"
 #include "manifest.h"
+#include "sandbox/guard.h"
 #include "sha256.h"
 #include "store-campaign.h"
 #include "store-triage.h"
@@ -224,6 +225,7 @@ campaign(struct outcome *o, struct triage_ctx *c,
 	const struct policy *pol = c->o->policy;
 	struct campaign_env env;
 	struct campaign_opts co;
+	struct sandbox_guard *guard = NULL;
 	json_t *sweeps = NULL;
 	struct werr *err;
 	char *got = NULL;
@@ -252,12 +254,23 @@ campaign(struct outcome *o, struct triage_ctx *c,
 		    "the policy", r->engine);
 		goto out;
 	}
-	if ((err = campaign_run(&co, &got)) != NULL ||
-	    (err = store_campaign_sweeps_json(c->o->store, o->run_id,
-	    &sweeps)) != NULL)
+	co.untrusted = 1;
+	if ((err = sandbox_guard_campaign(&guard, c->o->repo,
+	    c->o->repo_root)) != NULL)
+		goto out;
+	err = campaign_run(&co, &got);
+	if (err == NULL) {
+		char *step = xasprintf("triage's smoke run %s", o->run_id);
+
+		err = sandbox_guard_check(guard, c->o->repo, step);
+		free(step);
+	}
+	if (err != NULL || (err = store_campaign_sweeps_json(c->o->store,
+	    o->run_id, &sweeps)) != NULL)
 		goto out;
 	judge(o, sweeps, c);
 out:
+	sandbox_guard_free(guard);
 	json_decref(sweeps);
 	free(got);
 	free(models);

@@ -1,0 +1,221 @@
+/*
+ * engine-sandbox.c - the sandbox around an engine whose adapter no
+ * maintainer has approved (a smoke run of an agent's change, of a pull
+ * request, triage's scratch runs): what it sees and the environment it
+ * gets. See engine.h (sandbox_repo) and sandbox/sandbox.h for the rule.
+ *
+ * Everything shown is decided here, by warden, from paths warden made:
+ * never from the adapter or the profile, which are the untrusted part.
+ * Builds argv and strings only; never starts or prints anything.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-private.h"
+#include "util.h"
+
+#define PYVENV_CFG_MAX 4096
+
+/* Where the Python of env_dir's venv lives (its pyvenv.cfg "home", one
+ * folder up: the installation), or NULL. */
+static char *
+venv_python(const char *env_dir)
+{
+	char *cfg = xasprintf("%s/venv/pyvenv.cfg", env_dir);
+	struct buf b = BUF_INIT;
+	char *home = NULL, *line, *save = NULL, *slash;
+
+	if (file_read_max(&b, cfg, PYVENV_CFG_MAX) != NULL || b.len == 0)
+		goto out;
+	for (line = strtok_r(b.data, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+		char *k = line, *v;
+
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		v = eq + 1;
+		while (*k == ' ')
+			k++;
+		while (eq > k && eq[-1] == ' ')
+			*--eq = '\0';
+		while (*v == ' ')
+			v++;
+		if (strcmp(k, "home") == 0 && v[0] == '/') {
+			home = xstrdup(v);
+			if ((slash = strrchr(home, '/')) != NULL && slash != home)
+				*slash = '\0';
+			break;
+		}
+	}
+out:
+	buf_free(&b);
+	free(cfg);
+	return home;
+}
+
+static int
+hidden(char **places, const char *repo, const char *dir)
+{
+	char real[PATH_MAX];
+	size_t i, n;
+
+	if (realpath(dir, real) == NULL)
+		return 1;	/* nothing there: drop it all the same */
+	for (i = 0; places[i] != NULL; i++) {
+		n = strlen(places[i]);
+		if (strncmp(real, places[i], n) == 0 &&
+		    (real[n] == '\0' || real[n] == '/'))
+			return 1;
+	}
+	n = strlen(repo);
+	return strncmp(real, repo, n) == 0 && (real[n] == '\0' ||
+	    real[n] == '/');
+}
+
+/* PATH without the folders the sandbox hides. */
+static char *
+sandbox_path(const char *repo)
+{
+	const char *path = getenv("PATH"), *s, *colon;
+	char **places = sandbox_hidden_places();
+	struct buf b = BUF_INIT;
+
+	buf_puts(&b, "PATH=");
+	for (s = path != NULL ? path : "/usr/bin:/bin";; s = colon + 1) {
+		char *dir;
+
+		colon = strchr(s, ':');
+		dir = colon ? xstrndup(s, (size_t)(colon - s)) : xstrdup(s);
+		if (dir[0] == '/' && !hidden(places, repo, dir)) {
+			if (b.len > 5)
+				buf_addch(&b, ':');
+			buf_puts(&b, dir);
+		}
+		free(dir);
+		if (colon == NULL)
+			break;
+	}
+	sandbox_strv_free(places);
+	return buf_detach(&b);
+}
+
+static void
+env_push(char ***env, size_t *n, char *s)
+{
+	*env = xrealloc(*env, (*n + 2) * sizeof(**env));
+	(*env)[(*n)++] = s;
+	(*env)[*n] = NULL;
+}
+
+static int
+env_has(char *const *env, size_t n, const char *name)
+{
+	size_t i, len = strlen(name);
+
+	for (i = 0; i < n; i++)
+		if (strncmp(env[i], name, len) == 0 && env[i][len] == '=')
+			return 1;
+	return 0;
+}
+
+static void
+build_env(struct launch *l, const struct engine_params *p)
+{
+	static const char *const pass[] = { "LANG", "LC_ALL", "LC_CTYPE",
+	    "TZ" };
+	char real[PATH_MAX];
+	size_t n = 0, i;
+
+	env_push(&l->env_all, &n, sandbox_path(realpath(p->sandbox_repo,
+	    real) ? real : p->sandbox_repo));
+	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
+		if (getenv(pass[i]) != NULL)
+			env_push(&l->env_all, &n, xasprintf("%s=%s", pass[i],
+			    getenv(pass[i])));
+	for (i = 0; i < l->nenv; i++)
+		env_push(&l->env_all, &n, xstrdup(l->env[i]));
+	if (!env_has(l->env_all, n, "HOME"))
+		env_push(&l->env_all, &n, xasprintf("HOME=%s", l->vars.home));
+	if (!env_has(l->env_all, n, "TMPDIR"))
+		env_push(&l->env_all, &n, xasprintf("TMPDIR=%s", l->scratch));
+}
+
+struct werr *
+engine_sandbox_build(struct launch *l, const struct engine_params *p)
+{
+	struct sandbox_spec spec;
+	struct werr *err;
+	char *python = venv_python(p->env_dir);
+	char *git = path_join(p->repo_root, ".git");
+	char *own = path_join(p->repo_root, ".warden");
+	char *logdir = engine_dir_of(p->log_path);
+
+	memset(&spec, 0, sizeof(spec));
+	if ((err = mkdir_p(l->vars.home)) != NULL)
+		goto out;
+	sandbox_spec_hide(&spec, p->sandbox_repo);
+	sandbox_spec_bind(&spec, p->repo_root, NULL, SANDBOX_READ);
+	sandbox_spec_bind(&spec, git, NULL, SANDBOX_HIDE);
+	sandbox_spec_bind(&spec, own, NULL, SANDBOX_HIDE);
+	if (python != NULL)
+		sandbox_spec_bind(&spec, python, NULL, SANDBOX_READ);
+	sandbox_spec_bind(&spec, l->models_dir, NULL, SANDBOX_READ);
+	sandbox_spec_bind(&spec, p->env_dir, NULL, SANDBOX_READ);
+	sandbox_spec_bind(&spec, l->vars.home, NULL, SANDBOX_WRITE);
+	sandbox_spec_bind(&spec, l->scratch, NULL, SANDBOX_WRITE);
+	sandbox_spec_bind(&spec, logdir, NULL, SANDBOX_WRITE);
+	spec.cwd = xstrdup(l->cwd);
+	spec.net = SANDBOX_NET_HOST;
+	spec.run_dir = xstrdup(p->env_dir);
+	if ((err = sandbox_prepare(&l->sb, &spec)) != NULL)
+		goto out;
+	build_env(l, p);
+out:
+	sandbox_spec_free(&spec);
+	free(python);
+	free(git);
+	free(own);
+	free(logdir);
+	return err;
+}
+
+void
+engine_sandbox_free(struct launch *l)
+{
+	size_t i;
+
+	sandbox_free(&l->sb);
+	for (i = 0; l->env_all != NULL && l->env_all[i] != NULL; i++)
+		free(l->env_all[i]);
+	free(l->env_all);
+	l->env_all = NULL;
+}
+
+void
+engine_spawn_opts(struct spawn_opts *so, char ***full,
+    const struct launch *l, char **argv)
+{
+	size_t n = 0, i;
+
+	*full = NULL;
+	so->argv = argv;
+	so->env_add = l->env;
+	so->cwd = l->cwd;
+	if (l->sb.prefix == NULL)
+		return;
+	while (argv[n] != NULL)
+		n++;
+	*full = xcalloc(l->sb.nprefix + n + 1, sizeof(**full));
+	for (i = 0; i < l->sb.nprefix; i++)
+		(*full)[i] = l->sb.prefix[i];
+	for (i = 0; i < n; i++)
+		(*full)[l->sb.nprefix + i] = argv[i];
+	so->argv = *full;
+	so->env = l->env_all;
+	so->env_add = NULL;
+}
