@@ -56,6 +56,18 @@ warden() {
 	"$WARDEN" "$@"
 }
 
+# "yes" when warden's sandbox (bubblewrap, as sandbox-linux.c calls it)
+# can run here; tests that need it are skipped elsewhere.
+can_sandbox() {
+	if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid \
+	    --die-with-parent --new-session --cap-drop ALL --perms 0555 \
+	    --size 65536 --tmpfs /tmp --unshare-net -- true >/dev/null 2>&1; then
+		echo yes
+	else
+		echo no
+	fi
+}
+
 # Register a background process to be killed (with its group) at the end.
 test_cleanup_pid() {
 	TEST_PIDS="$TEST_PIDS $1"

@@ -58,6 +58,10 @@ test_expect_success 'ddmin finds the pair: the incident names pa and pb together
 	printf "%s\n" "bisect|{\"pa\":\"1.0\"}|pass" "sufficiency|{\"pb\":\"1.0\"}|pass" \
 	    "ddmin-base|{\"pa\":\"1.0\",\"pb\":\"1.0\"}|pass" >runs.expected &&
 	expect_equal runs.expected runs &&
+	if [ "$(can_sandbox)" = yes ]; then
+		# The scratch runs are unreviewed: their engines ran sandboxed.
+		test "$(q "select count(*) from campaign_runs where run_id like '"'"'triage-%'"'"' and provenance like '"'"'%\"sandbox\":\"bubblewrap\"%'"'"'")" = 3
+	fi &&
 	test "$(q "select kind from triage_incidents")" = combination &&
 	tb --json review show 1 >review.json &&
 	python3 -c "
