@@ -62,19 +62,14 @@ static int
 hidden(char **places, const char *repo, const char *dir)
 {
 	char real[PATH_MAX];
-	size_t i, n;
+	size_t i;
 
 	if (realpath(dir, real) == NULL)
 		return 1;	/* nothing there: drop it all the same */
-	for (i = 0; places[i] != NULL; i++) {
-		n = strlen(places[i]);
-		if (strncmp(real, places[i], n) == 0 &&
-		    (real[n] == '\0' || real[n] == '/'))
+	for (i = 0; places[i] != NULL; i++)
+		if (sandbox_path_under(real, places[i]))
 			return 1;
-	}
-	n = strlen(repo);
-	return strncmp(real, repo, n) == 0 && (real[n] == '\0' ||
-	    real[n] == '/');
+	return sandbox_path_under(real, repo);
 }
 
 /* PATH without the folders the sandbox hides. */

@@ -5,13 +5,15 @@
  * .warden/worktrees/ID on a fresh branch, writes the task context to a
  * file outside it, and runs the agent's argv (from the official branch's
  * policy, never from a working tree) in it: a scrubbed environment, its
- * own process group, a wall-clock limit, a write sandbox where the OS has
- * one. Afterwards, whatever the agent says, it checks that nothing outside
+ * own process group, a wall-clock limit, the sandbox where the OS has one
+ * (sandbox/sandbox.h: no secret, its own repository view, the network
+ * rule agent.network). Afterwards, whatever the agent says, it checks that nothing outside
  * the worktree changed (the maintainer's checkout, .git's hooks, config
  * and refs: any change quarantines the run), takes the worktree's diff
  * against its base through the allowlist gate, queues a clean change for
  * review (source agent) and attaches a before/after smoke campaign of the
- * engines it touches. Every run is a row and journal entries.
+ * engines it touches, whose engines run sandboxed too and after which the
+ * repository is checked again. Every run is a row and journal entries.
  *
  * Never prints; progress goes to the caller's callback.
  */

@@ -91,16 +91,6 @@ sandbox_probe(struct sandbox_caps *caps)
 	return NULL;
 }
 
-/* Is path equal to dir or below it? */
-static int
-under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' ||
-	    path[n] == '/');
-}
-
 struct view {
 	struct sandbox *sb;
 	char **hidden;		/* every hidden place, real paths */
@@ -129,7 +119,7 @@ lead_to(struct view *v, const char *dst)
 	char *dir, *slash;
 
 	for (i = 0; i < v->nhidden; i++)
-		if (under(dst, v->hidden[i]) && strcmp(dst, v->hidden[i]) != 0 &&
+		if (sandbox_path_under(dst, v->hidden[i]) && strcmp(dst, v->hidden[i]) != 0 &&
 		    (best == v->nhidden ||
 		    strlen(v->hidden[i]) > strlen(v->hidden[best])))
 			best = i;
@@ -178,7 +168,7 @@ add_hidden(struct view *v, const char *dir)
 	if (realpath(dir, real) == NULL || strcmp(real, "/") == 0)
 		return;
 	for (i = 0; i < v->nhidden; i++)
-		if (under(real, v->hidden[i]))
+		if (sandbox_path_under(real, v->hidden[i]))
 			return;
 	v->hidden = xrealloc(v->hidden, (v->nhidden + 1) * sizeof(*v->hidden));
 	v->hidden[v->nhidden++] = xstrdup(real);

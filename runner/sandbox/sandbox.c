@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,9 +160,8 @@ sandbox_self_exe(void)
 	return xstrdup(real);
 }
 
-/* Is path equal to dir or below it? */
-static int
-under(const char *path, const char *dir)
+int
+sandbox_path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
@@ -183,10 +183,10 @@ add_place(char ***v, size_t *n, const char *dir)
 	    !path_is_dir(real) || strcmp(real, "/") == 0)
 		return;
 	for (i = 0; i < *n; i++)
-		if (under(real, (*v)[i]))
+		if (sandbox_path_under(real, (*v)[i]))
 			return;
 	for (i = k = 0; i < *n; i++) {
-		if (under((*v)[i], real))
+		if (sandbox_path_under((*v)[i], real))
 			free((*v)[i]);
 		else
 			(*v)[k++] = (*v)[i];
@@ -250,7 +250,7 @@ sandbox_system_links(void)
 		if (realpath(files[i], real) == NULL)
 			continue;
 		for (j = 0; places[j] != NULL; j++)
-			if (under(real, places[j]))
+			if (sandbox_path_under(real, places[j]))
 				break;
 		if (places[j] == NULL)
 			continue;

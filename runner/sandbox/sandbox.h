@@ -123,6 +123,9 @@ char **sandbox_hidden_places(void);
 char **sandbox_system_links(void);
 void sandbox_strv_free(char **v);
 
+/* Is path dir itself or below it ("/" holds everything)? */
+int sandbox_path_under(const char *path, const char *dir);
+
 /* Shared by the platform files: append a copy of s to sb->prefix. */
 void sandbox_push(struct sandbox *sb, const char *s);
 /* Run argv (bounded to a few seconds); NULL when it exited 0. */
