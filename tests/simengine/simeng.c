@@ -533,29 +533,18 @@ simeng_stamp(struct sim_req *r, int completed, uint64_t now)
 	}
 }
 
-/* A time of the serving model's clock, or null when it never came. */
-static json_t *
-model_time(uint64_t ns)
-{
-	return ns != 0 ? json_integer((json_int_t)ns) : json_null();
-}
-
-/*
- * The scheduler's own times for r: steps follow each other on the
- * model's clock, so these are exact (admit + prefill + k * itl) even when
- * a busy machine runs the threads late. Null for a request never queued.
- * The scheduler no longer touches r->sr once the request ended.
- */
+/* The scheduler's times on the model's clock: exact (admit + prefill +
+ * k * itl) however late the threads run; null where they never came. */
+#define MODEL_NS(v) ((v) != 0 ? json_integer((json_int_t)(v)) : json_null())
 static json_t *
 model_times(const struct sim_req *r)
 {
 	if (!r->submitted)
 		return json_null();
-	return json_pack("{s:o, s:o, s:o, s:o}",
-	    "submit_ns", model_time(r->sr.submit_ns),
-	    "admit_ns", model_time(r->sr.admit_ns),
-	    "first_token_ns", model_time(r->sr.first_token_ns),
-	    "done_ns", model_time(r->sr.done_ns));
+	return json_pack("{s:o, s:o, s:o, s:o}", "submit_ns",
+	    MODEL_NS(r->sr.submit_ns), "admit_ns", MODEL_NS(r->sr.admit_ns),
+	    "first_token_ns", MODEL_NS(r->sr.first_token_ns),
+	    "done_ns", MODEL_NS(r->sr.done_ns));
 }
 
 static void
