@@ -128,6 +128,11 @@ code() {
 	curl -s -o /dev/null -w "%{http_code}" "$@" "http://127.0.0.1:$(sim_port "$_n")$_path"
 }
 
+# now_ns: CLOCK_MONOTONIC in ns (date +%N is GNU's only).
+now_ns() {
+	$SIM_PYTHON -c "import time; print(time.monotonic_ns())"
+}
+
 # No race with the clock: a delay no test run reaches shows the 503s, a
 # short one is polled until it turns, and it may turn late but not early.
 test_expect_success '--startup-delay answers 503 until ready' '
@@ -135,13 +140,13 @@ test_expect_success '--startup-delay answers 503 until ready' '
 	test "$(code long /health)" = 503 &&
 	test "$(code long /v1/chat/completions -d "{}")" = 503 &&
 	sim_stop long &&
-	t0=$(date +%s%N) &&
+	t0=$(now_ns) &&
 	sim_start_nowait s --startup-delay 1 &&
 	n=0 &&
 	while c=$(code s /health) && [ "$c" = 503 ]; do
 		n=$((n + 1)); [ $n -lt 1200 ] || exit 1; sleep 0.05
 	done &&
-	t1=$(date +%s%N) &&
+	t1=$(now_ns) &&
 	test "$c" = 200 &&
 	test $((t1 - t0)) -ge 1000000000 &&
 	test "$(code s /health)" = 200 &&
