@@ -89,6 +89,21 @@ lock_release(struct store *store)
 	flock(store->lock_fd, LOCK_UN);
 }
 
+/*
+ * Tests only: hold the lock ms milliseconds, or, with a path, until that
+ * file exists (ms then only bounds a test that died before making it),
+ * so that a test waits for a state and not for the clock.
+ */
+static void
+test_hold(long ms, const char *until)
+{
+	uint64_t end = mono_ns() + (uint64_t)(ms > 0 ? ms : 0) * 1000000ull;
+	struct timespec ts = { 0, 10 * 1000000L };
+
+	while (mono_ns() < end && (until == NULL || access(until, F_OK) != 0))
+		nanosleep(&ts, NULL);
+}
+
 struct werr *
 store_begin(struct store *store)
 {
@@ -117,12 +132,8 @@ store_begin(struct store *store)
 	store->in_tx = 1;
 	/* Tests hold the lock on purpose to show a second warden waiting. */
 	hold = getenv("WARDEN_TEST_HOLD_LOCK_MS");
-	if (hold != NULL) {
-		long ms = atol(hold);
-		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-	}
+	if (hold != NULL)
+		test_hold(atol(hold), getenv("WARDEN_TEST_HOLD_LOCK_UNTIL"));
 	return NULL;
 }
 

@@ -180,3 +180,31 @@ wait_http() {
 make_bench_repo() {
 	"$WARDEN" init "$1" >/dev/null
 }
+
+# hold_lock REPO TEXT: a `warden journal note TEXT` in the background that
+# takes REPO's writer lock and holds it until release_lock; returns once
+# the lock is held (the holder's note in .warden/warden.lock), so a test
+# waits for that state, not for the clock. One holder at a time.
+hold_lock() {
+	rm -f "$TEST_DIR/.release-lock"
+	WARDEN_TEST_HOLD_LOCK_UNTIL="$TEST_DIR/.release-lock" \
+	    WARDEN_TEST_HOLD_LOCK_MS=60000 WARDEN_BUSY_TIMEOUT_MS=60000 \
+	    "$WARDEN" --repo "$1" journal note "$2" >"$TEST_DIR/.holder.out" 2>&1 &
+	HOLDER_PID=$!
+	_n=0
+	until grep -q "^pid $HOLDER_PID " "$1/.warden/warden.lock" 2>/dev/null; do
+		_n=$((_n + 1))
+		if [ $_n -gt 1200 ] || ! kill -0 $HOLDER_PID 2>/dev/null; then
+			echo "the holder did not take the lock:"
+			cat "$TEST_DIR/.holder.out"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# release_lock: let the holder of hold_lock commit; fail unless it exits 0.
+release_lock() {
+	: >"$TEST_DIR/.release-lock"
+	wait $HOLDER_PID
+}

@@ -8,13 +8,12 @@ test_expect_success 'setup' '
 '
 
 test_expect_success 'a second writer waits, then exits 3 naming the holder' '
-	cd bench
-	WARDEN_TEST_HOLD_LOCK_MS=3000 warden journal note "holder" >holder.out 2>&1 &
-	sleep 1
+	hold_lock bench holder &&
+	cd bench &&
 	WARDEN_BUSY_TIMEOUT_MS=500 expect_exit 3 warden journal note "waiter" &&
 	expect_grep "is locked by pid [0-9]* (warden journal note holder) since" err &&
 	expect_grep "gave up after [0-9]* ms" err &&
-	wait &&
+	release_lock &&
 	warden journal show >shown &&
 	expect_grep "holder" shown &&
 	expect_no_grep "waiter" shown &&
@@ -22,23 +21,32 @@ test_expect_success 'a second writer waits, then exits 3 naming the holder' '
 '
 
 test_expect_success 'a writer within the timeout waits and succeeds' '
-	cd bench
-	WARDEN_TEST_HOLD_LOCK_MS=700 warden journal note "first" >/dev/null 2>&1 &
-	sleep 0.2
-	WARDEN_BUSY_TIMEOUT_MS=5000 warden journal note "second" >/dev/null &&
-	wait &&
+	hold_lock bench first &&
+	cd bench &&
+	{ WARDEN_BUSY_TIMEOUT_MS=120000 "$WARDEN" journal note "second" >second.out 2>&1 & } &&
+	second=$! &&
+	# it cannot finish while the lock is held: it waits
+	sleep 0.2 && kill -0 $second &&
+	release_lock &&
+	wait $second &&
 	warden journal show >shown &&
 	expect_grep "first" shown && expect_grep "second" shown &&
+	test $(grep -n first shown | cut -d: -f1) -lt $(grep -n second shown | cut -d: -f1) &&
 	expect_exit 0 warden journal verify
 '
 
 test_expect_success 'a lock held by something that is not warden is reported' '
-	cd bench
-	( sqlite3 .warden/warden.db "BEGIN IMMEDIATE; SELECT 1;" ".shell sleep 2" "COMMIT;" >/dev/null ) &
-	sleep 0.5
+	cd bench &&
+	rm -f held go &&
+	{ sqlite3 .warden/warden.db "BEGIN IMMEDIATE; SELECT 1;" ".shell touch held" \
+	    ".shell n=0; while [ ! -e go ] && [ \$n -lt 1200 ]; do sleep 0.1; n=\$((n + 1)); done" \
+	    "COMMIT;" >/dev/null & } &&
+	n=0 && until [ -e held ]; do
+		n=$((n + 1)); [ $n -lt 1200 ] || exit 1; sleep 0.05
+	done &&
 	WARDEN_BUSY_TIMEOUT_MS=300 expect_exit 3 warden journal note "blocked" &&
 	expect_grep "locked by a process that is not warden" err &&
-	wait
+	: >go && wait
 '
 
 test_expect_success 'concurrent writers keep the chain intact' '

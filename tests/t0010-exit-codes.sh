@@ -170,11 +170,10 @@ test_expect_success '3: no repository around the current directory' '
 '
 
 test_expect_success '3: the database locked past the busy timeout' '
+	hold_lock bench holder &&
 	cd bench &&
-	WARDEN_TEST_HOLD_LOCK_MS=3000 warden journal note "holder" >/dev/null 2>&1 &
-	sleep 1
 	WARDEN_BUSY_TIMEOUT_MS=300 expect_exit 3 warden journal note "waiter" &&
-	one_error && wait
+	one_error && release_lock
 '
 
 test_expect_success_if "$(test -w /dev/full && echo yes)" '3: an I/O failure writing the output' '

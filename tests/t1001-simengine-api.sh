@@ -103,20 +103,53 @@ test_expect_success 'reasoning tokens stream as reasoning_content before the con
 	test "$last_r" -lt "$first_c"
 '
 
+# sim_start_nowait NAME ARGS...: start a server without waiting for health.
+sim_start_nowait() {
+	_n=$1
+	shift
+	rm -f "$TEST_DIR/$_n.port"
+	"$SIMENGINE" --port 0 --port-file "$TEST_DIR/$_n.port" "$@" \
+	    >"$TEST_DIR/$_n.log" 2>&1 &
+	echo $! >"$TEST_DIR/$_n.pid"
+	echo $! >>"$TEST_DIR/.sim-pids"
+	_i=0
+	while [ ! -s "$TEST_DIR/$_n.port" ]; do
+		_i=$((_i + 1))
+		[ "$_i" -lt 1200 ] || { echo "simengine $_n wrote no port"; return 1; }
+		sleep 0.05
+	done
+}
+
+# code NAME PATH [CURL-ARGS...]: the HTTP status of one request.
+code() {
+	_n=$1
+	_path=$2
+	shift 2
+	curl -s -o /dev/null -w "%{http_code}" "$@" "http://127.0.0.1:$(sim_port "$_n")$_path"
+}
+
+# now_ns: CLOCK_MONOTONIC in ns (date +%N is GNU's only).
+now_ns() {
+	$SIM_PYTHON -c "import time; print(time.monotonic_ns())"
+}
+
+# No race with the clock: a delay no test run reaches shows the 503s, a
+# short one is polled until it turns, and it may turn late but not early.
 test_expect_success '--startup-delay answers 503 until ready' '
-	sim_start_nowait() {
-		rm -f s.port
-		"$SIMENGINE" --port 0 --port-file s.port --startup-delay 1 >s.log 2>&1 &
-		echo $! >"$TEST_DIR/s.pid"
-		echo $! >>"$TEST_DIR/.sim-pids"
-	} &&
-	sim_start_nowait &&
-	while [ ! -s s.port ]; do sleep 0.05; done &&
-	code=$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$(cat s.port)/health") &&
-	test "$code" = 503 &&
-	code=$(curl -s -o /dev/null -w "%{http_code}" -d "{}" "http://127.0.0.1:$(cat s.port)/v1/chat/completions") &&
-	test "$code" = 503 &&
-	wait_http "http://127.0.0.1:$(cat s.port)/health" 5 &&
+	sim_start_nowait long --startup-delay 3600 &&
+	test "$(code long /health)" = 503 &&
+	test "$(code long /v1/chat/completions -d "{}")" = 503 &&
+	sim_stop long &&
+	t0=$(now_ns) &&
+	sim_start_nowait s --startup-delay 1 &&
+	n=0 &&
+	while c=$(code s /health) && [ "$c" = 503 ]; do
+		n=$((n + 1)); [ $n -lt 1200 ] || exit 1; sleep 0.05
+	done &&
+	t1=$(now_ns) &&
+	test "$c" = 200 &&
+	test $((t1 - t0)) -ge 1000000000 &&
+	test "$(code s /health)" = 200 &&
 	sim_stop s
 '
 
@@ -147,9 +180,13 @@ test_expect_success 'a JSON profile sets options and flags after it override' '
 
 test_expect_success 'SIGTERM while a stream is in flight exits 0 promptly' '
 	sim_start s --itl 200 --output-tokens 100 || exit 1
+	rm -f stream
 	chat s "$(user_body "long")" >stream &
 	cpid=$!
-	sleep 0.5 &&
+	n=0 &&
+	until grep -q "\"content\"" stream 2>/dev/null; do
+		n=$((n + 1)); [ $n -lt 1200 ] || exit 1; sleep 0.05
+	done &&
 	sim_stop s &&
 	{ wait $cpid || true; } &&
 	expect_grep "\"content\"" stream &&

@@ -39,10 +39,18 @@ test_expect_success '--zero-rate 1 streams a complete reply with zero tokens' '
 '
 
 test_expect_success '--stall goes silent after --fault-after tokens, then finishes' '
-	sim_start s --itl 0 --output-tokens 6 --stall 1.2 --fault-after 3 &&
-	rc=0 && chat s "$(user_body x)" --max-time 0.6 >cut || rc=$? &&
-	test "$rc" = 28 &&
+	# silent: a stall of 10 min, watched until its 3 tokens have come
+	sim_start long --itl 0 --output-tokens 6 --stall 600 --fault-after 3 &&
+	{ chat long "$(user_body x)" >cut 2>/dev/null & } &&
+	n=0 &&
+	until [ "$(grep -c "\"content\":\"[^\"]" cut 2>/dev/null)" = 3 ]; do
+		n=$((n + 1)); [ $n -lt 1200 ] || exit 1; sleep 0.05
+	done &&
+	sim_stop long && wait &&
 	test "$(grep -c "\"content\":\"[^\"]" cut)" = 3 &&
+	expect_no_grep DONE cut &&
+	# then finishes: a short stall, which no reply ends before
+	sim_start s --itl 0 --output-tokens 6 --stall 1.2 --fault-after 3 &&
 	chat s "$(user_body x)" -w "%{time_total}\n" -o full >t &&
 	sim_stop s &&
 	sse_check full "o[\"done\"]" "float(open(\"t\").read()) >= 1.2"

@@ -7,9 +7,10 @@
 . "$TOP_SRCDIR/tests/simengine/lib-sim.sh"
 
 test_expect_success '--events-per-write 8 sends tokens eight to a write' '
-	# a slow prefill (200 ms) sends the role chunk alone; then all 40
-	# tokens are ready at once, and tokens in one write share a send time
-	sim_start s --itl 0 --prefill-rate 5 --output-tokens 40 --events-per-write 8 --trace tr &&
+	# a slow prefill (1 s, long enough for a busy machine to send the role
+	# chunk alone before it ends); then all 40 tokens are ready at once,
+	# and tokens in one write share a send time
+	sim_start s --itl 0 --prefill-rate 1 --output-tokens 40 --events-per-write 8 --trace tr &&
 	chat s "$(user_body x)" >stream &&
 	sim_stop s &&
 	lines_check tr "len(o[0][\"token_ns\"]) == 40" \

@@ -30,42 +30,48 @@ assert t[\"prompt_tokens\"] == 3 and t[\"status\"] == 200 and t[\"fault\"] is No
 "
 '
 
+# The serving model is asserted on the trace's `model` times, the
+# scheduler's own clock, which a busy machine cannot bend. The write
+# times are only ever late, so they are held to lower bounds; how close
+# they stay to --itl is a figure of bench/simengine-itl.sh.
+
 test_expect_success 'tokens are paced at --itl' '
-	sim_start s --itl 20 --output-tokens 15 --trace tr2 &&
+	sim_start s --itl 20 --output-tokens 15 --prefill-rate 0 --trace tr2 &&
 	chat s "$(user_body x)" >/dev/null &&
 	sim_stop s &&
-	$SIM_PYTHON -c "
-import json, statistics
-t = json.loads(open(\"tr2\").readline())[\"token_ns\"]
-gap = statistics.median(b - a for a, b in zip(t, t[1:]))
-assert 18e6 <= gap <= 60e6, gap
-"
+	lines_check tr2 "len(o) == 1" \
+	    "o[0][\"model\"][\"done_ns\"] - o[0][\"model\"][\"first_token_ns\"] == 14 * 20000000" \
+	    "all(t - o[0][\"received_ns\"] >= i * 20000000 for i, t in enumerate(o[0][\"token_ns\"]))" \
+	    "o[0][\"token_ns\"][-1] >= o[0][\"model\"][\"done_ns\"]"
 '
 
-# span(TRACE-ROWS): wall time from the first arrival to the last finish.
-SPAN="(lambda t: max(x[\"done_ns\"] for x in t) - min(x[\"received_ns\"] for x in t))"
+# Python over the trace rows `t`, on the model clock: the most [admit,
+# done) intervals that ever overlap, and how many requests were queued at
+# least one step (50 ms) before the first one finished.
+MOST="(lambda t: max(sum(1 for y in t if y[\"model\"][\"admit_ns\"] <= x[\"model\"][\"admit_ns\"] < y[\"model\"][\"done_ns\"]) for x in t))"
+EARLY="(lambda t: sum(1 for x in t if x[\"model\"][\"submit_ns\"] + 50000000 < min(y[\"model\"][\"done_ns\"] for y in t)))"
+# the longest a request waited in the queue
+WAIT="(lambda t: max(x[\"model\"][\"admit_ns\"] - x[\"model\"][\"submit_ns\"] for x in t))"
+STEP="--itl 50 --itl-growth 0 --prefill-rate 0 --output-tokens 10"
 
-test_expect_success 'serial takes about 4x as long as continuous for 4 concurrent requests' '
-	sim_start ser --schedule serial --itl 20 --output-tokens 10 --trace ser.tr &&
-	sim_start con --schedule continuous --itl 20 --output-tokens 10 --trace con.tr &&
+test_expect_success 'serial serves 4 concurrent requests one after another, continuous together' '
+	sim_start ser --schedule serial $STEP --trace ser.tr &&
+	sim_start con --schedule continuous $STEP --trace con.tr &&
 	$SIMCLIENT fire "$(sim_port ser)" 4 "$(user_body x)" >f1 &&
 	$SIMCLIENT fire "$(sim_port con)" 4 "$(user_body x)" >f2 &&
 	sim_stop ser && sim_stop con &&
-	lines_check ser.tr "len(o) == 4" \
-	    "$SPAN(o) > 2.5 * $SPAN([json.loads(l) for l in open(\"con.tr\")])"
+	lines_check ser.tr "len(o) == 4" "$EARLY(o) >= 2" "$MOST(o) == 1" \
+	    "$WAIT(o) >= 10 * 50000000" &&
+	lines_check con.tr "len(o) == 4" "$EARLY(o) >= 2" "$MOST(o) >= $EARLY(o)" \
+	    "$WAIT(o) <= 50000000"
 '
 
 test_expect_success '--max-batch 2 admits the third request only when a slot frees' '
-	sim_start s --itl 20 --output-tokens 10 --max-batch 2 --trace tr4 &&
+	sim_start s $STEP --max-batch 2 --trace tr4 &&
 	$SIMCLIENT fire "$(sim_port s)" 4 "$(user_body x)" >f &&
 	sim_stop s &&
-	$SIM_PYTHON -c "
-import json
-t = [json.loads(l) for l in open(\"tr4\")]
-first_done = min(x[\"done_ns\"] for x in t)
-early = [x for x in t if x[\"first_token_ns\"] < first_done]
-assert len(early) == 2, t
-"
+	lines_check tr4 "len(o) == 4" "$EARLY(o) >= 3" "$MOST(o) == 2" \
+	    "sorted(x[\"model\"][\"admit_ns\"] for x in o)[2] >= min(x[\"model\"][\"done_ns\"] for x in o)"
 '
 
 sim_cleanup

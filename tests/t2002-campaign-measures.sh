@@ -19,15 +19,13 @@ CHECK="$TOP_SRCDIR/tests/fixtures/engines/check-trace.py"
 # defects only: a wrong clock is off by seconds or years, and a token time
 # taken at the end of the transfer rather than as its chunk arrives is off
 # by the rest of the stream (on the chat split 63 tokens at --itl 5, at
-# least 315 ms). 50 ms; 100 ms in the sanitizer build, whose programs run
-# several times slower (its worst request was 27 ms on a loaded machine).
+# least 315 ms). 200 ms: a process that waits its turn on a machine whose
+# every core is busy (or runs under a sanitizer) is late by tens of
+# milliseconds, not hundreds.
 # How close warden really gets (tenths of a millisecond) is a figure, not
 # a test: bench/campaign-trace.sh measures its distribution at c = 1, 16
 # and 64, and the README reports it.
-BOUND_MS=50
-if grep -q "^SAN_CFLAGS = -fsanitize" "$TOP_BUILDDIR/Makefile" 2>/dev/null; then
-	BOUND_MS=100
-fi
+BOUND_MS=200
 
 test_expect_success 'a bench whose engines write a trace' '
 	bench_init bench &&

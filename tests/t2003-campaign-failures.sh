@@ -53,9 +53,10 @@ test_expect_success 'a bench with a slow engine and a 6 s engine wall cap' '
 
 test_expect_success 'the wall cap ends the engine grid, is recorded, and the next engine runs' '
 	cd cap &&
-	t0=$(date +%s) &&
 	expect_exit 0 warden campaign --limit 8 --run-id r2 &&
-	t1=$(date +%s) && test $((t1 - t0)) -lt 40 &&
+	# ended by the cap, not by the engine: at --itl 200 no request of
+	# the serial engine is done within 6 s (no clock read here: a busy
+	# machine only makes the run longer)
 	expect_grep "^simslow  *1 .* 0/8  *engine_cap$" out &&
 	expect_grep "^simslow  *16  *-  .* 0/8  *engine_cap$" out &&
 	expect_grep "^simfast  *1 .* 8/8  *complete$" out &&
@@ -99,9 +100,7 @@ test_expect_success 'an engine that hangs is ended and recorded as hang' '
 	    --fault-after 2 &&
 	bench_policy hang "campaign.concurrency=[2]" "caps.hang_s=2" &&
 	cd hang &&
-	t0=$(date +%s) &&
 	expect_exit 0 warden campaign --limit 4 --run-id r5 &&
-	t1=$(date +%s) && test $((t1 - t0)) -lt 20 &&
 	expect_grep "^simstall  *2 .* 0/4  *hang$" out
 '
 

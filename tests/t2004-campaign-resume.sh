@@ -24,7 +24,7 @@ test_expect_success 'kill -9 while the second sweep is measuring' '
 	    >../run1.out 2>../run1.err) &
 	pid=$! &&
 	n=0 &&
-	while [ $n -lt 600 ]; do
+	while [ $n -lt 1200 ]; do
 		done_n=$(q "select count(*) from campaign_sweeps where state = '"'"'done'"'"'") &&
 		rows=$(q "select count(*) from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.state = '"'"'running'"'"' and r.warmup = 0") &&
 		if [ "$done_n" -ge 1 ] && [ "$rows" -ge 3 ]; then break; fi
@@ -40,7 +40,7 @@ test_expect_success 'kill -9 while the second sweep is measuring' '
 test_expect_success 'the killed warden leaves no engine behind' '
 	n=0 &&
 	while ps -eo args | grep -F "$TEST_DIR" | grep -v -e grep -e "ps -eo" >left; do
-		n=$((n + 1)) && test $n -lt 50 && sleep 0.1
+		n=$((n + 1)); [ $n -lt 600 ] || { cat left; exit 1; }; sleep 0.1
 	done
 '
 
@@ -92,7 +92,7 @@ test_expect_success 'an engine that survives its killed warden is stopped by --r
 	    >../stub1.out 2>../stub1.err) & } &&
 	pid=$! &&
 	n=0 &&
-	while [ $n -lt 600 ]; do
+	while [ $n -lt 1200 ]; do
 		rows=$(sqlite3 stub/.warden/warden.db "select count(*) from campaign_requests where warmup = 0" 2>/dev/null || echo 0)
 		[ "$rows" -ge 3 ] && break
 		sleep 0.1; n=$((n + 1))

@@ -11,9 +11,10 @@
 
 LOCK=$WARDEN_LOCK_DIR/warden-campaign.lock
 
-# wait_for PATTERN FILE [SECONDS]
+# wait_for PATTERN FILE [SECONDS]: 120 s unless told (only a defect
+# waits that long)
 wait_for() {
-	_n=$(( ${3:-20} * 10 ))
+	_n=$(( ${3:-120} * 10 ))
 	while [ "$_n" -gt 0 ]; do
 		if grep -q -e "$1" "$2" 2>/dev/null; then
 			return 0
@@ -27,7 +28,9 @@ wait_for() {
 
 test_expect_success 'two benches, one with a slow engine' '
 	bench_init one &&
-	sim_adapter one simslow --schedule serial --itl 20 --prefill-rate 50000 &&
+	# slow enough (8 requests of about 64 tokens at 200 ms) that it still
+	# runs when the tests below, however slow the machine, kill it
+	sim_adapter one simslow --schedule serial --itl 200 --prefill-rate 50000 &&
 	bench_policy one "campaign.concurrency=[1, 2]" "caps.warmups=1" &&
 	bench_init two &&
 	sim_adapter two simfast --itl 1 --prefill-rate 50000 &&
@@ -67,7 +70,7 @@ test_expect_success 'after kill -9 of the holder the lock is free and --resume f
 	kill -9 "$(cat live.pid)" &&
 	while kill -0 "$(cat live.pid)" 2>/dev/null; do sleep 0.1; done &&
 	cd one &&
-	sed "s/\"20\"/\"1\"/" adapters/engines/simslow.json >a && mv a adapters/engines/simslow.json &&
+	sed "s/\"200\"/\"1\"/" adapters/engines/simslow.json >a && mv a adapters/engines/simslow.json &&
 	expect_exit 0 warden campaign --resume --run-id live &&
 	expect_grep "^simslow  *2 .* 8/8  *complete$" out &&
 	test "$(sqlite3 .warden/warden.db "pragma integrity_check")" = ok &&

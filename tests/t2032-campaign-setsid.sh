@@ -42,11 +42,12 @@ test_expect_success 'the server leaves the group warden signals, yet its sweep s
 	{ (cd bench && exec "$WARDEN" campaign --limit 60 --run-id watch \
 	    >../watch.out 2>&1) & } &&
 	wpid=$! &&
+	# wait for the server itself (not setsid(1) about to exec it)
 	n=0 &&
-	while [ "$(count_engines)" = 0 ] && [ $n -lt 200 ]; do
+	while spid=$(ps -eo pid=,args= | awk -v d="$TEST_DIR/" "\$2 == \"warden-simengine\" && index(\$0, d) { print \$1; exit }") &&
+	    [ -z "$spid" ] && [ $n -lt 1200 ]; do
 		sleep 0.05; n=$((n + 1))
 	done &&
-	spid=$(ps -eo pid=,args= | awk -v d="$TEST_DIR/" "\$2 == \"warden-simengine\" && index(\$0, d) { print \$1; exit }") &&
 	echo "server $spid, warden $wpid" &&
 	test -n "$spid" &&
 	test "$(ps -o pgid= -p "$spid" | tr -d " ")" = "$spid" &&

@@ -119,7 +119,9 @@ test_expect_success 'an agent past its time limit is killed with its daemonised 
 	r = json.load(open(sys.argv[1]))["record"]
 	assert r["exit"]["timed_out"] is True, r["exit"]
 	assert r["exit"]["reaped"] >= 1, r["exit"]
-	assert r["exit"]["duration_s"] < 20, r["exit"]
+	# killed at its 2 s limit, not after its 31416 s sleep; the bound
+	# is loose so that a busy machine does not reach it
+	assert r["exit"]["duration_s"] < 600, r["exit"]
 	PY
 	untouched
 '

@@ -111,10 +111,10 @@ test_expect_success 'a warden killed mid-run leaves a row that reads interrupted
 	agent_use bench sleeper &&
 	("$WARDEN" --repo "$TEST_DIR/bench" agent run --engine simfix >/dev/null 2>&1 &
 	    echo $! >warden.pid; wait) &
-	n=0; while [ ! -e bench/.warden/agent/5/tmp/started ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done &&
+	n=0; while [ ! -e bench/.warden/agent/5/tmp/started ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done &&
 	test -e bench/.warden/agent/5/tmp/started &&
 	kill -9 $(cat warden.pid) &&
-	n=0; while kill -0 $(cat warden.pid) 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done &&
+	n=0; while kill -0 $(cat warden.pid) 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done &&
 	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = 5")" = running &&
 	expect_exit 0 bw agent show 5 &&
 	expect_grep "^agent run 5: interrupted$" out &&
@@ -122,7 +122,7 @@ test_expect_success 'a warden killed mid-run leaves a row that reads interrupted
 	expect_exit 1 bw agent run --engine simfix &&
 	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = 5")" = interrupted &&
 	bw journal verify &&
-	n=0; while [ "$(ps -eo args | grep -c "^sleep 271828")" != 0 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done &&
+	n=0; while [ "$(ps -eo args | grep -c "^sleep 271828")" != 0 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done &&
 	test "$(ps -eo args | grep -c "^sleep 271828")" = 0
 '
 

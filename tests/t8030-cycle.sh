@@ -141,8 +141,10 @@ test_expect_success 'status answers while a cycle runs and holds the store' '
 	sim_adapter bench simslow --itl 40 --prefill-rate 0 --labels "$LABELS" &&
 	bench_policy bench "rosters.slow=[\"simslow\"]" &&
 	cycle_commit bench "a slow engine" || exit 1
-	(WARDEN_CYCLE=c5 exec "$WARDEN" --repo bench cycle --roster slow >slow.out 2>&1) &
-	n=0 && while [ $n -lt 300 ]; do
+	# the cycle waits as long as the test holds the writer lock below
+	(WARDEN_CYCLE=c5 WARDEN_BUSY_TIMEOUT_MS=300000 exec "$WARDEN" --repo bench \
+	    cycle --roster slow >slow.out 2>&1) &
+	n=0 && while [ $n -lt 1200 ]; do
 		"$WARDEN" --repo bench --json status >st.json 2>st.err || true
 		if python3 -c "
 import json, sys; j = json.load(open(\"st.json\"))
@@ -154,16 +156,15 @@ sys.exit(0 if j and j[\"cycle\"] == \"c5\" and j[\"step\"] == \"campaign\" and (
 	cycle_json st.json "j[\"alive\"] is True" "j[\"pid\"] > 0" \
 	    "j[\"state\"] == \"running\"" "\"requests\" in j[\"what\"]" &&
 	pid=$(python3 -c "import json; print(json.load(open(\"st.json\"))[\"pid\"])") || exit 1
-	(WARDEN_TEST_HOLD_LOCK_MS=3000 exec "$WARDEN" --repo bench journal note \
-	    "holding the lock" >/dev/null 2>&1) &
-	sleep 0.5 &&
+	hold_lock bench "holding the lock" &&
 	WARDEN_BUSY_TIMEOUT_MS=200 expect_exit 0 warden --repo bench status &&
 	expect_grep "^cycle c5 (roster slow): running, round 1, pid $pid$" out &&
 	expect_grep "^step:     campaign: sweep [12]/2 simslow qwen3-0.6b chat c=[14]: [0-6]/6 requests$" out &&
 	WARDEN_BUSY_TIMEOUT_MS=200 expect_exit 3 warden --repo bench journal note x &&
 	expect_exit 3 warden --repo bench cycle &&
 	expect_grep "a cycle is already running here (pid $pid)" err &&
-	n=0 && while [ $n -lt 600 ] && kill -0 "$pid" 2>/dev/null; do
+	release_lock &&
+	n=0 && while [ $n -lt 3000 ] && kill -0 "$pid" 2>/dev/null; do
 		sleep 0.1; n=$((n + 1))
 	done &&
 	expect_exit 0 warden --repo bench status &&

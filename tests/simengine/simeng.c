@@ -533,6 +533,20 @@ simeng_stamp(struct sim_req *r, int completed, uint64_t now)
 	}
 }
 
+/* The scheduler's times on the model's clock: exact (admit + prefill +
+ * k * itl) however late the threads run; null where they never came. */
+#define MODEL_NS(v) ((v) != 0 ? json_integer((json_int_t)(v)) : json_null())
+static json_t *
+model_times(const struct sim_req *r)
+{
+	if (!r->submitted)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:o}", "submit_ns",
+	    MODEL_NS(r->sr.submit_ns), "admit_ns", MODEL_NS(r->sr.admit_ns),
+	    "first_token_ns", MODEL_NS(r->sr.first_token_ns),
+	    "done_ns", MODEL_NS(r->sr.done_ns));
+}
+
 static void
 write_trace(struct simeng *e, struct sim_req *r)
 {
@@ -542,7 +556,7 @@ write_trace(struct simeng *e, struct sim_req *r)
 
 	for (i = 0; i < n && r->token_ns != NULL; i++)
 		json_array_append_new(tok, json_integer((json_int_t)r->token_ns[i]));
-	o = json_pack("{s:s, s:s?, s:I, s:o, s:o, s:I, s:i, s:i, s:i, s:o, s:b}",
+	o = json_pack("{s:s, s:s?, s:I, s:o, s:o, s:I, s:i, s:i, s:i, s:o, s:b, s:o}",
 	    "id", r->id, "request_id", r->request_id,
 	    "received_ns", (json_int_t)r->received_ns,
 	    "first_token_ns", r->first_token_ns != 0 ?
@@ -552,7 +566,7 @@ write_trace(struct simeng *e, struct sim_req *r)
 	    r->stream ? r->ntoken_ns : (r->ended ? r->reply.n : 0),
 	    "status", r->status,
 	    "fault", r->fault != NULL ? json_string(r->fault) : json_null(),
-	    "complete", r->ended);
+	    "complete", r->ended, "model", model_times(r));
 	line = json_dumps(o, JSON_COMPACT);
 	pthread_mutex_lock(&e->trace_lock);
 	fprintf(e->trace, "%s\n", line);

@@ -260,8 +260,10 @@ test_ready_timeout_is_not_ready(void **state)
 	f.params.ready_timeout_s = 4;
 	assert_null(engine_start(&e, &f.params));
 	assert_string_equal(engine_state_name(e->state), "not_ready");
+	/* not before the timeout; after it, a bound only a defect (an
+	 * engine waited for forever) reaches, whatever the load */
 	assert_true(mono_ns() - t0 >= 4000000000ULL);
-	assert_true(mono_ns() - t0 < 12000000000ULL);
+	assert_true(mono_ns() - t0 < 60000000000ULL);
 	assert_non_null(strstr(e->detail, "'/health' did not answer 200"));
 	assert_non_null(strstr(e->detail, "last: 503"));
 	engine_free(e);
@@ -291,10 +293,11 @@ test_crash_after_ready_is_seen_with_signal(void **state)
 	struct engine *e;
 	uint64_t deadline;
 
-	fixture_init(&f, ", \"--crash-after\", \"0.8\"", "crash");
+	/* the crash comes 1.5 s after the engine first answered /v1/models */
+	fixture_init(&f, ", \"--crash-after\", \"1.5\"", "crash");
 	assert_null(engine_start(&e, &f.params));
 	assert_string_equal(engine_state_name(e->state), "ready");
-	deadline = mono_ns() + 10000000000ULL;
+	deadline = mono_ns() + 60000000000ULL;
 	while (engine_alive(e) && mono_ns() < deadline)
 		usleep(20000);
 	assert_string_equal(engine_state_name(e->state), "server_crash");
@@ -476,7 +479,8 @@ test_step_may_fail_and_times_out(void **state)
 	f.params.stop_grace_ms = 200;
 	t0 = mono_ns();
 	assert_null(engine_start(&e, &f.params));
-	assert_true(mono_ns() - t0 < 10000000000ULL);
+	/* well before the 30 s a start that waited for the step takes */
+	assert_true(mono_ns() - t0 < 25000000000ULL);
 	assert_string_equal(engine_state_name(e->state), "setup_failed");
 	assert_non_null(strstr(e->detail, "did not end within 0.5 s"));
 	buf_reset(&b);

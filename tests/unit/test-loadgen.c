@@ -511,8 +511,10 @@ closed_loop(int portable)
 	struct run *run = NULL;
 	size_t i;
 
+	/* 250 ms a request: the 4 of a round overlap at the server
+	 * however late a busy machine runs its threads */
 	for (i = 0; i < 24; i++)
-		bodies_add(&b, "{\"id\":%zu,\"tokens\":5,\"delay_ms\":10}", i);
+		bodies_add(&b, "{\"id\":%zu,\"tokens\":5,\"delay_ms\":50}", i);
 	cfg.bodies = b.v;
 	cfg.nbodies = b.n;
 	cfg.concurrency = 4;
@@ -661,12 +663,14 @@ test_request_timeout(void **state)
 	struct loadgen_summary sum;
 	struct run *run = NULL;
 
-	bodies_add(&b, "{\"id\":0,\"tokens\":1,\"stall_ms\":3000}");
+	/* the quick one has 1.5 s to end before the timeout, the stalled
+	 * one stalls far past it */
+	bodies_add(&b, "{\"id\":0,\"tokens\":1,\"stall_ms\":10000}");
 	bodies_add(&b, "{\"id\":1,\"tokens\":1}");
 	cfg.bodies = b.v;
 	cfg.nbodies = b.n;
 	cfg.concurrency = 2;
-	cfg.request_timeout_ns = 300000000;
+	cfg.request_timeout_ns = 1500000000;
 	sweep(&cfg, &sum, &run, 1);
 	assert_int_equal(run->n, 2);
 	assert_int_equal(run->v[0].index, 1);	/* the quick one ends first */
@@ -795,7 +799,8 @@ test_cut_then_crash_is_server_crash(void **state)
 	cfg.bodies = b.v;
 	cfg.nbodies = b.n;
 	cfg.concurrency = 1;
-	cfg.tick_ms = 200;
+	/* the cut comes long before the first tick, even on a busy machine */
+	cfg.tick_ms = 2000;
 	run->crash_after_ticks = 1;
 	sweep(&cfg, &sum, &run, 1);
 	assert_int_equal(run->n, 1);
@@ -839,7 +844,9 @@ test_crash_hang_and_deadline_end_the_sweep(void **state)
 	run_free(run);
 	run = NULL;
 	cfg.hang_ns = 0;
-	cfg.deadline_ns = mono_ns() + 300000000;
+	/* 2 s: the first two requests start well before it on a busy
+	 * machine, and still stall (5 s) when it passes */
+	cfg.deadline_ns = mono_ns() + 2000000000;
 	sweep(&cfg, &sum, &run, 1);
 	assert_int_equal(sum.end, LOADGEN_END_DEADLINE);
 	assert_int_equal(sum.failed_by_outcome[LOADGEN_TIMEOUT], 2);
