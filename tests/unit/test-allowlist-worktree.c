@@ -86,8 +86,9 @@ gate_worktree(struct wt *w, struct allowlist_report *r)
 {
 	struct buf patch = BUF_INIT;
 
-	assert_null(allowlist_worktree_patch(&patch, w->repo, &w->tree));
 	allowlist_report_init(r);
+	assert_null(allowlist_worktree_patch(r, &patch, w->repo, &w->tree,
+	    w->dir, NULL, &policy));
 	assert_null(allowlist_gate_patch(r, w->repo, &w->tree, patch.data,
 	    patch.len, &policy, 0));
 	buf_free(&patch);
