@@ -50,7 +50,7 @@ struct wt {
 	struct change *ch;
 	size_t nch, capch;
 	size_t file_cap, total_cap, total;
-	size_t entries, entries_cap;
+	size_t entries, entries_cap, base_entries;
 	int cut;			/* the walk stopped at its cap */
 };
 
@@ -298,8 +298,9 @@ regular(struct wt *w, int dfd, const char *name, const char *path,
 	if (size > w->total_cap - w->total) {
 		free(data);
 		allowlist_report_add(w->r, AL_TOO_LARGE, path, "brings the "
-		    "changed files over %zu bytes together, policy allows "
-		    "%zu", w->total_cap, w->total_cap);
+		    "changed files over %zu bytes together (%d times the "
+		    "%zu policy allows per file)", w->total_cap,
+		    ALLOWLIST_WT_TOTAL_FACTOR, w->file_cap);
 		goto refused;
 	}
 	w->total += size;
@@ -431,8 +432,9 @@ walk_dir(struct wt *w, int fd, const char *rel, int depth)
 		if (++w->entries > w->entries_cap) {
 			allowlist_report_add(w->r, AL_TOO_MANY_FILES, "",
 			    "the worktree holds more than %zu files and "
-			    "directories, policy allows %zu", w->entries_cap,
-			    w->entries_cap);
+			    "directories (the base tree's %zu, and %d for each "
+			    "changed file policy allows)", w->entries_cap,
+			    w->base_entries, ALLOWLIST_WT_ENTRY_FACTOR);
 			w->cut = 1;
 			break;
 		}
@@ -503,6 +505,7 @@ load_base(struct wt *w, git_repository *repo, git_tree *tree,
 		    werr_git("cannot read the base tree");
 	if (w->ndirs > 0)
 		qsort(w->dirs, w->ndirs, sizeof(char *), cmp_strp);
+	w->base_entries = bw.entries;
 	w->entries_cap = bw.entries + ALLOWLIST_WT_ENTRY_FACTOR * files;
 	if (scratch == NULL)
 		return NULL;
