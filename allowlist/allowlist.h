@@ -218,12 +218,13 @@ struct werr *allowlist_gate_range(struct allowlist_report *r,
  * What a refused entry would change is left out of the patch (a tracked
  * path keeps its base content). The top-level .git entry is not part of
  * the change. Untracked files that the base tree's ignore rules (its
- * .gitignore files, written under scratch, a directory warden may make
- * and remove; plus the repository's info/exclude) ignore are left out
+ * .gitignore files, written under scratch: an empty directory the caller
+ * made, removed here; plus the repository's info/exclude) ignore are left out
  * unread; the worktree's own .gitignore files are never read. A zero
  * limit in p falls back to ALLOWLIST_WT_FILE_DEFAULT and
- * ALLOWLIST_WT_FILES_DEFAULT. An error return means the environment
- * failed (repository, scratch directory).
+ * ALLOWLIST_WT_FILES_DEFAULT. A worktree that cannot be opened is an
+ * unreadable violation; an error return means the environment failed
+ * (repository, scratch directory).
  */
 #define ALLOWLIST_WT_TOTAL_FACTOR	8
 #define ALLOWLIST_WT_ENTRY_FACTOR	10

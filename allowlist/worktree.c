@@ -72,14 +72,11 @@ load_base(struct wt *w, git_repository *repo, git_tree *tree,
 {
 	struct base_walk bw = { w, scratch, NULL, 0 };
 	size_t files = p->max_files ? p->max_files : ALLOWLIST_WT_FILES_DEFAULT;
-	struct werr *err;
 
 	if (git_index_new(&w->base) < 0 ||
 	    git_index_read_tree(w->base, tree) < 0)
 		return werr_git("cannot read the base tree");
 	w->seen = xcalloc(git_index_entrycount(w->base) + 1, 1);
-	if (scratch != NULL && (err = mkdir_p(scratch)) != NULL)
-		return err;
 	if (git_tree_walk(tree, GIT_TREEWALK_PRE, base_entry, &bw) < 0)
 		return bw.err != NULL ? bw.err :
 		    werr_git("cannot read the base tree");
@@ -193,7 +190,8 @@ allowlist_worktree_patch(struct allowlist_report *r, struct buf *out,
 		goto out;
 	}
 	if (fd == -1) {
-		err = werr_errno("open", dir);
+		allowlist_report_add(r, AL_UNREADABLE, "", "the worktree "
+		    "cannot be opened: %s", strerror(errno));
 		goto out;
 	}
 	if ((err = wt_walk_dir(&w, fd, "", 0)) != NULL || w.cut)

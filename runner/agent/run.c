@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -306,6 +307,11 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 	int queue = agent_succeeded(ex) || r->pol->agent.queue_on_failure;
 
 	allowlist_report_init(&rep);
+	/* The base's ignore rules go there: made afresh, not through a link. */
+	if ((err = path_remove_tree(scratch)) != NULL ||
+	    (mkdir(scratch, 0700) == -1 && (err = werr_errno("mkdir",
+	    scratch)) != NULL))
+		goto out;
 	if ((err = allowlist_worktree_patch(&rep, &patch, o->repo,
 	    &r->base.tree, r->p.worktree, scratch, &r->base.gate)) != NULL)
 		goto out;

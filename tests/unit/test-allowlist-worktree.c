@@ -144,6 +144,7 @@ read_worktree(struct wt *w, struct allowlist_report *r, struct buf *out,
 {
 	char *scratch = xasprintf("%s.ignore", w->dir);
 
+	assert_int_equal(mkdir(scratch, 0700), 0);
 	allowlist_report_init(r);
 	assert_null(allowlist_worktree_patch(r, out, w->repo, &w->tree,
 	    w->dir, scratch, p));
