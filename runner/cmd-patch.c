@@ -49,15 +49,15 @@ static struct werr *
 read_change(struct allowlist_report *r, struct buf *text, const char *input,
     const char *worktree, git_repository *repo, const struct review_base *b)
 {
-	char tmpl[] = "/tmp/warden-ignore.XXXXXX";
 	const char *tmpdir = getenv("TMPDIR");
 	char *scratch;
 	struct werr *err;
 
 	if (worktree == NULL)
 		return review_read_input(text, input);
-	scratch = tmpdir != NULL && *tmpdir == '/' ?
-	    xasprintf("%s/warden-ignore.XXXXXX", tmpdir) : xstrdup(tmpl);
+	/* The base tree's ignore rules are written there, then removed. */
+	scratch = xasprintf("%s/warden-ignore.XXXXXX", tmpdir != NULL &&
+	    *tmpdir == '/' ? tmpdir : "/tmp");
 	if (mkdtemp(scratch) == NULL) {
 		err = werr_errno("mkdtemp", scratch);
 		free(scratch);
