@@ -43,6 +43,9 @@ enum allowlist_code {
 	AL_MALFORMED,
 	AL_EMPTY_FILE_UNSUPPORTED,
 	AL_RESULT_MISMATCH,
+	AL_SPECIAL_FILE,
+	AL_HARD_LINK,
+	AL_UNREADABLE,
 	AL_CODE_COUNT
 };
 
@@ -192,11 +195,45 @@ struct werr *allowlist_gate_range(struct allowlist_report *r,
     const struct allowlist_policy *p);
 
 /*
- * The patch text of a worktree's changes against base_tree, to be gated
- * with allowlist_gate_patch like any other untrusted patch.
+ * The change a worktree holds against base_tree (a tree of repo), as a
+ * patch text to be gated with allowlist_gate_patch like any other. The
+ * worktree is untrusted: it is read with lstat first and never through a
+ * symlink; a file is read only when its size is within the caps (below),
+ * through a descriptor checked to be the file lstat saw, and refused if
+ * it changed while read. Every refusal goes to r with its code and path:
+ *
+ *   too-large       a file over p->max_bytes (a tracked file may keep the
+ *                   size it has in the base tree), or the changed files
+ *                   together over ALLOWLIST_WT_TOTAL_FACTOR times it
+ *   too-many-files  more entries than the base tree's plus
+ *                   ALLOWLIST_WT_ENTRY_FACTOR times p->max_files
+ *                   (the walk stops there: out stays empty)
+ *   symlink         a symbolic link (a directory replaced by one too)
+ *   special-file    a FIFO, socket or device
+ *   hard-link       a file with more than one link
+ *   unreadable      cannot be opened or read, or changed while read
+ *   bad-path, dotgit  a new name no tree may hold, or nested deeper than
+ *                   ALLOWLIST_WT_DEPTH_MAX directories
+ *
+ * What a refused entry would change is left out of the patch (a tracked
+ * path keeps its base content). The top-level .git entry is not part of
+ * the change. Untracked files that the base tree's ignore rules (its
+ * .gitignore files, written under scratch: an empty directory the caller
+ * made, removed here; plus the repository's info/exclude) ignore are left out
+ * unread; the worktree's own .gitignore files are never read. A zero
+ * limit in p falls back to ALLOWLIST_WT_FILE_DEFAULT and
+ * ALLOWLIST_WT_FILES_DEFAULT. A worktree that cannot be opened is an
+ * unreadable violation; an error return means the environment failed
+ * (repository, scratch directory).
  */
+#define ALLOWLIST_WT_TOTAL_FACTOR	8
+#define ALLOWLIST_WT_ENTRY_FACTOR	10
+#define ALLOWLIST_WT_DEPTH_MAX		64
+#define ALLOWLIST_WT_FILE_DEFAULT	((size_t)1 << 20)
+#define ALLOWLIST_WT_FILES_DEFAULT	200
 struct buf;
-struct werr *allowlist_worktree_patch(struct buf *out, git_repository *wt,
-    const git_oid *base_tree);
+struct werr *allowlist_worktree_patch(struct allowlist_report *r,
+    struct buf *out, git_repository *repo, const git_oid *base_tree,
+    const char *dir, const char *scratch, const struct allowlist_policy *p);
 
 #endif

@@ -80,9 +80,8 @@ declared_free(struct declared *d)
 	free(d->deleted);
 }
 
-/* A repository handle on the same objects whose writes stay in memory. */
-static struct werr *
-open_dry_repo(git_repository **out, git_odb_backend **mempack,
+struct werr *
+allowlist_dry_repo(git_repository **out, git_odb_backend **mempack,
     git_repository *repo)
 {
 	git_odb *odb = NULL;
@@ -360,7 +359,7 @@ allowlist_gate_patch(struct allowlist_report *r, git_repository *repo,
 		allowlist_report_add(r, AL_TOO_MANY_FILES, "",
 		    "patch changes %zu files, policy allows %zu", ndeltas,
 		    p->max_files);
-	if ((err = open_dry_repo(&arepo, &mempack, repo)) != NULL)
+	if ((err = allowlist_dry_repo(&arepo, &mempack, repo)) != NULL)
 		goto out;
 	if (git_tree_lookup(&btree, arepo, base_tree) < 0) {
 		err = werr_git("cannot read the base tree");

@@ -33,6 +33,9 @@ static const char *const code_names[AL_CODE_COUNT] = {
 	[AL_MALFORMED] = "malformed",
 	[AL_EMPTY_FILE_UNSUPPORTED] = "empty-file-unsupported",
 	[AL_RESULT_MISMATCH] = "result-mismatch",
+	[AL_SPECIAL_FILE] = "special-file",
+	[AL_HARD_LINK] = "hard-link",
+	[AL_UNREADABLE] = "unreadable",
 };
 
 void

@@ -1,6 +1,7 @@
 /*
  * scan.h - the gate's own reading of a patch text, before libgit2 sees
- * it. Internal to the allowlist library.
+ * it, and the in-memory repository handle. Internal to the allowlist
+ * library.
  */
 #ifndef WARDEN_ALLOWLIST_SCAN_H
 #define WARDEN_ALLOWLIST_SCAN_H
@@ -29,5 +30,10 @@ struct scan {
 void scan_patch_text(struct allowlist_report *r, struct scan *sc,
     const char *text, size_t len);
 void scan_free(struct scan *sc);
+
+/* A repository handle on repo's objects whose writes stay in memory (in
+ * *mempack, which the handle owns). */
+struct werr *allowlist_dry_repo(git_repository **out,
+    git_odb_backend **mempack, git_repository *repo);
 
 #endif

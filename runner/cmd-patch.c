@@ -42,21 +42,30 @@ open_repo(struct cmd_ctx *ctx, git_repository **repo, const char **branch)
 
 /*
  * The patch to gate: INPUT (a file, or - for stdin), or with --worktree
- * the changes of that worktree against the base tree.
+ * the changes of that worktree against the base tree, read bounded
+ * (allowlist_worktree_patch): what the reading refuses goes to r.
  */
 static struct werr *
-read_change(struct buf *text, const char *input, const char *worktree,
-    const struct review_base *b)
+read_change(struct allowlist_report *r, struct buf *text, const char *input,
+    const char *worktree, git_repository *repo, const struct review_base *b)
 {
-	git_repository *wt = NULL;
+	const char *tmpdir = getenv("TMPDIR");
+	char *scratch;
 	struct werr *err;
 
 	if (worktree == NULL)
 		return review_read_input(text, input);
-	if (git_repository_open(&wt, worktree) < 0)
-		return werr_git("cannot open the worktree '%s'", worktree);
-	err = allowlist_worktree_patch(text, wt, &b->tree);
-	git_repository_free(wt);
+	/* The base tree's ignore rules are written there, then removed. */
+	scratch = xasprintf("%s/warden-ignore.XXXXXX", tmpdir != NULL &&
+	    *tmpdir == '/' ? tmpdir : "/tmp");
+	if (mkdtemp(scratch) == NULL) {
+		err = werr_errno("mkdtemp", scratch);
+		free(scratch);
+		return err;
+	}
+	err = allowlist_worktree_patch(r, text, repo, &b->tree, worktree,
+	    scratch, &b->gate);
+	free(scratch);
 	return err;
 }
 
@@ -141,7 +150,11 @@ patch_check(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	ref = base ? xstrdup(base) : xasprintf("refs/heads/%s", branch);
 	if ((err = review_base_open(&b, repo, ref)) != NULL ||
-	    (err = read_change(&text, argv[optind], worktree, &b)) != NULL ||
+	    (err = read_change(&r, &text, argv[optind], worktree, repo,
+	    &b)) != NULL)
+		goto out;
+	/* A worktree refused while read may hold no patch at all. */
+	if ((r.nv == 0 || text.len > 0) &&
 	    (err = review_check(&r, repo, &b, text.data, text.len)) != NULL)
 		goto out;
 	print_report(ctx, &r, &b, NULL);
@@ -212,8 +225,18 @@ patch_submit(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	ref = xasprintf("refs/heads/%s", branch);
 	if ((err = review_base_open(&b, repo, ref)) != NULL ||
-	    (err = read_change(&text, argv[optind], worktree, &b)) != NULL)
+	    (err = read_change(&r, &text, argv[optind], worktree, repo,
+	    &b)) != NULL)
 		goto out;
+	if (r.nv > 0) {
+		/* Refused while read: gated for the record, not queued. */
+		if (text.len > 0 && (err = review_check(&r, repo, &b,
+		    text.data, text.len)) != NULL)
+			goto out;
+		print_report(ctx, &r, &b, NULL);
+		err = verdict(&r, "patch refused, not queued");
+		goto out;
+	}
 	sub.patch = text.data;
 	sub.len = text.len;
 	if ((err = review_submit(&id, &r, store, repo, &b, &sub)) != NULL)

@@ -121,6 +121,29 @@ test_expect_success 'a worktree is gated by what it changed' '
 	git -C repo worktree remove --force ../wt
 '
 
+# bounded CMD...: CMD, killed after 300 s where timeout(1) exists: a
+# hang fails the test instead of the suite (no timing is asserted).
+bounded() {
+	if command -v timeout >/dev/null 2>&1; then
+		timeout 300 "$@"
+	else
+		"$@"
+	fi
+}
+
+test_expect_success 'a worktree is read bounded: a FIFO and a 6 GB file are refused by path, unread' '
+	git -C repo worktree add -q ../wt2 official &&
+	mkfifo wt2/adapters/engines/pipe &&
+	truncate -s 6G wt2/adapters/engines/big.bin &&
+	expect_exit 1 bounded "$WARDEN" --repo repo patch check --worktree wt2 &&
+	expect_grep "^special-file adapters/engines/pipe" out &&
+	expect_grep "^too-large adapters/engines/big.bin" out &&
+	expect_exit 1 bounded "$WARDEN" --repo repo patch submit --worktree wt2 --source agent &&
+	expect_grep "^special-file adapters/engines/pipe" out &&
+	test -z "$(git -C repo for-each-ref refs/warden/review)" &&
+	git -C repo worktree remove --force ../wt2
+'
+
 test_expect_success 'policy comes from the official branch, not the working tree' '
 	sed "s|\"adapters/engines/\*\*\",|\"adapters/engines/**\", \"policy/**\",|" \
 	    repo/policy/warden.json >p.tmp && mv p.tmp repo/policy/warden.json &&

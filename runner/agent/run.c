@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -320,8 +321,12 @@ out:
 	return err;
 }
 
-/* Gate the worktree's change and, when it may go, queue and smoke it;
- * *state says what became of it. */
+/*
+ * Gate the worktree's change and, when it may go, queue and smoke it;
+ * *state says what became of it. The worktree is read bounded (see
+ * allowlist_worktree_patch): what the reading refuses (a file too large,
+ * a symlink, a FIFO, ...) rejects the run like any other violation.
+ */
 static struct werr *
 judge(struct run *r, const struct agent_exec *ex, const char **state)
 {
@@ -329,16 +334,22 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 	struct allowlist_report rep;
 	struct review_submission sub;
 	struct buf patch = BUF_INIT;
-	git_repository *wt = NULL;
-	char *note = NULL;
+	char *note = NULL, *scratch = path_join(r->p.run_dir, "ignore-rules");
 	struct werr *err;
+	size_t refused;
 	int queue = agent_succeeded(ex) || r->pol->agent.queue_on_failure;
 
 	allowlist_report_init(&rep);
-	if ((err = agent_worktree_open(&wt, &r->p)) != NULL ||
-	    (err = allowlist_worktree_patch(&patch, wt, &r->base.tree)) != NULL)
+	/* The base's ignore rules go there: made afresh, not through a link. */
+	if ((err = path_remove_tree(scratch)) != NULL ||
+	    (mkdir(scratch, 0700) == -1 && (err = werr_errno("mkdir",
+	    scratch)) != NULL))
 		goto out;
-	if (patch.len == 0) {
+	if ((err = allowlist_worktree_patch(&rep, &patch, o->repo,
+	    &r->base.tree, r->p.worktree, scratch, &r->base.gate)) != NULL)
+		goto out;
+	refused = rep.nv;
+	if (patch.len == 0 && refused == 0) {
 		*state = "no-change";
 		goto out;
 	}
@@ -351,10 +362,10 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 	sub.patch = patch.data;
 	sub.len = patch.len;
 	progress(r, "gating the change");
-	if (queue)
+	if (queue && refused == 0)
 		err = review_submit(&r->review_id, &rep, o->store, o->repo,
 		    &r->base, &sub);
-	else
+	else if (patch.len > 0)
 		err = review_check(&rep, o->repo, &r->base, patch.data,
 		    patch.len);
 	if (err != NULL)
@@ -374,9 +385,9 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 	err = smoke(r, &rep, state);
 out:
 	allowlist_report_free(&rep);
-	git_repository_free(wt);
 	buf_free(&patch);
 	free(note);
+	free(scratch);
 	return err;
 }
 

@@ -26,6 +26,7 @@
 
 #define GUARD_HASH_MAX	(256 * 1024)	/* bytes hashed per git file */
 #define GUARD_REASONS_MAX 40
+#define GUARD_NEW_MAX	10000		/* entries looked at past the snapshot's */
 
 struct guard_entry {
 	char *path;		/* "REL" of a file, or "ref NAME" */
@@ -46,6 +47,8 @@ struct sandbox_guard {
 	int nout;
 	struct guard_entry *v;
 	size_t n, cap;
+	size_t max;		/* entries recorded at most; 0: no cap */
+	int cut;		/* stopped at max */
 };
 
 static struct guard_entry *
@@ -115,8 +118,12 @@ record(struct sandbox_guard *g, const char *abs, int in_git)
 	struct guard_entry *e;
 	int kept = 0;
 
-	if (excluded(g, abs) || is_object_dir(g, abs))
+	if (g->cut || excluded(g, abs) || is_object_dir(g, abs))
 		return;
+	if (g->max != 0 && g->n >= g->max) {
+		g->cut = 1;
+		return;
+	}
 	if (lstat(abs, &st) == -1) {
 		add(g, rel_name(g, abs), xasprintf("unreadable: %s",
 		    strerror(errno)));
@@ -161,7 +168,8 @@ record(struct sandbox_guard *g, const char *abs, int in_git)
 	} else if (S_ISREG(st.st_mode) && in_git &&
 	    st.st_size <= GUARD_HASH_MAX) {
 		char hex[SHA256_HEX_LEN + 1];
-		struct werr *err = file_read(&content, abs);
+		/* Bounded: the file may have grown since lstat. */
+		struct werr *err = file_read_max(&content, abs, GUARD_HASH_MAX);
 
 		if (err == NULL) {
 			sha256_hex(content.data ? content.data : "",
@@ -190,7 +198,7 @@ walk(struct sandbox_guard *g, const char *abs, int in_git)
 
 	if ((d = opendir(abs)) == NULL)
 		return;		/* recorded as a directory; contents unknown */
-	while ((de = readdir(d)) != NULL) {
+	while (!g->cut && (de = readdir(d)) != NULL) {
 		char *sub;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -221,7 +229,15 @@ refs(struct sandbox_guard *g, git_repository *repo)
 	if (git_reference_iterator_new(&it, repo) < 0)
 		return werr_git("cannot list the references");
 	while ((rc = git_reference_next(&ref, it)) == 0) {
-		char *name = xasprintf("ref %s", git_reference_name(ref));
+		char *name;
+
+		if (g->max != 0 && g->n >= g->max) {
+			g->cut = 1;
+			git_reference_free(ref);
+			rc = GIT_ITEROVER;
+			break;
+		}
+		name = xasprintf("ref %s", git_reference_name(ref));
 
 		if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC)
 			add(g, name, xasprintf("-> %s",
@@ -343,8 +359,19 @@ sandbox_guard_compare(json_t *reasons, const struct sandbox_guard *before,
 	struct werr *err;
 	size_t i = 0, j = 0, n = 0;
 
+	/* What the agent may have made is looked at with a bound. */
+	now->max = before->n + GUARD_NEW_MAX;
 	if ((err = take(now, repo)) != NULL)
 		goto out;
+	if (now->cut) {
+		char *s = xasprintf("more than %d files were created under "
+		    "the repository (the guard looks at no more)",
+		    GUARD_NEW_MAX);
+
+		json_array_append_new(reasons, json_string(s));
+		free(s);
+		goto out;
+	}
 	while (i < before->n || j < now->n) {
 		int c = i == before->n ? 1 : j == now->n ? -1 :
 		    strcmp(before->v[i].path, now->v[j].path);
@@ -419,6 +446,7 @@ sandbox_guard_restore(json_t *out, const struct sandbox_guard *before)
 	size_t nmade = 0;
 
 	/* Refs are files of the git directory: they come back with it. */
+	now->max = before->n + GUARD_NEW_MAX;
 	record(now, now->root, 0);
 	if (now->gitfile != NULL)
 		record(now, now->gitfile, 1);
@@ -459,6 +487,9 @@ sandbox_guard_restore(json_t *out, const struct sandbox_guard *before)
 		free(made[k - 1]);
 	}
 	free(made);
+	if (now->cut)
+		json_array_append_new(out, json_string("stopped looking after "
+		    "the first files created: more may be left"));
 	sandbox_guard_free(now);
 	return NULL;
 }

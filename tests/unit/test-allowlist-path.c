@@ -266,6 +266,10 @@ test_report_dedup_and_exit(void **state)
 	allowlist_report_free(&r);
 	assert_string_equal(allowlist_code_name(AL_RESULT_MISMATCH),
 	    "result-mismatch");
+	assert_string_equal(allowlist_code_name(AL_SPECIAL_FILE),
+	    "special-file");
+	assert_string_equal(allowlist_code_name(AL_HARD_LINK), "hard-link");
+	assert_string_equal(allowlist_code_name(AL_UNREADABLE), "unreadable");
 	assert_string_equal(allowlist_code_name(AL_CODE_COUNT), "unknown");
 }
 
