@@ -32,7 +32,7 @@ struct lg_tally {
 	uint64_t last_end_ns;		/* latest end of a timed request */
 	size_t done, ok;		/* timed requests ended, succeeded */
 	struct rusage ru0;		/* at the start of the timed list */
-	struct stats_samples ttft, tpot, itl, e2el, lag;
+	struct stats_samples ttft, tpot, itl, e2el, lag, connect;
 };
 
 /* Take this thread's CPU times as the start of the timed part. */
@@ -82,6 +82,8 @@ struct lg_req {
 	struct curl_slist *id_header;	/* X-Request-Id, then lg->headers */
 	uint64_t connect_ns;		/* CURLINFO_CONNECT_TIME_T, ns */
 	int new_connection;		/* CURLINFO_NUM_CONNECTS > 0 */
+	unsigned attempts;		/* times libcurl was about to send it
+					   (CURLOPT_PREREQFUNCTION) */
 	char curlerr[CURL_ERROR_SIZE];
 };
 
@@ -103,6 +105,10 @@ struct lg {
 	enum loadgen_end end;
 	uint64_t last_byte_ns, next_tick_ns, tick_ns, timeout_ns;
 	struct lg_tally tally;		/* the summary being built */
+	/* Set once libcurl had to send a request again because the server
+	 * closed a kept-alive connection before answering: from then on
+	 * each request's connection is closed after it (FORBID_REUSE). */
+	int no_reuse;
 	CURL **pre;			/* the preconnect GETs in flight */
 	size_t npre, pre_left;
 };
@@ -110,7 +116,9 @@ struct lg {
 /* loadgen-req.c: one request. */
 struct werr *req_setup(struct lg *lg, struct lg_req *r);
 void req_teardown(struct lg_req *r);
-/* Ready the slot for its next request (keeps its handle and buffers). */
+/* Ready the slot for its next request: the easy handle is reset (so
+ * nothing, libcurl's count of connection retries included, carries over
+ * from the last request) and set up again; buffers are kept. */
 void req_reset(struct lg_req *r);
 /* Name the request in an X-Request-Id header (lg->cfg's prefix). */
 void req_set_id(struct lg *lg, struct lg_req *r);

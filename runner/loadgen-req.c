@@ -158,6 +158,51 @@ req_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return len;
 }
 
+#if LIBCURL_VERSION_NUM >= 0x075000
+/* libcurl is about to send the request on a connection it opened or
+ * reused: once per attempt, so a second call is a connection retry. */
+static int
+req_prereq(void *arg, char *primary_ip, char *local_ip, int primary_port,
+    int local_port)
+{
+	struct lg_req *r = arg;
+
+	(void)primary_ip;
+	(void)local_ip;
+	(void)primary_port;
+	(void)local_port;
+	r->attempts++;
+	return CURL_PREREQFUNC_OK;
+}
+#endif
+
+/* Set the easy handle up for one request (after curl_easy_reset). */
+static void
+req_options(struct lg *lg, struct lg_req *r)
+{
+	CURL *e = r->easy;
+
+	curl_easy_setopt(e, CURLOPT_URL, lg->cfg->url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->headers);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 16384L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+	    (long)(lg->timeout_ns / 1000000));
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, req_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->curlerr);
+#if LIBCURL_VERSION_NUM >= 0x075000
+	curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, req_prereq);
+	curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
+#endif
+	if (lg->no_reuse)
+		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+}
+
 void
 req_reset(struct lg_req *r)
 {
@@ -181,14 +226,18 @@ req_reset(struct lg_req *r)
 	r->ntok = 0;
 	r->connect_ns = 0;
 	r->new_connection = 0;
+	r->attempts = 0;
 	r->curlerr[0] = '\0';
+	/* A handle kept across requests keeps libcurl's count of connection
+	 * retries (libcurl 7.88 does not reset it): after five, every later
+	 * retry of the slot failed at once. Start each request afresh. */
+	curl_easy_reset(r->easy);
+	req_options(r->lg, r);
 }
 
 struct werr *
 req_setup(struct lg *lg, struct lg_req *r)
 {
-	CURL *e;
-
 	r->lg = lg;
 	sse_parser_init(&r->parser);
 	if (lg->cfg->max_event_bytes != 0)
@@ -197,22 +246,10 @@ req_setup(struct lg *lg, struct lg_req *r)
 	buf_init(&r->error);
 	buf_init(&r->errbody);
 	buf_init(&r->content);
-	if ((r->easy = e = curl_easy_init()) == NULL)
+	if ((r->easy = curl_easy_init()) == NULL)
 		return werr_new(WEXIT_ENV, "curl_easy_init failed");
-	if (curl_easy_setopt(e, CURLOPT_URL, lg->cfg->url) != CURLE_OK)
+	if (curl_easy_setopt(r->easy, CURLOPT_URL, lg->cfg->url) != CURLE_OK)
 		return werr_new(WEXIT_INPUT, "bad url '%s'", lg->cfg->url);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->headers);
-	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(e, CURLOPT_PROXY, "");
-	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 16384L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
-	    (long)(lg->timeout_ns / 1000000));
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, req_write);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->curlerr);
 	req_reset(r);
 	return NULL;
 }
@@ -376,6 +413,7 @@ req_record(struct lg_req *r, struct loadgen_record *rec)
 	rec->ntoken_ns = r->ntok;
 	rec->connect_ns = r->connect_ns;
 	rec->new_connection = r->new_connection;
+	rec->retries = r->attempts > 1 ? r->attempts - 1 : 0;
 	if (r->lg->cfg->keep_content > 0) {
 		rec->content = buf_cstr(&r->content);
 		rec->content_len = r->content.len;

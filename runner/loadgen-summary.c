@@ -70,6 +70,10 @@ lg_tally_record(struct lg_tally *t, const struct loadgen_record *rec)
 	t->done++;
 	if (rec->new_connection)
 		s->new_connections++;
+	if (rec->new_connection && rec->connect_ns > 0)
+		stats_samples_add(&t->connect,
+		    (double)rec->connect_ns / LG_NS_PER_MS);
+	s->connection_retries += rec->retries;
 	if (rec->end_ns > t->last_end_ns)
 		t->last_end_ns = rec->end_ns;
 	s->token_events += rec->token_events;
@@ -178,6 +182,7 @@ lg_tally_finish(struct lg_tally *t, size_t nbodies, uint64_t end_mono,
 	fill_stat(&s->tpot, &t->tpot);
 	fill_stat(&s->itl, &t->itl);
 	fill_stat(&s->e2el, &t->e2el);
+	fill_stat(&s->connect, &t->connect);
 	dmono = (double)(end_mono - s->anchor_mono_ns);
 	dreal = (double)(end_real - s->anchor_realtime_ns);
 	if (dmono > 0) {
@@ -196,6 +201,7 @@ lg_tally_free(struct lg_tally *t)
 	stats_samples_free(&t->itl);
 	stats_samples_free(&t->e2el);
 	stats_samples_free(&t->lag);
+	stats_samples_free(&t->connect);
 }
 
 /* ---- JSON ---- */
@@ -266,6 +272,9 @@ loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
 	set_int(o, "warmups_failed", s->warmups_failed);
 	set_int(o, "preconnected", s->preconnected);
 	set_int(o, "new_connections", s->new_connections);
+	set_int(o, "connection_retries", s->connection_retries);
+	json_object_set_new(o, "connection_reuse_stopped",
+	    json_boolean(s->connection_reuse_stopped));
 	set_int(o, "total_input_tokens", s->total_input_tokens);
 	set_int(o, "total_output_tokens", s->total_output_tokens);
 	set_int(o, "usage_server", s->usage_server);
@@ -278,6 +287,7 @@ loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
 	set_stat(o, "tpot", &s->tpot);
 	set_stat(o, "itl", &s->itl);
 	set_stat(o, "e2el", &s->e2el);
+	set_stat(o, "connect", &s->connect);
 	set_int(o, "token_events", s->token_events);
 	set_int(o, "coalesced_events", s->coalesced_events);
 	set_int(o, "chunks", s->chunks);

@@ -5,8 +5,8 @@
  * Linux, poll(2) elsewhere): libcurl tells us which sockets to watch and
  * when its timer fires; we wait, hand it the ready sockets, collect the
  * transfers that ended, and submit the next requests so exactly
- * `concurrency` stay in flight. Each request owns one easy handle (reused)
- * and one SSE parser; its write callback reads the clock first, then
+ * `concurrency` stay in flight. Each slot owns one easy handle, reset
+ * before each request (loadgen-req.c), and one SSE parser; its write callback reads the clock first, then
  * parses (loadgen-req.c). Each ended request is folded into the tally as
  * it is delivered; the summary maths and its JSON, after the loop, are in
  * loadgen-summary.c.
@@ -124,6 +124,12 @@ lg_finish(struct lg *lg, struct lg_req *r, CURLcode rc)
 	req_connect_info(r);
 	curl_multi_remove_handle(lg->multi, r->easy);
 	lg->in_flight--;
+	if (r->attempts > 1 && !lg->no_reuse) {
+		/* The server closes kept-alive connections under us: stop
+		 * putting requests on connections it may be closing. */
+		lg->no_reuse = 1;
+		lg->tally.sum->connection_reuse_stopped = 1;
+	}
 	transport = req_classify(r, rc);
 	if (transport && lg->cfg->on_tick != NULL) {
 		r->state = REQ_HELD;

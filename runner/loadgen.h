@@ -120,6 +120,12 @@ struct loadgen_record {
 	uint64_t connect_ns;
 	int new_connection;		/* 1: this request opened its connection
 					   (CURLINFO_NUM_CONNECTS); 0: reused */
+	/* Connection-level retries: times libcurl sent the request again
+	 * on a fresh connection because the kept-alive connection it had
+	 * reused was closed by the server before any byte of an answer
+	 * (see loadgen_run()). Not an outcome: the outcome is that of the
+	 * last attempt. */
+	unsigned retries;
 	/* The answer's content text (delta.content joined), when the
 	 * config asked for it with keep_content; else NULL. At most
 	 * keep_content bytes; may end inside a UTF-8 character. */
@@ -235,6 +241,12 @@ struct loadgen_summary {
 					   loop (preconnect GETs that ended
 					   well) */
 	size_t new_connections;		/* timed requests that opened one */
+	size_t connection_retries;	/* sum of the timed records' retries */
+	int connection_reuse_stopped;	/* 1: a retry made the sweep stop
+					   reusing connections */
+	/* connect_ms of the timed requests that opened a connection: the
+	 * part of their TTFT spent connecting, reported beside TTFT */
+	struct loadgen_stat connect;
 	uint64_t total_input_tokens;	/* usage prompt tokens, ok requests */
 	uint64_t total_output_tokens;	/* completion tokens, ok requests */
 	size_t usage_server;		/* ok requests with usage_source server */
@@ -277,6 +289,20 @@ struct loadgen_summary {
  * Run one sweep. Returns an error only when the sweep could not run at all
  * (bad config, libcurl setup); every request failure is a record with an
  * outcome class. summary is always filled when NULL is returned.
+ *
+ * Connections: each request starts from a reset easy handle. A request
+ * is sent again (a connection-level retry, counted in record->retries)
+ * only as libcurl does it: the connection it reused from the pool was
+ * closed by the server before any byte of an answer arrived, as servers
+ * do with a kept-alive connection they will never read from again
+ * (llama-server closes every connection after a stream while announcing
+ * Keep-Alive; others at the end of their keep-alive timeout). libcurl
+ * gives up after 5 such retries of one request. After the first retry
+ * the sweep closes each request's connection after it, so no later
+ * request is put on a connection the server is closing; each then opens
+ * its own, and its connect time is in connect_ns. A connection opened for
+ * the request and closed before any byte is the engine's failure, never
+ * retried.
  */
 struct werr *loadgen_run(const struct loadgen_config *config,
     struct loadgen_summary *summary);

@@ -133,8 +133,21 @@ parser_line(struct sse_parser *p, const char *line, size_t len,
 		if (event_over(p, vlen))
 			return parser_oversize(p);
 		buf_add(&p->type, value, vlen);
+	} else if (namelen == 5 && memcmp(line, "error", 5) == 0) {
+		/* Not an SSE field: older llama-server wrote a failure in a
+		 * 200 stream as "error: {json}" (its server_sent_event() with
+		 * event "error"), then [DONE]. Taken as an error event, so
+		 * the request is not counted as done. */
+		if (event_over(p, vlen + 6))
+			return parser_oversize(p);
+		buf_reset(&p->type);
+		buf_puts(&p->type, "error");
+		if (p->have_data)
+			buf_addch(&p->data, '\n');
+		buf_add(&p->data, value, vlen);
+		p->have_data = 1;
 	}
-	/* id, retry and unknown fields mean nothing to warden. */
+	/* id, retry and other fields mean nothing to warden. */
 	return 0;
 }
 

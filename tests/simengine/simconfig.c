@@ -96,6 +96,9 @@ static const struct opt opts[] = {
 	    "send 'event: error' with an error object mid-stream, then end (0)"),
 	OPT("reset-rate", OPT_DBL, reset_rate, "F",
 	    "reset the connection (RST) mid-stream (0)"),
+	OPT("close-rate", OPT_DBL, close_rate, "F",
+	    "close the connection when a completion request's headers\n"
+	    "                                   arrive, before reading its body or sending a byte (0)"),
 	OPT("fault-after", OPT_INT, fault_after, "N",
 	    "tokens sent before a mid-stream fault (2)"),
 	OPT("template-bug-rate", OPT_DBL, template_bug_rate, "F",
@@ -133,6 +136,18 @@ static const struct opt opts[] = {
 	    "make the first content token one event of MB megabytes (0)"),
 	OPT("usage", OPT_STR, usage, "MODE",
 	    "request (as asked), omit (never) or every (on every chunk)"),
+	OPT("error-form", OPT_STR, error_form, "FORM",
+	    "how an error event is written: event ('event: error'),\n"
+	    "                                   data ('data: {\"error\"..}', end), data-done (the same,\n"
+	    "                                   then [DONE]) or field ('error: {..}', then [DONE]) (event)"),
+	SECTION("Connections"),
+	OPT("keepalive-close", OPT_BOOL, keepalive_close, NULL,
+	    "announce 'Keep-Alive: timeout=5, max=100', then close the\n"
+	    "                                   connection after each streamed reply (llama-server)"),
+	OPT("close-delay", OPT_DBL, close_delay_ms, "MS",
+	    "with --keepalive-close, close MS milliseconds after the reply (0)"),
+	OPT("connection-close", OPT_BOOL, connection_close, NULL,
+	    "answer 'Connection: close' and close after every reply (mlx_lm)"),
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -157,6 +172,7 @@ simconfig_defaults(struct sim_config *c)
 	c->broken_mode = xstrdup("refuse");
 	c->events_per_write = 1;
 	c->usage = xstrdup("request");
+	c->error_form = xstrdup("event");
 }
 
 void
@@ -384,6 +400,7 @@ simconfig_validate(const struct sim_config *c)
 		{ "malformed-rate", c->malformed_rate },
 		{ "error-event-rate", c->error_event_rate },
 		{ "reset-rate", c->reset_rate },
+		{ "close-rate", c->close_rate },
 		{ "template-bug-rate", c->template_bug_rate },
 		{ "accuracy", c->accuracy },
 	};
@@ -407,6 +424,13 @@ simconfig_validate(const struct sim_config *c)
 		    "error_event");
 	if (!one_of(c->usage, "request", "omit", "every"))
 		return werr_usage("--usage must be request, omit or every");
+	if (!one_of(c->error_form, "event", "data", "data-done") &&
+	    strcmp(c->error_form, "field") != 0)
+		return werr_usage("--error-form must be event, data, data-done or "
+		    "field");
+	if (c->keepalive_close && c->connection_close)
+		return werr_usage("--keepalive-close and --connection-close exclude "
+		    "each other");
 	if (c->max_batch < 1 || c->events_per_write < 1)
 		return werr_usage("--max-batch and --events-per-write must be at least 1");
 	if (c->prefill_rate < 0 || c->itl_ms < 0 || c->itl_growth < 0 ||
@@ -415,7 +439,8 @@ simconfig_validate(const struct sim_config *c)
 	    c->kv_bytes_per_token < 0 || c->stall < 0 ||
 	    c->startup_delay < 0 || c->huge_event_mb < 0 ||
 	    c->fault_after < 0 || c->keepalive_every < 0 ||
-	    c->abort_after < 0 || c->abort_at_concurrency < 0)
+	    c->abort_after < 0 || c->abort_at_concurrency < 0 ||
+	    c->close_delay_ms < 0)
 		return werr_usage("sizes, rates and durations must not be negative");
 	if (c->version_file != NULL && c->version_from_pip != NULL)
 		return werr_usage("--version-file and --version-from-pip exclude each other");

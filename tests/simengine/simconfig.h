@@ -49,6 +49,7 @@ struct sim_config {
 	double malformed_rate;
 	double error_event_rate;
 	double reset_rate;
+	double close_rate;
 	int fault_after;
 	double template_bug_rate;
 	/* fidelity task */
@@ -68,6 +69,11 @@ struct sim_config {
 	int keepalive_every;
 	double huge_event_mb;
 	char *usage;
+	char *error_form;
+	/* connections */
+	int keepalive_close;
+	double close_delay_ms;
+	int connection_close;
 };
 
 void simconfig_defaults(struct sim_config *c);

@@ -380,6 +380,10 @@ req_new(struct simeng *e, const struct parsed *p, uint64_t seq)
 	so->random_splits = c->random_splits;
 	so->split_seed = textgen_mix((uint64_t)c->seed ^ seq);
 	so->fault_after = c->fault_after;
+	so->error_form = strcmp(c->error_form, "data") == 0 ?
+	    SIMSTREAM_ERROR_DATA : strcmp(c->error_form, "data-done") == 0 ?
+	    SIMSTREAM_ERROR_DATA_DONE : strcmp(c->error_form, "field") == 0 ?
+	    SIMSTREAM_ERROR_FIELD : SIMSTREAM_ERROR_EVENT;
 	simstream_init(&r->st, so, &r->reply);
 	r->sr.prompt_tokens = r->prompt_tokens;
 	r->sr.target_tokens = r->reply.n;
@@ -473,6 +477,30 @@ simeng_request_new(struct simeng *e, const json_t *body,
 	}
 	buf_free(&p.prompt);
 	buf_free(&p.last_user);
+}
+
+int
+simeng_close_fault(struct simeng *e, const char *request_id)
+{
+	struct sim_req r;
+	uint64_t seq;
+
+	if (e->cfg->close_rate <= 0.0)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	seq = ++e->nclose;
+	pthread_mutex_unlock(&e->lock);
+	if (!fault_hits(e, "close", e->cfg->close_rate, seq))
+		return 0;
+	if (e->trace == NULL)
+		return 1;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.id, sizeof(r.id), "closed-%llu", (unsigned long long)seq);
+	r.request_id = printable(request_id) ? (char *)request_id : NULL;
+	r.received_ns = r.done_ns = mono_ns();
+	r.fault = "closed";
+	write_trace(e, &r);
+	return 1;
 }
 
 void

@@ -39,6 +39,8 @@ struct simeng {
 	int broken;			/* the dependency version is broken */
 	uint64_t ready_ns;		/* /health answers 200 from then */
 	uint64_t nreq;			/* completion requests received */
+	uint64_t nclose;		/* ... whose headers were seen, for
+					   the close fault */
 	int inflight;
 	pthread_mutex_t trace_lock;
 	FILE *trace;
@@ -81,6 +83,13 @@ int simeng_ready(struct simeng *e);
 void simeng_request_new(struct simeng *e, const json_t *body,
     const char *request_id, struct sim_req **out, int *status,
     struct buf *errbody);
+/*
+ * The close fault (--close-rate), decided when a completion request's
+ * headers arrive: 1 when its connection is to be closed before its body
+ * is read or a byte is sent. Writes the request's trace line (fault
+ * "closed", status 0) then.
+ */
+int simeng_close_fault(struct simeng *e, const char *request_id);
 void simeng_submit(struct simeng *e, struct sim_req *r);
 /* Block until more than `have` tokens exist, generation is done, or the
  * engine stops (returns -1). Sets *ready and *done. */

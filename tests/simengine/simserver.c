@@ -32,9 +32,27 @@ struct conn_state {
 	struct sim_req *req;
 };
 
+/*
+ * The connection headers of the engine being played: "Connection: close"
+ * (mlx_lm's HTTP/1.0 handler closes after every reply; libmicrohttpd
+ * closes when it sees the header), or the "Keep-Alive" cpp-httplib adds
+ * to every reply below 400 that it does not close (llama-server), though
+ * it closes after a stream anyway (see completed()).
+ */
+static void
+connection_headers(const struct sim_config *c, struct MHD_Response *resp,
+    unsigned int status)
+{
+	if (c->connection_close)
+		MHD_add_response_header(resp, "Connection", "close");
+	else if (c->keepalive_close && status < 400)
+		MHD_add_response_header(resp, "Keep-Alive",
+		    "timeout=5, max=100");
+}
+
 static enum MHD_Result
-reply(struct MHD_Connection *conn, unsigned int status, const char *body,
-    size_t len, const char *ctype)
+reply(const struct sim_config *c, struct MHD_Connection *conn,
+    unsigned int status, const char *body, size_t len, const char *ctype)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -44,26 +62,28 @@ reply(struct MHD_Connection *conn, unsigned int status, const char *body,
 	if (resp == NULL)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Content-Type", ctype);
+	connection_headers(c, resp, status);
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
 
 static enum MHD_Result
-reply_json(struct MHD_Connection *conn, unsigned int status, const char *s)
+reply_json(const struct sim_config *c, struct MHD_Connection *conn,
+    unsigned int status, const char *s)
 {
-	return reply(conn, status, s, strlen(s), "application/json");
+	return reply(c, conn, status, s, strlen(s), "application/json");
 }
 
 static enum MHD_Result
-reply_error(struct MHD_Connection *conn, unsigned int status,
-    const char *msg, const char *type)
+reply_error(const struct sim_config *c, struct MHD_Connection *conn,
+    unsigned int status, const char *msg, const char *type)
 {
 	struct buf b = BUF_INIT;
 	enum MHD_Result ret;
 
 	simstream_error_body(&b, msg, type, (int)status);
-	ret = reply_json(conn, status, buf_cstr(&b));
+	ret = reply_json(c, conn, status, buf_cstr(&b));
 	buf_free(&b);
 	return ret;
 }
@@ -75,7 +95,7 @@ serve_models(struct simserver *s, struct MHD_Connection *conn)
 	    "list", "data", "id", s->cfg->model, "object", "model", "created", 0,
 	    "owned_by", "warden-simengine");
 	char *text = json_dumps(o, JSON_COMPACT);
-	enum MHD_Result ret = reply_json(conn, 200, text);
+	enum MHD_Result ret = reply_json(s->cfg, conn, 200, text);
 
 	free(text);
 	json_decref(o);
@@ -174,6 +194,7 @@ serve_stream(struct conn_state *cs)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
 	MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	connection_headers(cs->srv->cfg, resp, 200);
 	ret = MHD_queue_response(cs->conn, 200, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -196,7 +217,7 @@ serve_whole(struct conn_state *cs)
 	if (r->reply.n > 0)
 		r->first_token_ns = r->done_ns;
 	r->ended = 1;
-	ret = reply_json(cs->conn, 200, buf_cstr(&b));
+	ret = reply_json(cs->srv->cfg, cs->conn, 200, buf_cstr(&b));
 	buf_free(&b);
 	return ret;
 }
@@ -212,19 +233,20 @@ serve_completion(struct conn_state *cs)
 	int status = 0;
 
 	if (!simeng_ready(s->engine))
-		return reply_error(cs->conn, 503, "the model is loading",
+		return reply_error(s->cfg, cs->conn, 503, "the model is loading",
 		    "server_error");
 	body = json_loadb(cs->upload.data != NULL ? cs->upload.data : "",
 	    cs->upload.len, 0, &jerr);
 	if (body == NULL)
-		return reply_error(cs->conn, 400, "the request body is not JSON",
+		return reply_error(s->cfg, cs->conn, 400, "the request body is not JSON",
 		    "invalid_request_error");
 	simeng_request_new(s->engine, body,
 	    MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND,
 	    "X-Request-Id"), &cs->req, &status, &err);
 	json_decref(body);
 	if (cs->req == NULL) {
-		ret = reply_json(cs->conn, (unsigned int)status, buf_cstr(&err));
+		ret = reply_json(s->cfg, cs->conn, (unsigned int)status,
+		    buf_cstr(&err));
 		buf_free(&err);
 		return ret;
 	}
@@ -242,17 +264,17 @@ route(struct conn_state *cs, const char *url, const char *method)
 
 	if (strcmp(url, "/health") == 0 && get)
 		return simeng_ready(s->engine) ?
-		    reply_json(cs->conn, 200, "{\"status\":\"ok\"}") :
-		    reply_json(cs->conn, 503, "{\"status\":\"loading\"}");
+		    reply_json(s->cfg, cs->conn, 200, "{\"status\":\"ok\"}") :
+		    reply_json(s->cfg, cs->conn, 503, "{\"status\":\"loading\"}");
 	if (strcmp(url, "/v1/models") == 0 && get)
 		return serve_models(s, cs->conn);
 	if (strcmp(url, "/v1/chat/completions") == 0) {
 		if (strcmp(method, "POST") != 0)
-			return reply_error(cs->conn, 405, "use POST",
+			return reply_error(s->cfg, cs->conn, 405, "use POST",
 			    "invalid_request_error");
 		return serve_completion(cs);
 	}
-	return reply_error(cs->conn, 404, "no such endpoint",
+	return reply_error(s->cfg, cs->conn, 404, "no such endpoint",
 	    "not_found_error");
 }
 
@@ -264,6 +286,14 @@ handler(void *cls, struct MHD_Connection *conn, const char *url,
 	struct conn_state *cs = *con_cls;
 
 	if (cs == NULL) {
+		/* The close fault: only the headers are in; the body is
+		 * never read and nothing is sent (MHD_NO closes). */
+		if (strcmp(url, "/v1/chat/completions") == 0 &&
+		    strcmp(method, "POST") == 0 &&
+		    simeng_close_fault(((struct simserver *)cls)->engine,
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		    "X-Request-Id")))
+			return MHD_NO;
 		cs = xcalloc(1, sizeof(*cs));
 		cs->srv = cls;
 		cs->conn = conn;
@@ -281,6 +311,32 @@ handler(void *cls, struct MHD_Connection *conn, const char *url,
 	return route(cs, url, method);
 }
 
+/*
+ * --keepalive-close: end the connection once a stream was sent in full,
+ * as llama-server does (its content provider returns false after the
+ * last chunk, which cpp-httplib takes as the end of the connection)
+ * though the reply announced Keep-Alive. Runs in the connection's thread
+ * before it reads anything more, so a request the client sent meanwhile
+ * is never read: shutdown() sends FIN, the close that follows with that
+ * request unread sends RST.
+ */
+static void
+close_after_stream(struct simserver *s, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct timespec ts;
+	double ms = s->cfg->close_delay_ms;
+
+	if (ms > 0) {
+		ts.tv_sec = (time_t)(ms / 1000);
+		ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
+		nanosleep(&ts, NULL);
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci != NULL)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+}
+
 static void
 completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum MHD_RequestTerminationCode toe)
@@ -290,6 +346,9 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	if (cs == NULL)
 		return;
+	if (s->cfg->keepalive_close && cs->req != NULL && cs->req->stream &&
+	    cs->req->ended && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		close_after_stream(s, conn);
 	if (cs->req != NULL)
 		simeng_request_end(s->engine, cs->req);
 	buf_free(&cs->upload);

@@ -204,10 +204,14 @@ fault_due(struct simstream *s, int nev)
 		    eol(s));
 		break;
 	case SIMSTREAM_FAULT_ERROR_EVENT:
-		buf_printf(&s->pending, "event: error%s%s{\"error\":{\"message\":"
+		if (s->o.error_form == SIMSTREAM_ERROR_EVENT)
+			buf_printf(&s->pending, "event: error%s", eol(s));
+		buf_printf(&s->pending, "%s{\"error\":{\"message\":"
 		    "\"simulated engine failure\",\"type\":\"server_error\","
-		    "\"code\":500}}%s%s", eol(s), data, eol(s), eol(s));
-		s->phase = PH_END;
+		    "\"code\":500}}%s%s", s->o.error_form == SIMSTREAM_ERROR_FIELD ?
+		    (s->o.no_space ? "error:" : "error: ") : data, eol(s), eol(s));
+		s->phase = s->o.error_form == SIMSTREAM_ERROR_DATA_DONE ||
+		    s->o.error_form == SIMSTREAM_ERROR_FIELD ? PH_DONE : PH_END;
 		break;
 	case SIMSTREAM_FAULT_NONE:
 		break;

@@ -31,6 +31,14 @@ enum simstream_fault {
 	SIMSTREAM_FAULT_RESET,
 };
 
+/* How an error inside a 200 stream is written (real engines differ). */
+enum simstream_error_form {
+	SIMSTREAM_ERROR_EVENT,		/* event: error + data: {"error"}, end */
+	SIMSTREAM_ERROR_DATA,		/* data: {"error":..}, end (llama-server) */
+	SIMSTREAM_ERROR_DATA_DONE,	/* data: {"error":..}, [DONE] (vLLM) */
+	SIMSTREAM_ERROR_FIELD,		/* error: {..}, [DONE] (older llama-server) */
+};
+
 struct simstream_opts {
 	const char *id;			/* request id, e.g. "7" */
 	const char *model;
@@ -46,6 +54,7 @@ struct simstream_opts {
 	uint64_t split_seed;
 	enum simstream_fault fault;
 	int fault_after;		/* tokens sent before the fault */
+	enum simstream_error_form error_form;
 };
 
 enum simstream_action {
