@@ -166,6 +166,12 @@ reason_line(FILE *fp, const json_t *r)
 	else if (json_is_true(json_object_get(r, "client_limited")))
 		reason = xstrdup("client_limited: warden's loop lagged or used "
 		    "most of a core; figures may be the client's");
+	else if (json_is_true(json_object_get(r, "connection_reuse_stopped")))
+		reason = xasprintf("the engine closed kept-alive connections "
+		    "before answering: %lld connection retries, not its "
+		    "failures; each request then opened its own connection",
+		    (long long)json_integer_value(json_object_get(r,
+		    "connection_retries")));
 	if (reason != NULL)
 		wrapped(fp, reason);
 	free(reason);

@@ -60,6 +60,7 @@ lg_tally_record(struct lg_tally *t, const struct loadgen_record *rec)
 	double tokens;
 	size_t i;
 
+	s->connection_retries += rec->retries;	/* warmups included */
 	if (rec->warmup) {
 		if (rec->outcome == LOADGEN_OK)
 			s->warmups_ok++;
@@ -73,7 +74,6 @@ lg_tally_record(struct lg_tally *t, const struct loadgen_record *rec)
 	if (rec->new_connection && rec->connect_ns > 0)
 		stats_samples_add(&t->connect,
 		    (double)rec->connect_ns / LG_NS_PER_MS);
-	s->connection_retries += rec->retries;
 	if (rec->end_ns > t->last_end_ns)
 		t->last_end_ns = rec->end_ns;
 	s->token_events += rec->token_events;

@@ -241,7 +241,8 @@ struct loadgen_summary {
 					   loop (preconnect GETs that ended
 					   well) */
 	size_t new_connections;		/* timed requests that opened one */
-	size_t connection_retries;	/* sum of the timed records' retries */
+	size_t connection_retries;	/* sum of the records' retries,
+					   warmups included */
 	int connection_reuse_stopped;	/* 1: a retry made the sweep stop
 					   reusing connections */
 	/* connect_ms of the timed requests that opened a connection: the
