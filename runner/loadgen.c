@@ -6,8 +6,8 @@
  * when its timer fires; we wait, hand it the ready sockets, collect the
  * transfers that ended, and submit the next requests so exactly
  * `concurrency` stay in flight. Each slot owns one easy handle, reset
- * before each request (loadgen-req.c), and one SSE parser; its write callback reads the clock first, then
- * parses (loadgen-req.c). Each ended request is folded into the tally as
+ * before each request, and one SSE parser; its write callback reads the
+ * clock first, then parses (loadgen-req.c). Each ended request is folded into the tally as
  * it is delivered; the summary maths and its JSON, after the loop, are in
  * loadgen-summary.c.
  *
