@@ -107,7 +107,8 @@ struct lg {
 	struct lg_tally tally;		/* the summary being built */
 	/* Set once libcurl had to send a request again because the server
 	 * closed a kept-alive connection before answering: from then on
-	 * each request's connection is closed after it (FORBID_REUSE). */
+	 * each request opens a connection of its own and closes it after
+	 * (FRESH_CONNECT, FORBID_REUSE). */
 	int no_reuse;
 	CURL **pre;			/* the preconnect GETs in flight */
 	size_t npre, pre_left;

@@ -199,8 +199,12 @@ req_options(struct lg *lg, struct lg_req *r)
 	curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, req_prereq);
 	curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
 #endif
-	if (lg->no_reuse)
+	if (lg->no_reuse) {
+		/* a connection of its own, closed after it: none from the
+		 * pool, where one the server is closing may still wait */
+		curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
 		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+	}
 }
 
 void

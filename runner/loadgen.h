@@ -299,9 +299,9 @@ struct loadgen_summary {
  * (llama-server closes every connection after a stream while announcing
  * Keep-Alive; others at the end of their keep-alive timeout). libcurl
  * gives up after 5 such retries of one request. After the first retry
- * the sweep closes each request's connection after it, so no later
- * request is put on a connection the server is closing; each then opens
- * its own, and its connect time is in connect_ns. A connection opened for
+ * each later request opens a connection of its own and closes it after,
+ * so none is put on a connection the server is closing, and none is
+ * retried; its connect time is in connect_ns. A connection opened for
  * the request and closed before any byte is the engine's failure, never
  * retried.
  */
