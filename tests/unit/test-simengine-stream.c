@@ -365,6 +365,41 @@ test_malformed_line_and_error_event(void **state)
 	free_run(&r);
 }
 
+/* The error forms of the real engines, each after two tokens. */
+static void
+test_error_forms(void **state)
+{
+	const char *out;
+	struct run r;
+
+	setup_run(&r, 10, 0);
+	r.o.fault = SIMSTREAM_FAULT_ERROR_EVENT;
+	r.o.error_form = SIMSTREAM_ERROR_DATA;
+	pull(&r, 65536);
+	out = buf_cstr(&r.out);
+	assert_int_equal(r.completed, 2);
+	assert_non_null(strstr(out, "\n\ndata: {\"error\":{\"message\":"));
+	assert_null(strstr(out, "event:"));
+	assert_null(strstr(out, "[DONE]"));
+	buf_free(&r.out);
+
+	r.o.error_form = SIMSTREAM_ERROR_DATA_DONE;
+	pull(&r, 65536);
+	out = buf_cstr(&r.out);
+	assert_int_equal(r.last, SIMSTREAM_END);
+	assert_non_null(strstr(out, "}}\n\ndata: [DONE]\n\n"));
+	assert_int_equal(count(out, "finish_reason\":\"stop"), 0);
+	buf_free(&r.out);
+
+	r.o.error_form = SIMSTREAM_ERROR_FIELD;
+	pull(&r, 65536);
+	out = buf_cstr(&r.out);
+	assert_non_null(strstr(out, "\n\nerror: {\"error\":"));
+	assert_non_null(strstr(out, "}}\n\ndata: [DONE]\n\n"));
+	assert_int_equal(count(out, "data: {\"error\""), 0);
+	free_run(&r);
+}
+
 static void
 test_full_body_with_tool_call(void **state)
 {
@@ -417,6 +452,7 @@ main(void)
 		cmocka_unit_test(test_huge_event_comes_in_pieces_of_the_asked_size),
 		cmocka_unit_test(test_faults_happen_after_the_asked_tokens),
 		cmocka_unit_test(test_malformed_line_and_error_event),
+		cmocka_unit_test(test_error_forms),
 		cmocka_unit_test(test_full_body_with_tool_call),
 	};
 
