@@ -212,7 +212,7 @@ gate_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	in.fidelity = fids.v;
 	in.nfidelity = fids.n;
 	if (snapshot != NULL)
-		err = snapshot_read_resultset(&rs, snapshot);
+		err = snapshot_read_resultset(&rs, snapshot, in.repo_root);
 	else
 		err = gate_resultset(&rs, &in);
 	if (err != NULL)

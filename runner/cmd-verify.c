@@ -15,6 +15,7 @@
 #include "output.h"
 #include "policy.h"
 #include "util.h"
+#include "results/sign.h"
 #include "results/snapshot.h"
 #include "results/verify.h"
 
@@ -45,6 +46,7 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	const char *signers_arg = NULL;
 	struct verify_report vr;
+	struct signers sig;
 	struct snapshot s;
 	struct werr *err, *gerr = NULL;
 	char *signers = NULL;
@@ -73,7 +75,13 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		free(signers);
 		return err;
 	}
-	err = verify_snapshot(&vr, &s, signers, required);
+	memset(&sig, 0, sizeof(sig));
+	if (signers != NULL && snapshot_member(&s, SNAPSHOT_SIGNATURE) != NULL)
+		err = signers_read_file(&sig, signers);
+	if (err == NULL)
+		err = verify_snapshot(&vr, &s, sig.name != NULL ? &sig : NULL,
+		    required);
+	signers_free(&sig);
 	snapshot_free(&s);
 	free(signers);
 	if (err != NULL)

@@ -260,7 +260,8 @@ publish_run(json_t **out, const struct publish_opts *o)
 	in.fidelity = o->fidelity;
 	in.nfidelity = o->nfidelity;
 	in.no_fidelity = o->no_fidelity;
-	err = o->snapshot != NULL ? snapshot_read_resultset(&rs, o->snapshot) :
+	err = o->snapshot != NULL ? snapshot_read_resultset(&rs, o->snapshot,
+	    o->repo_root) :
 	    gate_resultset(&rs, &in);
 	if (err != NULL)
 		goto out;
