@@ -86,6 +86,21 @@ struct journal_anchor {
 	char commit[41];	/* the official commit carrying it */
 };
 
+/*
+ * A commit of the official branch's first-parent history from its first
+ * anchored commit on (what came before is the history warden found: `warden
+ * init`'s layout commit or a repository's own past): each is a move of
+ * official the journal must record.
+ */
+struct journal_move {
+	char commit[41];
+	char *subject;		/* its first line, at most 72 bytes */
+	int64_t after_seq;	/* the newest anchor at or before it */
+	int is_export;		/* a journal.export commit with an anchor that
+				   changes nothing outside journals/: the
+				   commit itself is the record */
+};
+
 struct journal_evidence {
 	int have_branch;		/* the official branch exists */
 	struct journal_anchor *anchors;	/* sorted by seq */
@@ -99,6 +114,8 @@ struct journal_evidence {
 	int64_t export_through;		/* the highest seq an export commit
 					 * anchored: the export must reach it */
 	char export_commit[41];		/* that commit */
+	struct journal_move *moves;	/* first-parent history, oldest first */
+	size_t nmoves;
 };
 
 /* Read the evidence from refs/heads/BRANCH of repo: every commit in its
