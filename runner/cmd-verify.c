@@ -119,8 +119,11 @@ const struct cmd_entry cmd_verify_entry = {
 	"re-check a snapshot archive against its manifest and signature",
 	"Checks every member of SNAPSHOT (a .tar.gz from snapshot, merge or\n"
 	"publish) against the sha256 in its manifest, the manifest against its\n"
-	"seal, and a signature against allowed_signers. Names every changed,\n"
-	"removed or added member and a bad signature.\n"
+	"seal, the archive against the one warden writes of its members (byte\n"
+	"for byte: path order, one gzip member, nothing after it), and a\n"
+	"signature against allowed_signers. Names every changed, removed or\n"
+	"added member and a bad signature. Reads at most 512 MiB of an archive\n"
+	"($WARDEN_SNAPSHOT_MAX_MIB lowers it), 256 MiB of one member.\n"
 	"  --allowed-signers FILE  ssh-keygen allowed_signers (default: policy\n"
 	"                      publish.allowed_signers of this repository)\n"
 	"  --json              print the result as JSON\n"
