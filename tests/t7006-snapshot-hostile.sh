@@ -134,7 +134,7 @@ test_expect_success 'a member larger than the cap is refused by its header, befo
 	open(sys.argv[1], "wb").write(gzip.compress(m.tobuf(tarfile.USTAR_FORMAT)))
 	PY
 	expect_exit 1 warden verify big.tar.gz &&
-	expect_grep "^warden: big.tar.gz: member .results/big.json. is 314572800 bytes, more than the 256 MiB warden reads of one member$" err &&
+	expect_grep "^warden: big.tar.gz: member .results/big.json. is 314572800 bytes, more than the 128 MiB warden reads of one member$" err &&
 	refused big.tar.gz "member .results/big.json. is 314572800 bytes"
 '
 
@@ -154,6 +154,23 @@ test_expect_success 'members over the total cap are refused naming the member an
 	head -c 1200000 /dev/urandom >noise.tar.gz &&
 	expect_exit 2 env WARDEN_SNAPSHOT_MAX_MIB=1 "$WARDEN" verify noise.tar.gz &&
 	expect_grep "^warden: snapshot: .*noise.tar.gz" err
+'
+
+test_expect_success 'the default bound: a third 100 MiB member is refused by its header' '
+	archive huge.tar.gz <<-\PY &&
+	import gzip, sys, tarfile
+	with gzip.open(sys.argv[1], "wb", compresslevel=1) as g:
+	    z = bytes(1 << 20)
+	    for n in "abc":
+	        m = tarfile.TarInfo("results/%s.json" % n)
+	        m.size = 100 << 20
+	        g.write(m.tobuf(tarfile.USTAR_FORMAT))
+	        for i in range(100 if n != "c" else 0):
+	            g.write(z)
+	PY
+	expect_exit 1 warden verify huge.tar.gz &&
+	expect_grep "^warden: huge.tar.gz: member .results/c.json. (104857600 bytes) brings the snapshot past the 256 MiB warden reads of one snapshot$" err &&
+	rm huge.tar.gz
 '
 
 test_expect_success 'a directory member is refused: warden writes files only' '

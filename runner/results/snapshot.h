@@ -54,8 +54,8 @@ struct snapshot {
  * members; each tar header counts 512 bytes. A member is refused by the
  * size its header declares, before its data is read.
  */
-#define SNAPSHOT_MEMBER_MAX	((size_t)256 << 20)
-#define SNAPSHOT_TOTAL_MAX	((size_t)512 << 20)
+#define SNAPSHOT_MEMBER_MAX	((size_t)128 << 20)
+#define SNAPSHOT_TOTAL_MAX	((size_t)256 << 20)
 #define SNAPSHOT_MEMBERS_MAX	10000
 
 struct snapshot_params {
