@@ -161,13 +161,15 @@ check_export(struct verify_state *vs, const struct journal_entry *e)
 }
 
 /* Does an entry of this kind record a move of official? The journal
- * entry of each kind of move (official_kinds[]), and `warden init`'s. */
+ * entry of each kind of move (official_kinds[]), `warden init`'s, and a
+ * maintainer's adoption of a commit (journal adopt). */
 static int
 records_moves(const char *kind)
 {
 	size_t i;
 
-	if (strcmp(kind, "repo.init") == 0)
+	if (strcmp(kind, "repo.init") == 0 ||
+	    strcmp(kind, "official.adopted") == 0)
 		return 1;
 	for (i = 0; official_kinds[i].name != NULL; i++)
 		if (official_kinds[i].journal_kind != NULL &&

@@ -155,6 +155,17 @@ struct werr *journal_verify(struct store *store, int64_t *broken_seq,
 void journal_verdict_free(struct journal_verdict *v);
 
 /*
+ * Record a maintainer's move of the official branch that warden did not
+ * make (official.adopted: commit, branch, subject), so journal verify finds
+ * it recorded: rev must name a commit on the first-parent history of
+ * branch (else an input error). *seq the entry; commit_out (41) the
+ * commit. Takes its own store transaction.
+ */
+struct werr *journal_adopt(int64_t *seq, char *commit_out,
+    struct store *store, struct git_repository *repo, const char *branch,
+    const char *rev);
+
+/*
  * Write the journal to the official branch: a commit (through
  * official.c, with its own anchor) whose tree is the tip's tree plus
  * journals/journal.jsonl extended by the entries not yet in it and

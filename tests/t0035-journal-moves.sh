@@ -85,6 +85,33 @@ $anchor") &&
 	unrecorded a4 "$c" "journal: export through seq 99"
 '
 
+test_expect_success 'journal adopt records a maintainer commit: verify and export are clean again' '
+	cp -r bench a5 &&
+	git -C a5 checkout -q -b side official &&
+	echo "policy note" >>a5/README.md &&
+	git -C a5 commit -q -am "maintainer: README" &&
+	c=$(git -C a5 rev-parse HEAD) &&
+	git -C a5 checkout -q --detach && git -C a5 branch -f official side &&
+	unrecorded a5 "$c" "maintainer: README" &&
+	expect_exit 0 warden --repo a5 journal adopt official &&
+	expect_grep "^journal entry [0-9]* records commit $(echo $c | cut -c1-12) on .official.$" out &&
+	warden --repo a5 journal show --kind official.adopted >shown &&
+	expect_grep "\"commit\":\"$c\"" shown &&
+	expect_exit 0 warden --repo a5 journal verify &&
+	expect_exit 0 warden --repo a5 journal export &&
+	expect_exit 0 warden --repo a5 journal verify
+'
+
+test_expect_success 'journal adopt refuses a commit that is not on official' '
+	git -C a5 checkout -q -b elsewhere official~2 &&
+	echo x >>a5/README.md && git -C a5 commit -q -am "elsewhere" &&
+	expect_exit 2 warden --repo a5 journal adopt elsewhere &&
+	expect_grep "^warden: commit [0-9a-f]\{12\} is not on the first-parent history of .official.: only a move of official can be adopted$" err &&
+	expect_exit 2 warden --repo a5 journal adopt no-such-rev &&
+	expect_grep "^warden: .no-such-rev. names no commit$" err &&
+	expect_exit 2 warden --repo a5 journal adopt
+'
+
 test_expect_success 'approvals, exports and notes keep verifying clean' '
 	submit_change 2 &&
 	warden --repo bench review approve 2 --as "M <m@example.org>" >/dev/null &&
