@@ -49,7 +49,7 @@ snapshot_archive(struct buf *out, const struct snapshot *s, int64_t mtime)
 	    archive_write_set_options(a, "gzip:!timestamp") != ARCHIVE_OK ||
 	    archive_write_open(a, out, NULL, archive_to_buf, NULL) !=
 	    ARCHIVE_OK) {
-		err = archive_err(a, "cannot write", s->id);
+		err = archive_err(a, "cannot write snapshot", s->id);
 		goto out;
 	}
 	for (i = 0; i < s->n && err == NULL; i++) {
@@ -69,7 +69,7 @@ snapshot_archive(struct buf *out, const struct snapshot *s, int64_t mtime)
 		archive_entry_free(e);
 	}
 	if (err == NULL && archive_write_close(a) != ARCHIVE_OK)
-		err = archive_err(a, "cannot write", s->id);
+		err = archive_err(a, "cannot write snapshot", s->id);
 out:
 	archive_write_free(a);
 	return err;
