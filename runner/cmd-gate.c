@@ -212,7 +212,7 @@ gate_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	in.fidelity = fids.v;
 	in.nfidelity = fids.n;
 	if (snapshot != NULL)
-		err = snapshot_read_resultset(&rs, snapshot);
+		err = snapshot_read_resultset(&rs, snapshot, in.repo_root);
 	else
 		err = gate_resultset(&rs, &in);
 	if (err != NULL)
@@ -254,7 +254,8 @@ const struct cmd_entry cmd_gate_entry = {
 	"  --fidelity RUN      with this fidelity run (repeatable; default: the\n"
 	"                      newest finished measured run)\n"
 	"  --no-fidelity       without a fidelity run (fidelity then fails)\n"
-	"  --snapshot FILE     judge the runs of a snapshot (e.g. a merge)\n"
+	"  --snapshot FILE     judge the runs of a snapshot (e.g. a merge),\n"
+	"                      verified with the official tip's policy signers\n"
 	"  --json              print the result as JSON\n"
 	"Exit 1 when an engine that passed in the last published snapshot\n"
 	"(results/gate.json on the official branch) fails now.\n",
