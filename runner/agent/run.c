@@ -445,7 +445,7 @@ run_agent(struct run *r, const char **state)
 		goto out;
 	if (r->sandbox_kind != NULL) {
 		agent_sandbox_spec(&spec, r->o->repo, r->o->repo_root, r->pol,
-		    &r->p, argv);
+		    &r->p, argv, env);
 		if ((err = sandbox_prepare(&sb, &spec)) != NULL)
 			goto out;
 	}
