@@ -339,17 +339,19 @@ cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	err = werr_vnew(WEXIT_INPUT, fmt, ap);
 	va_end(ap);
+	/* The synopsis apart: the message may echo argv, which is quoted
+	 * when printed; the synopsis is warden's own lines. */
 	do {
 		nl = strchr(u, '\n');
-		buf_printf(&b, "\n%s warden %s %.*s", first ? "usage:" : "      ",
-		    entry->name, nl != NULL ? (int)(nl - u) : (int)strlen(u), u);
+		buf_printf(&b, "%s%s warden %s %.*s", first ? "" : "\n",
+		    first ? "usage:" : "      ", entry->name,
+		    nl != NULL ? (int)(nl - u) : (int)strlen(u), u);
 		first = 0;
 		u = nl != NULL ? nl + 1 : NULL;
 	} while (u != NULL);
-	err = werr_new(WEXIT_INPUT, "%s", buf_cstr(&b));
-	buf_free(&b);
+	err->usage = buf_detach(&b);
 	return err;
 }
 

@@ -19,6 +19,7 @@
 
 #include "cmd.h"
 #include "output.h"
+#include "quote.h"
 #include "repo.h"
 #include "util.h"
 
@@ -150,9 +151,9 @@ hoist_globals(int argc, char **argv)
 static int
 global_usage_error(const char *msg)
 {
-	fprintf(stderr, "warden: %s\n"
+	output_error(msg,
 	    "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
-	    "       warden help\n", msg);
+	    "       warden help");
 	return WEXIT_INPUT;
 }
 
@@ -214,8 +215,10 @@ main(int argc, char **argv)
 	}
 	entry = cmd_find(argv[0]);
 	if (entry == NULL) {
-		fprintf(stderr, "warden: '%s' is not a warden command; see 'warden help'\n",
+		msg = xasprintf("'%s' is not a warden command; see 'warden help'",
 		    argv[0]);
+		output_error(msg, NULL);
+		free(msg);
 		return WEXIT_INPUT;
 	}
 	if (cmd_wants_help(argc, argv)) {
@@ -229,14 +232,17 @@ run:
 	cmdline = join_argv(argc, argv);
 	ctx.cmdline = cmdline;
 	optind = 0;	/* glibc and BSD: a full getopt reset */
+	output_guard_start();
 	err = entry->exec(&ctx, argc, argv);
 	code = WEXIT_OK;
 	if (err != NULL) {
 		code = err->exit;
 		if (err->msg != NULL && err->msg[0] != '\0')
-			fprintf(stderr, "warden: %s\n", err->msg);
+			output_error(err->msg, err->usage);
 		werr_free(err);
 	}
+	output_guard_end();
+	quote_release();
 	cmd_ctx_release(&ctx);
 	free(cmdline);
 	curl_global_cleanup();
