@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "buf.h"
@@ -99,16 +100,40 @@ quote_term(struct buf *out, const char *s, size_t len, unsigned flags)
 	}
 }
 
-const char *
-quote_str(const char *s)
+void
+quote_print_lines(FILE *fp, const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	if (s == NULL)
+		return;
+	quote_term(&b, s, strlen(s), QUOTE_KEEP_LINES | QUOTE_KEEP_BACKSLASH);
+	fputs(buf_cstr(&b), fp);
+	buf_free(&b);
+}
+
+static const char *
+quote_ring(const char *s, unsigned flags)
 {
 	struct buf *b = &ring[ring_next++ % QUOTE_RING];
 
 	buf_reset(b);
 	if (s == NULL)
 		s = "";
-	quote_term(b, s, strlen(s), 0);
+	quote_term(b, s, strlen(s), flags);
 	return buf_cstr(b);
+}
+
+const char *
+quote_str(const char *s)
+{
+	return quote_ring(s, 0);
+}
+
+const char *
+quote_msg(const char *s)
+{
+	return quote_ring(s, QUOTE_KEEP_BACKSLASH);
 }
 
 void

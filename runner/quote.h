@@ -16,6 +16,7 @@
 #define WARDEN_QUOTE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "buf.h"
 
@@ -33,10 +34,18 @@ enum quote_flags {
 /* Append s[0..len) to out, quoted as above. */
 void quote_term(struct buf *out, const char *s, size_t len, unsigned flags);
 
+/* Print the block of lines s (NULL: nothing) on fp, each line's content
+ * quoted (QUOTE_KEEP_LINES | QUOTE_KEEP_BACKSLASH): a diff, a log tail. */
+void quote_print_lines(FILE *fp, const char *s);
+
 /* s quoted for one line (flags 0), valid until eight more calls; NULL is
  * shown as "". For printf arguments: printf("%s\n", quote_str(path)). */
 const char *quote_str(const char *s);
-/* Free what quote_str() holds (at exit). */
+/* s quoted to stay one line without doubling '\' (QUOTE_KEEP_BACKSLASH),
+ * same lifetime: for a whole message warden composed around untrusted
+ * parts (an error, a verify problem), safe even if a part was quoted. */
+const char *quote_msg(const char *s);
+/* Free what quote_str() and quote_msg() hold (at exit). */
 void quote_release(void);
 
 /* How many bytes at the end of s[0..len) may be the start of a UTF-8
