@@ -236,8 +236,11 @@ agent_run_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 			output_json(rec);
 		} else if (dry) {
 			print_run(rec);
+			/* The task as the agent reads it: a document of its
+			 * own, last, in the first column; its lines quoted. */
 			putchar('\n');
-			quote_print_lines(stdout, jsonget_str(rec, "context"));
+			quote_print_lines(stdout, "", jsonget_str(rec,
+			    "context"));
 		} else {
 			print_run(rec);
 		}

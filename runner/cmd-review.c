@@ -112,7 +112,7 @@ print_show(json_t *o)
 		free(body);
 	}
 	putchar('\n');
-	quote_print_lines(stdout, jsonget_str(o, "patch"));
+	quote_print_lines(stdout, "    ", jsonget_str(o, "patch"));
 }
 
 static struct werr *

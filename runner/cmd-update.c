@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "update.h"
 #include "util.h"
 
@@ -91,7 +92,8 @@ print_report(const struct update_report *r)
 		printf("\n");
 		print_changes(e->changes, "  ");
 		json_object_foreach(e->held, key, v)
-			printf("  held: %s: %s\n", key, json_string_value(v));
+			printf("  held: %s: %s\n", key,
+			    quote_str(json_string_value(v)));
 		if (e->detail != NULL)
 			printf("  %s\n  log: %s\n", e->detail,
 			    e->log_path ? e->log_path : "-");

@@ -14,7 +14,7 @@
 #include "quote.h"
 #include "util.h"
 
-#define QUOTE_RING 8
+#define QUOTE_RING 16
 
 static struct buf ring[QUOTE_RING];
 static unsigned ring_next;
@@ -101,13 +101,21 @@ quote_term(struct buf *out, const char *s, size_t len, unsigned flags)
 }
 
 void
-quote_print_lines(FILE *fp, const char *s)
+quote_print_lines(FILE *fp, const char *indent, const char *s)
 {
 	struct buf b = BUF_INIT;
+	const char *nl;
+	size_t n;
 
-	if (s == NULL)
+	if (s == NULL || s[0] == '\0')
 		return;
-	quote_term(&b, s, strlen(s), QUOTE_KEEP_LINES | QUOTE_KEEP_BACKSLASH);
+	for (; *s != '\0'; s += n + (nl != NULL)) {
+		nl = strchr(s, '\n');
+		n = nl != NULL ? (size_t)(nl - s) : strlen(s);
+		buf_puts(&b, indent);
+		quote_term(&b, s, n, QUOTE_KEEP_LINES | QUOTE_KEEP_BACKSLASH);
+		buf_addch(&b, '\n');
+	}
 	fputs(buf_cstr(&b), fp);
 	buf_free(&b);
 }

@@ -34,11 +34,14 @@ enum quote_flags {
 /* Append s[0..len) to out, quoted as above. */
 void quote_term(struct buf *out, const char *s, size_t len, unsigned flags);
 
-/* Print the block of lines s (NULL: nothing) on fp, each line's content
- * quoted (QUOTE_KEEP_LINES | QUOTE_KEEP_BACKSLASH): a diff, a log tail. */
-void quote_print_lines(FILE *fp, const char *s);
+/* Print the block of lines s (NULL: nothing) on fp, each line indented
+ * by indent and its content quoted (QUOTE_KEEP_LINES |
+ * QUOTE_KEEP_BACKSLASH): a diff, a log tail. With an indent no line of s
+ * can pass for one of warden's own, which start in the first column. The
+ * block ends with a newline. */
+void quote_print_lines(FILE *fp, const char *indent, const char *s);
 
-/* s quoted for one line (flags 0), valid until eight more calls; NULL is
+/* s quoted for one line (flags 0), valid until sixteen more calls; NULL is
  * shown as "". For printf arguments: printf("%s\n", quote_str(path)). */
 const char *quote_str(const char *s);
 /* s quoted to stay one line without doubling '\' (QUOTE_KEEP_BACKSLASH),

@@ -99,10 +99,10 @@ test_expect_success 'an agent whose diff lines attack: the change is queued' '
 test_expect_success 'review show: the diff reads as lines, each quoted' '
 	expect_exit 0 bw review show 1 &&
 	term_safe out err &&
-	expect_grep "^+\\\\x1b\\[2Jclear$" out &&
-	expect_grep "^+back\\\\rgate: clean$" out &&
-	expect_grep "^+csi\\\\xc2\\\\x9b2J$" out &&
-	expect_grep "^+\\\\x1b\\]0;owned\\\\x1b\\\\title$" out
+	expect_grep "^    +\\\\x1b\\[2Jclear$" out &&
+	expect_grep "^    +back\\\\rgate: clean$" out &&
+	expect_grep "^    +csi\\\\xc2\\\\x9b2J$" out &&
+	expect_grep "^    +\\\\x1b\\]0;owned\\\\x1b\\\\title$" out
 '
 
 test_expect_success 'review show --json: the patch is exact' '
