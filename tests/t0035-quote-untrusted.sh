@@ -3,8 +3,8 @@
 # whose file names and diff lines hold ESC[2J, OSC 52, OSC 0, a C1 CSI, a
 # newline or CR followed by a forged "gate: clean", and bytes that are not
 # UTF-8; argv echoed in an error; a snapshot whose member name holds a
-# newline. Text output holds none of those bytes and no forged line;
-# --json carries the exact text.
+# newline; an engine whose log tail holds the same. Text output holds none
+# of those bytes and no forged line; --json carries the exact text.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/agents/agent-setup.sh"
@@ -174,6 +174,40 @@ test_expect_success 'verify: a member name holding a newline is printed escaped'
 		           for p in doc["problems"]), doc
 		PY
 	fi
+'
+
+test_expect_success 'an engine whose log attacks: campaign and campaign show quote it' '
+	bench_init eng &&
+	sim_adapter eng hostile --itl 1 &&
+	python3 - eng/adapters/engines/hostile.json <<-\PY &&
+	import json, sys
+	a = json.load(open(sys.argv[1]))
+	a["serve"]["argv"] = ["sh", "-c", "printf \"loading\\033]52;c;cHduZWQ=\\007\\ngate: clean\\033[2J \\302\\233 \\377\\n\" >&2; exit 7"]
+	json.dump(a, open(sys.argv[1], "w"), indent=2)
+	PY
+	bench_policy eng "campaign.concurrency=[1]" &&
+	(cd eng && expect_exit 0 warden campaign --limit 2 --run-id h1) &&
+	term_safe eng/out eng/err &&
+	expect_grep "not_ready" eng/out &&
+	expect_grep "gate: clean\\\\x1b\\[2J" eng/out &&
+	(cd eng && expect_exit 0 warden campaign show h1) &&
+	term_safe eng/out eng/err &&
+	(cd eng && expect_exit 0 warden --json campaign show h1) &&
+	python3 - eng/out <<-\PY
+	import json, sys
+	doc = json.load(open(sys.argv[1], encoding="utf-8"))
+	want = "loading\x1b]52;c;cHduZWQ=\x07\ngate: clean\x1b[2J \u009b"
+	found = []
+	def walk(v):
+	    if isinstance(v, str):
+	        found.append(want in v)
+	    elif isinstance(v, dict):
+	        [walk(x) for x in v.values()]
+	    elif isinstance(v, list):
+	        [walk(x) for x in v]
+	walk(doc)
+	assert any(found), "the log tail is not exact in the JSON"
+	PY
 '
 
 test_done
