@@ -56,7 +56,8 @@ test_expect_success 'agent run: the names are quoted, no line is forged' '
 	expect_grep "simfix/clip\\\\x1b\\]52;c;cHduZWQ=\\\\x07board" out &&
 	expect_grep "simfix/title\\\\x1b\\]0;owned\\\\x1b\\\\\\\\end" out &&
 	expect_grep "simfix/line\\\\ngate: clean" out &&
-	expect_grep "simfix/csi\\\\xc2\\\\x9b2Jc1" out
+	expect_grep "simfix/csi\\\\xc2\\\\x9b2Jc1" out &&
+	expect_grep "^  A adapters/engines/simfix/bad.*utf8 +1 -0$" out
 '
 
 test_expect_success 'agent show: the same, quoted; --json carries the exact names' '
