@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "official.h"
 #include "policy.h"
+#include "quote.h"
 #include "repo.h"
 #include "store.h"
 #include "util.h"
@@ -146,7 +147,8 @@ cmd_getopt_failure(int ch, char **argv, const struct option *opts)
 		return xasprintf("option '-%c' needs a value", optopt);
 	if (optopt > 0 && optopt < 0x80 && optopt >= ' ')
 		return xasprintf("unknown option '-%c'", optopt);
-	return xasprintf("unknown option '%s'", optind > 0 ? argv[optind - 1] : "");
+	return xasprintf("unknown option '%s'",
+	    quote_str(optind > 0 ? argv[optind - 1] : ""));
 }
 
 int
@@ -323,7 +325,8 @@ cmd_parse_id(const struct cmd_entry *entry, const char *s, const char *what,
 	long long v = strtoll(s, &end, 10);
 
 	if (*s == '\0' || *end != '\0' || v <= 0)
-		return cmd_usage_error(entry, "'%s' is not %s", s, what);
+		return cmd_usage_error(entry, "'%s' is not %s", quote_str(s),
+		    what);
 	*id = v;
 	return NULL;
 }

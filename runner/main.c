@@ -36,7 +36,7 @@ help_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(&cmd_help_entry, "help takes one COMMAND");
 	if (argc - optind == 1 && (e = cmd_find(argv[optind])) == NULL)
 		return werr_usage("'%s' is not a warden command; see 'warden help'",
-		    argv[optind]);
+		    quote_str(argv[optind]));
 	if (ctx->json) {
 		doc = cmd_help_json(e);
 		output_json(doc);
@@ -154,6 +154,7 @@ global_usage_error(const char *msg)
 	output_error(msg,
 	    "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
 	    "       warden help");
+	quote_release();
 	return WEXIT_INPUT;
 }
 
@@ -216,9 +217,10 @@ main(int argc, char **argv)
 	entry = cmd_find(argv[0]);
 	if (entry == NULL) {
 		msg = xasprintf("'%s' is not a warden command; see 'warden help'",
-		    argv[0]);
+		    quote_str(argv[0]));
 		output_error(msg, NULL);
 		free(msg);
+		quote_release();
 		return WEXIT_INPUT;
 	}
 	if (cmd_wants_help(argc, argv)) {

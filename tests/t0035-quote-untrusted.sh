@@ -142,6 +142,8 @@ test_expect_success 'an error echoing argv: newline, ESC and bad UTF-8 are escap
 	term_safe out err &&
 	expect_grep "^warden: .1\\\\n\\\\x1b\\[2J\\\\xff. is not a review number$" err &&
 	expect_grep "^usage: warden review" err &&
+	expect_exit 2 bw review show "a\\x1b" &&
+	expect_grep "^warden: .a\\\\\\\\x1b. is not a review number$" err &&
 	expect_exit 2 warden "$(printf "nope\ngate: clean\033]52;c;eA==\007")" &&
 	term_safe out err &&
 	expect_grep "^warden: .nope\\\\ngate: clean\\\\x1b\\]52;c;eA==\\\\x07. is not a warden command" err &&
