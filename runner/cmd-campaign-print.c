@@ -22,6 +22,7 @@
 #include "campaign-report.h"
 #include "cmd-campaign.h"
 #include "jsonget.h"
+#include "quote.h"
 #include "util.h"
 
 #define ENGINE_COL_MIN 6
@@ -166,8 +167,8 @@ reason_line(FILE *fp, const json_t *r)
 	else if (json_is_true(json_object_get(r, "client_limited")))
 		reason = xstrdup("client_limited: warden's loop lagged or used "
 		    "most of a core; figures may be the client's");
-	if (reason != NULL)
-		wrapped(fp, reason);
+	if (reason != NULL)	/* an engine's words: one line, quoted */
+		wrapped(fp, quote_msg(reason));
 	free(reason);
 }
 

@@ -14,6 +14,7 @@
 #include "journal.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "store.h"
 #include "util.h"
 
@@ -36,8 +37,8 @@ show_one(void *arg, const struct journal_entry *e)
 	}
 	body = json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS);
 	printf("%6lld  %s  %-10s %-18s %s  %s\n", (long long)e->seq, e->time,
-	    e->cycle, e->kind, e->subject[0] != '\0' ? e->subject : "-",
-	    body != NULL ? body : "");
+	    quote_str(e->cycle), quote_str(e->kind), e->subject[0] != '\0' ?
+	    quote_str(e->subject) : "-", quote_msg(body != NULL ? body : ""));
 	free(body);
 	return NULL;
 }
@@ -167,7 +168,7 @@ print_verdict(struct cmd_ctx *ctx, const struct journal_verdict *v,
 		json_decref(o);
 	} else if (v->broken_seq != 0)
 		printf("journal broken at seq %lld: %s\n",
-		    (long long)v->broken_seq, v->why);
+		    (long long)v->broken_seq, quote_msg(v->why));
 	else if (ctx->verbosity >= 0) {
 		printf("journal intact: %lld entries, chain verified\n",
 		    (long long)v->entries);

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "util.h"
 #include "results/sign.h"
 #include "results/snapshot.h"
@@ -89,21 +90,23 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		probs = json_array();
 		for (i = 0; i < vr.nproblems; i++)
-			json_array_append_new(probs, json_string(vr.problems[i]));
-		doc = json_pack("{s:s, s:s, s:b, s:I, s:b, s:s?, s:o}", "path",
-		    argv[optind], "id", vr.id, "ok", vr.nproblems == 0,
+			json_array_append_new(probs, json_text(vr.problems[i]));
+		doc = json_pack("{s:o, s:s, s:b, s:I, s:b, s:s?, s:o}", "path",
+		    json_text(argv[optind]), "id", vr.id, "ok", vr.nproblems == 0,
 		    "members", (json_int_t)vr.members, "signed", vr.signed_ok,
 		    "signer", vr.signer, "problems", probs);
 		output_json(doc);
 		json_decref(doc);
 	} else {
 		for (i = 0; i < vr.nproblems; i++)
-			printf("%s: %s\n", argv[optind], vr.problems[i]);
+			printf("%s: %s\n", quote_str(argv[optind]),
+			    quote_msg(vr.problems[i]));
 		if (vr.nproblems == 0)
 			printf("%s: snapshot %s verifies: %zu members match the "
-			    "manifest%s%s\n", argv[optind], vr.id, vr.members,
+			    "manifest%s%s\n", quote_str(argv[optind]),
+			    quote_str(vr.id), vr.members,
 			    vr.signed_ok ? ", signed by " : "",
-			    vr.signed_ok ? vr.signer : "");
+			    vr.signed_ok ? quote_str(vr.signer) : "");
 	}
 	if (vr.nproblems > 0)
 		err = werr_new(WEXIT_PROBLEM, "%s does not verify (%zu "
