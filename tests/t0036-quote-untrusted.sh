@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0035: untrusted text reaches the terminal quoted. A scripted agent
+# t0036: untrusted text reaches the terminal quoted. A scripted agent
 # whose file names and diff lines hold ESC[2J, OSC 52, OSC 0, a C1 CSI, a
 # newline or CR followed by a forged "gate: clean", and bytes that are not
 # UTF-8; argv echoed in an error; a snapshot whose member name holds a
