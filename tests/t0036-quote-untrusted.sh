@@ -57,7 +57,7 @@ test_expect_success 'agent run: the names are quoted, no line is forged' '
 	expect_grep "simfix/title\\\\x1b\\]0;owned\\\\x1b\\\\\\\\end" out &&
 	expect_grep "simfix/line\\\\ngate: clean" out &&
 	expect_grep "simfix/csi\\\\xc2\\\\x9b2Jc1" out &&
-	expect_grep "^  A adapters/engines/simfix/bad.*utf8 +1 -0$" out
+	expect_grep "^  bad-path adapters/engines/simfix/bad.*utf8: invalid UTF-8$" out
 '
 
 test_expect_success 'agent show: the same, quoted; --json carries the exact names' '
