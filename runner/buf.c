@@ -49,6 +49,7 @@ buf_grow(struct buf *b, size_t extra)
 		cap = cap * 2;
 	b->data = xrealloc(b->data, cap);
 	b->cap = cap;
+	b->data[b->len] = '\0';	/* terminated even before anything is added */
 }
 
 void

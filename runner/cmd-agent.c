@@ -23,6 +23,7 @@
 #include "jsonget.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "review.h"
 #include "util.h"
 
@@ -59,22 +60,23 @@ print_run(const json_t *r)
 	    "mode"));
 	if (json_is_string(json_object_get(json_object_get(r, "sandbox"),
 	    "why")))
-		printf("          %s\n", jsonget_str(json_object_get(r,
-		    "sandbox"), "why"));
+		printf("          %s\n", quote_msg(jsonget_str(
+		    json_object_get(r, "sandbox"), "why")));
 	if (json_object_get(r, "argv") != NULL) {
 		printf("argv:    ");
 		json_array_foreach(json_object_get(r, "argv"), i, x)
-			printf(" %s", json_string_value(x));
+			printf(" %s", quote_str(json_string_value(x)));
 		printf("\n");
 	}
 	if (json_object_get(r, "worktree") != NULL)
-		printf("worktree: %s (branch %s)\n", jsonget_str(r, "worktree"),
-		    jsonget_str(r, "branch"));
+		printf("worktree: %s (branch %s)\n",
+		    quote_str(jsonget_str(r, "worktree")),
+		    quote_str(jsonget_str(r, "branch")));
 	if (json_object_get(r, "log") != NULL)
-		printf("log:      %s\n", jsonget_str(r, "log"));
+		printf("log:      %s\n", quote_str(jsonget_str(r, "log")));
 	if (exit != NULL)
 		printf("exit:     %s%s after %.1f s, %lld descendant%s reaped\n",
-		    jsonget_str(exit, "status"),
+		    quote_msg(jsonget_str(exit, "status")),
 		    json_is_true(json_object_get(exit,
 		    "timed_out")) ? " (at the time limit)" : "",
 		    json_real_value(json_object_get(exit, "duration_s")),
@@ -82,9 +84,9 @@ print_run(const json_t *r)
 		    "reaped")), json_integer_value(json_object_get(exit,
 		    "reaped")) == 1 ? "" : "s");
 	json_array_foreach(json_object_get(r, "reasons"), i, x)
-		printf("quarantined: %s\n", json_string_value(x));
+		printf("quarantined: %s\n", quote_msg(json_string_value(x)));
 	json_array_foreach(json_object_get(r, "restored"), i, x)
-		printf("put back: %s\n", json_string_value(x));
+		printf("put back: %s\n", quote_msg(json_string_value(x)));
 	if (ds != NULL) {
 		printf("diff:     %lld file%s, +%lld -%lld\n",
 		    (long long)json_integer_value(json_object_get(ds, "files")),
@@ -95,7 +97,8 @@ print_run(const json_t *r)
 		    "deleted")));
 		json_array_foreach(json_object_get(ds, "paths"), i, x)
 			printf("  %s %s +%lld -%lld\n",
-			    jsonget_str(x, "status"), jsonget_str(x, "path"),
+			    quote_str(jsonget_str(x, "status")),
+			    quote_str(jsonget_str(x, "path")),
 			    (long long)json_integer_value(json_object_get(x,
 			    "added")),
 			    (long long)json_integer_value(json_object_get(x,
@@ -105,8 +108,9 @@ print_run(const json_t *r)
 		printf("gate:     %s\n", json_is_true(json_object_get(gate,
 		    "ok")) ? "clean" : "refused");
 	json_array_foreach(json_object_get(gate, "violations"), i, x)
-		printf("  %s %s: %s\n", jsonget_str(x, "code"),
-		    jsonget_str(x, "path"), jsonget_str(x, "reason"));
+		printf("  %s %s: %s\n", quote_str(jsonget_str(x, "code")),
+		    quote_str(jsonget_str(x, "path")),
+		    quote_msg(jsonget_str(x, "reason")));
 	if (json_is_integer(json_object_get(r, "review")))
 		printf("review:   %lld\n", (long long)json_integer_value(
 		    json_object_get(r, "review")));
@@ -117,7 +121,7 @@ print_run(const json_t *r)
 		printf("smoke:    %s\n",
 		    json_is_true(json_object_get(smoke, "passed")) ? "passed" :
 		    json_is_string(json_object_get(smoke, "skipped")) ?
-		    jsonget_str(smoke, "skipped") : "failed");
+		    quote_msg(jsonget_str(smoke, "skipped")) : "failed");
 		for (k = 0; k < 2; k++) {
 			json_t *ph = json_object_get(smoke, phases[k]), *run, *s;
 			size_t j;
@@ -127,12 +131,14 @@ print_run(const json_t *r)
 				    "sweeps"), j, s)
 					printf("  %-6s %s %s %s c=%lld: %s "
 					    "%lld/%lld\n", phases[k],
-					    jsonget_str(run, "engine"),
-					    jsonget_str(s, "model"),
-					    jsonget_str(s, "split"),
+					    quote_str(jsonget_str(run,
+					    "engine")),
+					    quote_str(jsonget_str(s, "model")),
+					    quote_str(jsonget_str(s, "split")),
 					    (long long)json_integer_value(
 					    json_object_get(s, "concurrency")),
-					    jsonget_str(s, "outcome"),
+					    quote_str(jsonget_str(s,
+					    "outcome")),
 					    (long long)json_integer_value(
 					    json_object_get(s, "completed")),
 					    (long long)json_integer_value(
@@ -140,7 +146,7 @@ print_run(const json_t *r)
 		}
 	}
 	if (json_is_string(json_object_get(r, "error")))
-		printf("error:    %s\n", jsonget_str(r, "error"));
+		printf("error:    %s\n", quote_msg(jsonget_str(r, "error")));
 }
 
 static struct werr *
@@ -230,7 +236,11 @@ agent_run_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 			output_json(rec);
 		} else if (dry) {
 			print_run(rec);
-			printf("\n%s", jsonget_str(rec, "context"));
+			/* The task as the agent reads it: a document of its
+			 * own, last, in the first column; its lines quoted. */
+			putchar('\n');
+			quote_print_lines(stdout, "", jsonget_str(rec,
+			    "context"));
 		} else {
 			print_run(rec);
 		}
@@ -267,11 +277,11 @@ agent_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 
 			printf("%-5lld %-12s %-8s %-16s %-24s %-12s",
 			    (long long)json_integer_value(json_object_get(row,
-			    "id")), jsonget_str(row, "state"),
-			    jsonget_str(row, "task_kind"),
-			    jsonget_str(row, "task_ref"),
-			    jsonget_str(row, "created"),
-			    jsonget_str(row, "sandbox"));
+			    "id")), quote_str(jsonget_str(row, "state")),
+			    quote_str(jsonget_str(row, "task_kind")),
+			    quote_str(jsonget_str(row, "task_ref")),
+			    quote_str(jsonget_str(row, "created")),
+			    quote_str(jsonget_str(row, "sandbox")));
 			if (json_is_integer(rid))
 				printf(" review %lld",
 				    (long long)json_integer_value(rid));

@@ -22,6 +22,7 @@
 #include "campaign-report.h"
 #include "cmd-campaign.h"
 #include "jsonget.h"
+#include "quote.h"
 #include "util.h"
 
 #define ENGINE_COL_MIN 6
@@ -172,8 +173,8 @@ reason_line(FILE *fp, const json_t *r)
 		    "failures; each request then opened its own connection",
 		    (long long)json_integer_value(json_object_get(r,
 		    "connection_retries")));
-	if (reason != NULL)
-		wrapped(fp, reason);
+	if (reason != NULL)	/* may hold an engine's words: one line, quoted */
+		wrapped(fp, quote_msg(reason));
 	free(reason);
 }
 

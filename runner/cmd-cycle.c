@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "quote.h"
 #include "cycle/cycle.h"
 #include "jsonget.h"
 #include "output.h"
@@ -54,7 +55,7 @@ print_list(const char *label, const json_t *arr, const char *none)
 			    (long long)json_integer_value(v));
 		else
 			printf("%s%s", i ? ", " : "", json_is_string(v) ?
-			    json_string_value(v) : "?");
+			    quote_str(json_string_value(v)) : "?");
 	printf("\n");
 }
 
@@ -68,10 +69,10 @@ print_summary(const json_t *res)
 	int n = 0;
 
 	printf("cycle %s (roster %s), round %lld: %s, exit %lld\n",
-	    jsonget_str(res, "cycle"), jsonget_str(j, "roster"), (long long)
-	    json_integer_value(json_object_get(res, "round")), jsonget_str(res,
-	    "state"), (long long)json_integer_value(json_object_get(res,
-	    "exit")));
+	    quote_str(jsonget_str(res, "cycle")), quote_str(jsonget_str(j,
+	    "roster")), (long long)json_integer_value(json_object_get(res,
+	    "round")), quote_str(jsonget_str(res, "state")),
+	    (long long)json_integer_value(json_object_get(res, "exit")));
 	printf("cells:     %lld", (long long)json_integer_value(
 	    json_object_get(s, "cells")));
 	json_object_foreach((json_t *)json_object_get(s, "statuses"), key, v)
@@ -83,20 +84,22 @@ print_summary(const json_t *res)
 		printf(" nothing");
 	json_array_foreach(json_object_get(s, "versions"), i, v)
 		printf("%s %s %s %s -> %s", i ? "," : "",
-		    jsonget_str(v, "engine"), jsonget_str(v, "package"),
-		    json_is_string(json_object_get(v, "old")) ? jsonget_str(v,
-		    "old") : "(none)", json_is_string(json_object_get(v,
-		    "new")) ? jsonget_str(v, "new") : "(removed)");
+		    quote_str(jsonget_str(v, "engine")),
+		    quote_str(jsonget_str(v, "package")),
+		    json_is_string(json_object_get(v, "old")) ?
+		    quote_str(jsonget_str(v, "old")) : "(none)",
+		    json_is_string(json_object_get(v, "new")) ?
+		    quote_str(jsonget_str(v, "new")) : "(removed)");
 	json_array_foreach(json_object_get(s, "update_failed"), i, v)
-		printf("; %s: update %s", jsonget_str(v, "engine"),
-		    jsonget_str(v, "outcome"));
+		printf("; %s: update %s", quote_str(jsonget_str(v, "engine")),
+		    quote_str(jsonget_str(v, "outcome")));
 	printf("\nbroke:    ");
 	if (json_array_size(json_object_get(s, "broke")) == 0)
 		printf(" nothing");
 	json_array_foreach(json_object_get(s, "broke"), i, v)
-		printf("%s %s (%s%s)", i ? "," : "", jsonget_str(v, "cell"),
-		    jsonget_str(v, "status"), json_is_true(json_object_get(v,
-		    "fixed")) ? ", fixed" : "");
+		printf("%s %s (%s%s)", i ? "," : "", quote_str(jsonget_str(v,
+		    "cell")), quote_str(jsonget_str(v, "status")),
+		    json_is_true(json_object_get(v, "fixed")) ? ", fixed" : "");
 	printf("\n");
 	g = json_object_get(s, "gate");
 	print_list("gate:      passed ", json_object_get(g, "passed"), "none");
@@ -117,25 +120,28 @@ print_summary(const json_t *res)
 	json_array_foreach(json_object_get(s, "reviews_waiting"), i, v)
 		printf("%s #%lld (%s)", i ? "," : "", (long long)
 		    json_integer_value(json_object_get(v, "id")),
-		    jsonget_str(v, "source"));
+		    quote_str(jsonget_str(v, "source")));
 	printf("\n");
 	v = json_object_get(s, "published");
 	if (v != NULL)
 		printf("published: snapshot %s, commit %.12s, tag %s\n"
-		    "           %s\n", jsonget_str(v, "snapshot"),
-		    jsonget_str(v, "commit"), jsonget_str(v, "tag"),
-		    jsonget_str(v, "path"));
+		    "           %s\n", quote_str(jsonget_str(v, "snapshot")),
+		    quote_str(jsonget_str(v, "commit")),
+		    quote_str(jsonget_str(v, "tag")), quote_str(jsonget_str(v,
+		    "path")));
 	else
-		printf("published: no: %s\n", jsonget_str(s, "not_published"));
+		printf("published: no: %s\n", quote_str(jsonget_str(s,
+		    "not_published")));
 	json_array_foreach(json_object_get(res, "approve"), i, v)
 		printf("%s %s\n", i ? "          " : "approve:  ",
-		    json_string_value(v));
+		    quote_str(json_string_value(v)));
 	if (strcmp(jsonget_str(res, "state"), "waiting") == 0)
 		printf("then:      warden cycle   (measures again at the new "
 		    "official tip and publishes)\n");
 	printf("journal:   git show %s:journals/%s.md\n",
-	    jsonget_str(j, "official_branch")[0] ? jsonget_str(j,
-	    "official_branch") : "official", jsonget_str(res, "cycle"));
+	    quote_str(jsonget_str(j, "official_branch"))[0] ?
+	    quote_str(jsonget_str(j, "official_branch")) : "official",
+	    quote_str(jsonget_str(res, "cycle")));
 }
 
 static struct werr *

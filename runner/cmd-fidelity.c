@@ -18,6 +18,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "util.h"
 #include "results/fidelity.h"
 #include "results/fidelity-table.h"
@@ -153,18 +154,19 @@ print_table(const json_t *doc)
 	size_t i;
 
 	printf("fidelity run %s (task %s, sha256 %.12s, ",
-	    json_string_value(json_object_get(doc, "run_id")),
-	    json_string_value(json_object_get(task, "name")),
-	    json_string_value(json_object_get(task, "sha256")));
+	    quote_str(json_string_value(json_object_get(doc, "run_id"))),
+	    quote_str(json_string_value(json_object_get(task, "name"))),
+	    quote_str(json_string_value(json_object_get(task, "sha256"))));
 	if (asked > 0 && asked < items)
 		printf("%lld of ", asked);
 	printf("%lld items%s)\n", items,
 	    json_is_true(json_object_get(task, "synthetic")) ?
 	    ", synthetic" : "");
 	if (json_is_string(json_object_get(doc, "reference")))
-		printf("reference: run %s, engine %s\n", json_string_value(
-		    json_object_get(doc, "reference")), json_string_value(
-		    json_object_get(doc, "reference_engine")));
+		printf("reference: run %s, engine %s\n",
+		    quote_str(json_string_value( json_object_get(doc,
+		    "reference"))), quote_str(json_string_value(
+		    json_object_get(doc, "reference_engine"))));
 	else
 		printf("reference: none (warden fidelity import-reference FILE, "
 		    "or mark-reference RUN)\n");
@@ -174,9 +176,11 @@ print_table(const json_t *doc)
 	json_array_foreach(json_object_get(doc, "rows"), i, row) {
 		ref = json_object_get(row, "reference");
 		printf("%-16s %-16s %5lld",
-		    json_string_value(json_object_get(row, "engine")),
-		    json_string_value(json_object_get(row, "model")),
-		    (long long)json_integer_value(json_object_get(row, "shots")));
+		    quote_str(json_string_value(json_object_get(row,
+		    "engine"))),
+		    quote_str(json_string_value(json_object_get(row, "model"))),
+		    (long long)json_integer_value(json_object_get(row,
+		    "shots")));
 		print_pct(json_object_get(row, "weighted_f1"), 6);
 		print_pct(json_object_get(row, "macro_f1"), 6);
 		print_pct(json_object_get(row, "accuracy"), 6);
@@ -187,12 +191,13 @@ print_table(const json_t *doc)
 			printf(" %8s", "-");
 		print_pct(json_object_get(ref, "agreement"), 6);
 		printf("%s %6lld %6lld  %s\n",
-		    json_is_number(json_object_get(ref, "agreement")) ? "%" : " ",
-		    (long long)json_integer_value(json_object_get(row,
+		    json_is_number(json_object_get(ref, "agreement")) ? "%" :
+		    " ", (long long)json_integer_value(json_object_get(row,
 		    "parse_failures")),
 		    (long long)json_integer_value(json_object_get(row,
 		    "request_failures")),
-		    json_string_value(json_object_get(row, "outcome")));
+		    quote_str(json_string_value(json_object_get(row,
+		    "outcome"))));
 	}
 	printf("\nwF1, mF1 (weighted and macro F1) and acc in %%; vs ref: "
 	    "weighted F1 minus the reference's, in\npercentage points, over "
@@ -267,11 +272,14 @@ fidelity_list(struct cmd_ctx *ctx, int argc, char **argv)
 	else
 		json_array_foreach(runs, i, r)
 			printf("%s  %-8s %-7s %s%s\n",
-			    json_string_value(json_object_get(r, "run_id")),
-			    json_string_value(json_object_get(r, "kind")),
-			    json_string_value(json_object_get(r, "state")),
-			    json_string_value(json_object_get(r, "created")),
-			    json_integer_value(json_object_get(r,
+			    quote_str(json_string_value(json_object_get(r,
+			    "run_id"))),
+			    quote_str(json_string_value(json_object_get(r,
+			    "kind"))),
+			    quote_str(json_string_value(json_object_get(r,
+			    "state"))),
+			    quote_str(json_string_value(json_object_get(r,
+			    "created"))), json_integer_value(json_object_get(r,
 			    "reference")) == 1 ? "  (reference)" : "");
 	json_decref(runs);
 	return NULL;

@@ -17,6 +17,7 @@
 #include "cmd-results.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "util.h"
 #include "results/gate.h"
 #include "results/snapshot.h"
@@ -38,7 +39,7 @@ print_items(const char *label, const json_t *list, const char *end)
 	if (json_array_size(list) == 0)
 		printf(" none");
 	json_array_foreach(list, i, v)
-		printf("%s %s", i ? "," : "", json_string_value(v));
+		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
 	printf("%s", end);
 }
 
@@ -81,8 +82,8 @@ cmd_gate_print(const json_t *g)
 	    "coverage", NULL };
 	size_t i, j, k;
 
-	printf("gate over results %.16s: ", json_string_value(
-	    json_object_get(g, "results_sha256")));
+	printf("gate over results %.16s: ", quote_str(json_string_value(
+	    json_object_get(g, "results_sha256"))));
 	print_items("campaign", json_object_get(json_object_get(g, "runs"),
 	    "campaign"), "; ");
 	print_items("fidelity", json_object_get(json_object_get(g, "runs"),
@@ -96,17 +97,18 @@ cmd_gate_print(const json_t *g)
 		printf("%s%lld", i ? "," : " c=", (long long)json_integer_value(v));
 	printf(" on");
 	json_array_foreach(json_object_get(th, "splits"), i, v)
-		printf("%s %s", i ? "," : "", json_string_value(v));
+		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
 	printf("; fidelity within %.2f pp of the reference; models",
 	    json_number_value(json_object_get(th, "fidelity_band_pp")));
 	json_array_foreach(json_object_get(th, "required_models"), i, v)
-		printf("%s %s", i ? "," : "", json_string_value(v));
+		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
 	printf("\n\n%-16s %-10s %-8s %-8s %-6s %10s %8s %6s %6s %7s\n",
 	    "engine", "completion", "fidelity", "coverage", "result",
 	    "best tok/s", "peak GiB", "of RAM", "of hint", "growth");
 	json_array_foreach(json_object_get(g, "engines"), i, e) {
 		mem = json_object_get(e, "memory");
-		printf("%-16s", json_string_value(json_object_get(e, "engine")));
+		printf("%-16s", quote_str(json_string_value(json_object_get(e,
+		    "engine"))));
 		print_mark(json_object_get(e, "completion"), 10);
 		print_mark(json_object_get(e, "fidelity"), 8);
 		print_mark(json_object_get(e, "coverage"), 8);
@@ -131,17 +133,20 @@ cmd_gate_print(const json_t *g)
 		for (k = 0; checks[k] != NULL; k++)
 			json_array_foreach(json_object_get(json_object_get(e,
 			    checks[k]), "failures"), j, f)
-				printf("%s %s \u2717 %s\n", json_string_value(
-				    json_object_get(e, "engine")), checks[k],
-				    json_string_value(json_object_get(f, "why")));
+				printf("%s %s \u2717 %s\n",
+				    quote_str(json_string_value(
+				    json_object_get(e, "engine"))), checks[k],
+				    quote_msg(json_string_value(
+				    json_object_get(f, "why"))));
 	printf("\nspeed and memory are reported, never gated; peak is system "
 	    "memory in use, growth the\nengine's footprint from the lowest "
 	    "to the highest level\n");
 	print_list("passed:", json_object_get(g, "passed"));
 	print_list("failed:", json_object_get(g, "failed"));
 	if (json_is_object(json_object_get(g, "previous"))) {
-		printf("last published (%.12s) ", json_string_value(
-		    json_object_get(json_object_get(g, "previous"), "commit")));
+		printf("last published (%.12s) ", quote_str(json_string_value(
+		    json_object_get(json_object_get(g, "previous"),
+		    "commit"))));
 		print_list("passed:", json_object_get(json_object_get(g,
 		    "previous"), "passed"));
 		print_list("now failing after passing there:",
@@ -212,7 +217,7 @@ gate_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	in.fidelity = fids.v;
 	in.nfidelity = fids.n;
 	if (snapshot != NULL)
-		err = snapshot_read_resultset(&rs, snapshot);
+		err = snapshot_read_resultset(&rs, snapshot, in.repo_root);
 	else
 		err = gate_resultset(&rs, &in);
 	if (err != NULL)
@@ -254,7 +259,8 @@ const struct cmd_entry cmd_gate_entry = {
 	"  --fidelity RUN      with this fidelity run (repeatable; default: the\n"
 	"                      newest finished measured run)\n"
 	"  --no-fidelity       without a fidelity run (fidelity then fails)\n"
-	"  --snapshot FILE     judge the runs of a snapshot (e.g. a merge)\n"
+	"  --snapshot FILE     judge the runs of a snapshot (e.g. a merge),\n"
+	"                      verified with the official tip's policy signers\n"
 	"  --json              print the result as JSON\n"
 	"Exit 1 when an engine that passed in the last published snapshot\n"
 	"(results/gate.json on the official branch) fails now.\n",

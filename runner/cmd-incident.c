@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "jsonget.h"
 #include "output.h"
+#include "quote.h"
 #include "triage/triage.h"
 #include "util.h"
 
@@ -52,10 +53,10 @@ incident_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		json_array_foreach(rows, i, row)
 			printf("%-4lld %-13s %-12s %-12s %s\n",
 			    (long long)json_integer_value(json_object_get(row,
-			    "id")), jsonget_str(row, "state"),
-			    jsonget_str(row, "kind"),
-			    jsonget_str(row, "last_cycle"),
-			    jsonget_str(row, "summary"));
+			    "id")), quote_str(jsonget_str(row, "state")),
+			    quote_str(jsonget_str(row, "kind")),
+			    quote_str(jsonget_str(row, "last_cycle")),
+			    quote_msg(jsonget_str(row, "summary")));
 	json_decref(rows);
 	return NULL;
 }
@@ -70,7 +71,7 @@ print_pins(const json_t *o)
 	printf("{");
 	json_object_foreach((json_t *)o, k, v) {
 		printf("%s%s %s", first ? "" : ", ", k, json_is_string(v) ?
-		    json_string_value(v) : "unpinned");
+		    quote_str(json_string_value(v)) : "unpinned");
 		first = 0;
 	}
 	printf("}");
@@ -84,21 +85,21 @@ print_engine(const char *engine, const json_t *e)
 
 	printf("  %s: healthy in %s (manifest %lld), broken in %s (manifest "
 	    "%lld); %lld change%s; %s in %lld smoke run%s (one culprit: at "
-	    "most %lld)\n", engine, jsonget_str(e, "good_cycle"),
+	    "most %lld)\n", engine, quote_str(jsonget_str(e, "good_cycle")),
 	    (long long)json_integer_value(json_object_get(e, "good_manifest")),
-	    jsonget_str(e, "cycle"),
+	    quote_str(jsonget_str(e, "cycle")),
 	    (long long)json_integer_value(json_object_get(e, "bad_manifest")),
 	    (long long)json_integer_value(json_object_get(e, "changes")),
 	    json_integer_value(json_object_get(e, "changes")) == 1 ? "" : "s",
-	    jsonget_str(e, "search"),
+	    quote_str(jsonget_str(e, "search")),
 	    (long long)json_integer_value(json_object_get(e, "runs")),
 	    json_integer_value(json_object_get(e, "runs")) == 1 ? "" : "s",
 	    (long long)json_integer_value(json_object_get(e, "bound")));
 	json_array_foreach(json_object_get(e, "failing_cells"), i, c)
 		printf("    %s %s c=%lld: %s %lld/%lld\n",
-		    jsonget_str(c, "model"), jsonget_str(c, "split"),
-		    (long long)json_integer_value(json_object_get(c,
-		    "concurrency")), jsonget_str(c, "outcome"),
+		    quote_str(jsonget_str(c, "model")), quote_str(jsonget_str(c,
+		    "split")), (long long)json_integer_value(json_object_get(c,
+		    "concurrency")), quote_str(jsonget_str(c, "outcome")),
 		    (long long)json_integer_value(json_object_get(c,
 		    "completed")),
 		    (long long)json_integer_value(json_object_get(c, "total")));
@@ -112,29 +113,31 @@ print_show(const json_t *o)
 	size_t i;
 
 	printf("incident %lld: %s\n", (long long)json_integer_value(
-	    json_object_get(o, "id")), jsonget_str(o, "state"));
-	printf("kind:     %s\nsummary:  %s\n", jsonget_str(o, "kind"),
-	    jsonget_str(o, "summary"));
-	printf("opened:   %s in cycle %s; last seen in %s\n", jsonget_str(o,
-	    "opened"), jsonget_str(o, "cycle"), jsonget_str(o, "last_cycle"));
+	    json_object_get(o, "id")), quote_str(jsonget_str(o, "state")));
+	printf("kind:     %s\nsummary:  %s\n", quote_str(jsonget_str(o,
+	    "kind")), quote_msg(jsonget_str(o, "summary")));
+	printf("opened:   %s in cycle %s; last seen in %s\n",
+	    quote_str(jsonget_str(o, "opened")), quote_str(jsonget_str(o,
+	    "cycle")), quote_str(jsonget_str(o, "last_cycle")));
 	json_array_foreach(json_object_get(rec, "culprits"), i, x)
-		printf("culprit:  %s %s \u2192 %s\n", jsonget_str(x, "package"),
-		    json_is_string(json_object_get(x, "from")) ? jsonget_str(x,
-		    "from") : "(none)", json_is_string(json_object_get(x,
-		    "to")) ? jsonget_str(x, "to") : "(removed)");
+		printf("culprit:  %s %s \u2192 %s\n", quote_str(jsonget_str(x,
+		    "package")), json_is_string(json_object_get(x, "from")) ?
+		    quote_str(jsonget_str(x, "from")) : "(none)",
+		    json_is_string(json_object_get(x, "to")) ?
+		    quote_str(jsonget_str(x, "to")) : "(removed)");
 	printf("engines: ");
 	json_array_foreach(json_object_get(rec, "engines"), i, x)
-		printf(" %s", json_string_value(x));
+		printf(" %s", quote_str(json_string_value(x)));
 	printf("\nhealthy with the same release:");
 	json_array_foreach(json_object_get(rec, "healthy_with"), i, x)
-		printf(" %s", json_string_value(x));
+		printf(" %s", quote_str(json_string_value(x)));
 	if (json_array_size(json_object_get(rec, "healthy_with")) == 0)
 		printf(" none");
 	printf("\n");
 	json_object_foreach(json_object_get(rec, "per_engine"), engine, e)
 		print_engine(engine, e);
 	json_array_foreach(json_object_get(rec, "proposals"), i, x) {
-		printf("proposal: %s: ", jsonget_str(x, "note"));
+		printf("proposal: %s: ", quote_msg(jsonget_str(x, "note")));
 		if (json_is_integer(json_object_get(x, "review")))
 			printf("review %lld\n", (long long)json_integer_value(
 			    json_object_get(x, "review")));
@@ -143,25 +146,27 @@ print_show(const json_t *o)
 	}
 	if ((x = json_object_get(rec, "lift")) != NULL &&
 	    json_is_string(json_object_get(x, "state")))
-		printf("lift:     %s %s (%s)\n", jsonget_str(x, "version"),
-		    jsonget_str(x, "state"), json_is_integer(json_object_get(x,
-		    "review")) ? "review queued" : "no review");
+		printf("lift:     %s %s (%s)\n", quote_str(jsonget_str(x,
+		    "version")), quote_str(jsonget_str(x, "state")),
+		    json_is_integer(json_object_get(x, "review")) ?
+		    "review queued" : "no review");
 	printf("smoke runs:\n");
 	json_array_foreach(json_object_get(o, "smoke"), i, x) {
 		printf("  %lld %s %s pinned ", (long long)json_integer_value(
-		    json_object_get(x, "id")), jsonget_str(x, "engine"),
-		    jsonget_str(x, "purpose"));
+		    json_object_get(x, "id")), quote_str(jsonget_str(x,
+		    "engine")), quote_str(jsonget_str(x, "purpose")));
 		print_pins(json_object_get(x, "pins"));
-		printf(": %s%s%s\n", jsonget_str(x, "outcome"),
+		printf(": %s%s%s\n", quote_str(jsonget_str(x, "outcome")),
 		    json_is_string(json_object_get(x, "detail")) ? ": " : "",
-		    jsonget_str(x, "detail"));
+		    quote_msg(jsonget_str(x, "detail")));
 	}
 	printf("transitions:\n");
 	json_array_foreach(json_object_get(o, "transitions"), i, x)
-		printf("  %s %s \u2192 %s by %s: %s\n", jsonget_str(x, "time"),
-		    json_is_string(json_object_get(x, "from")) ?
-		    jsonget_str(x, "from") : "(new)", jsonget_str(x, "to"),
-		    jsonget_str(x, "who"), jsonget_str(x, "reason"));
+		printf("  %s %s \u2192 %s by %s: %s\n", quote_str(jsonget_str(x,
+		    "time")), json_is_string(json_object_get(x, "from")) ?
+		    quote_str(jsonget_str(x, "from")) : "(new)",
+		    quote_str(jsonget_str(x, "to")), quote_str(jsonget_str(x,
+		    "who")), quote_msg(jsonget_str(x, "reason")));
 }
 
 static struct werr *

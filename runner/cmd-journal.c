@@ -1,5 +1,5 @@
 /*
- * cmd-journal.c - `warden journal show|verify|export|note`.
+ * cmd-journal.c - `warden journal show|verify|export|note|adopt`.
  */
 #include "config.h"
 
@@ -14,6 +14,7 @@
 #include "journal.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "store.h"
 #include "util.h"
 
@@ -36,8 +37,8 @@ show_one(void *arg, const struct journal_entry *e)
 	}
 	body = json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS);
 	printf("%6lld  %s  %-10s %-18s %s  %s\n", (long long)e->seq, e->time,
-	    e->cycle, e->kind, e->subject[0] != '\0' ? e->subject : "-",
-	    body != NULL ? body : "");
+	    quote_str(e->cycle), quote_str(e->kind), e->subject[0] != '\0' ?
+	    quote_str(e->subject) : "-", quote_msg(body != NULL ? body : ""));
 	free(body);
 	return NULL;
 }
@@ -167,7 +168,7 @@ print_verdict(struct cmd_ctx *ctx, const struct journal_verdict *v,
 		json_decref(o);
 	} else if (v->broken_seq != 0)
 		printf("journal broken at seq %lld: %s\n",
-		    (long long)v->broken_seq, v->why);
+		    (long long)v->broken_seq, quote_msg(v->why));
 	else if (ctx->verbosity >= 0) {
 		printf("journal intact: %lld entries, chain verified\n",
 		    (long long)v->entries);
@@ -318,6 +319,40 @@ journal_note(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 static struct werr *
+journal_adopt_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	char commit[GIT_OID_HEXSZ + 1] = "";
+	git_repository *repo = NULL;
+	struct store *store;
+	const char *branch;
+	struct werr *err;
+	int64_t seq = 0;
+
+	if ((err = cmd_no_options(ctx, &cmd_journal_entry, argc, argv)) != NULL)
+		return err;
+	if (optind != argc - 1)
+		return cmd_usage_error(&cmd_journal_entry, "'journal adopt' "
+		    "takes one COMMIT");
+	if ((err = open_official(ctx, &repo, &branch)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = journal_adopt(&seq, commit, store, repo, branch,
+	    argv[optind])) != NULL)
+		goto out;
+	if (ctx->json) {
+		json_t *o = json_pack("{s:I, s:s, s:s}", "seq", (json_int_t)seq,
+		    "commit", commit, "branch", branch);
+
+		output_json(o);
+		json_decref(o);
+	} else if (ctx->verbosity >= 0)
+		printf("journal entry %lld records commit %.12s on '%s'\n",
+		    (long long)seq, commit, branch);
+out:
+	git_repository_free(repo);
+	return err;
+}
+
+static struct werr *
 journal_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	if (argc < 2)
@@ -330,6 +365,8 @@ journal_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return journal_export_cmd(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "note") == 0)
 		return journal_note(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "adopt") == 0)
+		return journal_adopt_cmd(ctx, argc - 1, argv + 1);
 	return cmd_usage_error(&cmd_journal_entry, "unknown journal subcommand '%s'", argv[1]);
 }
 
@@ -338,7 +375,8 @@ const struct cmd_entry cmd_journal_entry = {
 	"show [--since TIME] [--cycle C] [--kind K]\n"
 	"verify\n"
 	"export [--cycle C]\n"
-	"note [--subject S] TEXT",
+	"note [--subject S] TEXT\n"
+	"adopt COMMIT",
 	"show, verify, export or annotate the hash-chained maintenance journal",
 	"show     entries in order; --since TIME from that time on (ISO 8601:\n"
 	"         2026-12-01, 2026-12-01T10:00[:30[.250]], with Z, +02:00 or\n"
@@ -353,6 +391,9 @@ const struct cmd_entry cmd_journal_entry = {
 	"         and journals/CYCLE.md to the official branch, with an anchor;\n"
 	"         refuses a journal that does not verify (idempotent)\n"
 	"note     append a maintainer's note\n"
-	"-q: verify, export and note print nothing on success.\n",
+	"adopt    record a maintainer's commit on the official branch (on its\n"
+	"         first-parent history) that warden did not make, which\n"
+	"         verify otherwise names as an unjournaled move\n"
+	"-q: verify, export, note and adopt print nothing on success.\n",
 	journal_exec,
 };

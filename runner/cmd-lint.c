@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "util.h"
 
 enum lint_kind { LINT_POLICY, LINT_ADAPTER, LINT_PROFILE, LINT_UNKNOWN };
@@ -172,10 +173,10 @@ lint_one(struct cmd_ctx *ctx, const char *path, const char *display,
 	lint_file(path, display, probs);
 	if (ctx->verbosity > 0 && !ctx->json) {
 		if (probs->n == before)
-			fprintf(stderr, "%s: ok\n", display);
+			fprintf(stderr, "%s: ok\n", quote_str(display));
 		else
-			fprintf(stderr, "%s: %zu problem%s\n", display,
-			    probs->n - before, probs->n - before == 1 ? "" : "s");
+			fprintf(stderr, "%s: %zu problem%s\n",
+			    quote_str(display), probs->n - before, probs->n - before == 1 ? "" : "s");
 	}
 }
 
@@ -225,7 +226,7 @@ print_problems(struct cmd_ctx *ctx, const struct problems *probs, size_t nfiles,
 	for (i = 0; i < probs->n; i++) {
 		buf_reset(&line);
 		problem_format(&probs->v[i], &line);
-		printf("%s\n", buf_cstr(&line));
+		printf("%s\n", quote_msg(buf_cstr(&line)));
 	}
 	buf_free(&line);
 	if (ctx->verbosity < 0)

@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "output.h"
+#include "quote.h"
 #include "review.h"
 #include "schema.h"
 #include "util.h"
@@ -117,17 +118,20 @@ first_line(const struct allowlist_report *r, const char *path)
 static void
 print_text(const struct allowlist_report *r, json_t *lint)
 {
-	struct buf out = BUF_INIT;
+	struct buf out = BUF_INIT, line = BUF_INIT;
 	json_t *p;
 	size_t i;
 
 	review_format_violations(&out, r);
 	json_array_foreach(lint, i, p) {
+		buf_reset(&line);
+		lint_line(&line, p);	/* names and values from the change */
 		buf_puts(&out, "lint ");
-		lint_line(&out, p);
+		quote_term(&out, line.data, line.len, QUOTE_KEEP_BACKSLASH);
 		buf_addch(&out, '\n');
 	}
 	fputs(buf_cstr(&out), stdout);
+	buf_free(&line);
 	buf_free(&out);
 }
 

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "util.h"
 #include "results/publish.h"
 
@@ -93,17 +94,18 @@ publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	printf("published snapshot %s on '%s': commit %s, tag %s\n"
 	    "  measured at %s\n  archive   %s\n  sha256    %s\n  passed   ",
-	    json_string_value(json_object_get(res, "snapshot")),
-	    json_string_value(json_object_get(res, "branch")),
-	    json_string_value(json_object_get(res, "commit")),
-	    json_string_value(json_object_get(res, "tag")),
-	    json_string_value(json_object_get(res, "measured_commit")),
-	    json_string_value(json_object_get(res, "path")),
-	    json_string_value(json_object_get(res, "sha256")));
+	    quote_str(json_string_value(json_object_get(res, "snapshot"))),
+	    quote_str(json_string_value(json_object_get(res, "branch"))),
+	    quote_str(json_string_value(json_object_get(res, "commit"))),
+	    quote_str(json_string_value(json_object_get(res, "tag"))),
+	    quote_str(json_string_value(json_object_get(res,
+	    "measured_commit"))),
+	    quote_str(json_string_value(json_object_get(res, "path"))),
+	    quote_str(json_string_value(json_object_get(res, "sha256"))));
 	if (json_array_size(json_object_get(res, "passed")) == 0)
 		printf(" none");
 	json_array_foreach(json_object_get(res, "passed"), i, v)
-		printf("%s %s", i ? "," : "", json_string_value(v));
+		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
 	printf("\n");
 out:
 	json_decref(res);
@@ -128,7 +130,8 @@ const struct cmd_entry cmd_publish_entry = {
 	"  --campaign RUN      a campaign run (repeatable; default: the newest)\n"
 	"  --fidelity RUN      a fidelity run (repeatable; default: the newest)\n"
 	"  --no-fidelity       no fidelity run\n"
-	"  --snapshot FILE     publish the runs of a (merged) snapshot\n"
+	"  --snapshot FILE     publish the runs of a (merged) snapshot, verified\n"
+	"                      with the official tip's policy signers\n"
 	"  --sign-key FILE     sign the manifest with this SSH key (default:\n"
 	"                      $WARDEN_SIGNING_KEY)\n"
 	"  --json              print the result as JSON\n"

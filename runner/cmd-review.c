@@ -16,6 +16,7 @@
 #include "jsonget.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "review.h"
 #include "util.h"
 
@@ -56,11 +57,11 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		json_array_foreach(rows, i, row)
 			printf("%-5lld %-9s %-10s %-20s %s %s\n",
 			    (long long)json_integer_value(json_object_get(row,
-			    "id")), jsonget_str(row, "status"),
-			    jsonget_str(row, "source"),
-			    jsonget_str(row, "created"),
-			    jsonget_str(row, "author"),
-			    jsonget_str(row, "note"));
+			    "id")), quote_str(jsonget_str(row, "status")),
+			    quote_str(jsonget_str(row, "source")),
+			    quote_str(jsonget_str(row, "created")),
+			    quote_str(jsonget_str(row, "author")),
+			    quote_str(jsonget_str(row, "note")));
 	json_decref(rows);
 	return NULL;
 }
@@ -72,38 +73,46 @@ print_show(json_t *o)
 	size_t i;
 
 	printf("review %lld: %s\n", (long long)json_integer_value(
-	    json_object_get(o, "id")), jsonget_str(o, "status"));
-	printf("source:  %s\nauthor:  %s\ncreated: %s\nnote:    %s\n",
-	    jsonget_str(o, "source"), jsonget_str(o, "author"),
-	    jsonget_str(o, "created"), jsonget_str(o, "note"));
-	printf("base:    %s\ncommit:  %s\n", jsonget_str(o, "base_commit"),
-	    jsonget_str(o, "commit_id"));
+	    json_object_get(o, "id")), quote_str(jsonget_str(o, "status")));
+	printf("source:  %s\n", quote_str(jsonget_str(o, "source")));
+	printf("author:  %s\n", quote_str(jsonget_str(o, "author")));
+	printf("created: %s\n", quote_str(jsonget_str(o, "created")));
+	printf("note:    %s\n", quote_str(jsonget_str(o, "note")));
+	printf("base:    %s\n", quote_str(jsonget_str(o, "base_commit")));
+	printf("commit:  %s\n", quote_str(jsonget_str(o, "commit_id")));
 	if (json_is_string(json_object_get(o, "decided")))
-		printf("decided: %s by %s: %s\n", jsonget_str(o, "decided"),
-		    jsonget_str(o, "decided_by"), jsonget_str(o, "comment"));
+		printf("decided: %s by %s: %s\n",
+		    quote_str(jsonget_str(o, "decided")),
+		    quote_str(jsonget_str(o, "decided_by")),
+		    quote_str(jsonget_str(o, "comment")));
 	if (json_is_string(json_object_get(o, "merged_commit")))
-		printf("merged:  %s\n", jsonget_str(o, "merged_commit"));
+		printf("merged:  %s\n",
+		    quote_str(jsonget_str(o, "merged_commit")));
 	printf("\ngate: %s\n", json_is_true(json_object_get(gate, "ok")) ?
 	    "clean" : "refused");
 	json_array_foreach(json_object_get(gate, "files"), i, x)
-		printf(" %s %s +%lld -%lld\n", jsonget_str(x, "status"),
-		    json_is_string(json_object_get(x, "new_path")) ?
-		    jsonget_str(x, "new_path") : jsonget_str(x, "old_path"),
+		printf(" %s %s +%lld -%lld\n",
+		    quote_str(jsonget_str(x, "status")),
+		    quote_str(json_is_string(json_object_get(x, "new_path")) ?
+		    jsonget_str(x, "new_path") : jsonget_str(x, "old_path")),
 		    (long long)json_integer_value(json_object_get(x, "added")),
 		    (long long)json_integer_value(json_object_get(x,
 		    "deleted")));
 	json_array_foreach(json_object_get(gate, "violations"), i, x)
-		printf(" %s %s: %s\n", jsonget_str(x, "code"),
-		    jsonget_str(x, "path"), jsonget_str(x, "reason"));
+		printf(" %s %s: %s\n", quote_str(jsonget_str(x, "code")),
+		    quote_str(jsonget_str(x, "path")),
+		    quote_msg(jsonget_str(x, "reason")));
 	json_array_foreach(json_object_get(o, "evidence"), i, x) {
 		char *body = json_dumps(json_object_get(x, "body"),
 		    JSON_COMPACT | JSON_ENCODE_ANY);
 
-		printf("evidence %s %s: %s\n", jsonget_str(x, "time"),
-		    jsonget_str(x, "kind"), body ? body : "null");
+		printf("evidence %s %s: %s\n", quote_str(jsonget_str(x,
+		    "time")), quote_str(jsonget_str(x, "kind")),
+		    quote_msg(body ? body : "null"));
 		free(body);
 	}
-	printf("\n%s", jsonget_str(o, "patch"));
+	putchar('\n');
+	quote_print_lines(stdout, "    ", jsonget_str(o, "patch"));
 }
 
 static struct werr *

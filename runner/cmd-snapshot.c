@@ -15,6 +15,7 @@
 #include "cmd-results.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "util.h"
 #include "results/gate.h"
 #include "results/snapshot.h"
@@ -26,16 +27,18 @@ cmd_snapshot_print(const json_t *sum)
 	size_t i;
 
 	printf("snapshot %s\n  file     %s\n  sha256   %s\n  members  %lld%s\n"
-	    "  results  %s\n  passed  ", json_string_value(json_object_get(sum,
-	    "id")), json_string_value(json_object_get(sum, "path")),
-	    json_string_value(json_object_get(sum, "sha256")),
+	    "  results  %s\n  passed  ",
+	    quote_str(json_string_value(json_object_get(sum, "id"))),
+	    quote_str(json_string_value(json_object_get(sum, "path"))),
+	    quote_str(json_string_value(json_object_get(sum, "sha256"))),
 	    (long long)json_integer_value(json_object_get(sum, "members")),
 	    json_is_true(json_object_get(sum, "signed")) ? ", signed" : "",
-	    json_string_value(json_object_get(sum, "results_sha256")));
+	    quote_str(json_string_value(json_object_get(sum,
+	    "results_sha256"))));
 	if (json_array_size(json_object_get(sum, "passed")) == 0)
 		printf(" none");
 	json_array_foreach(json_object_get(sum, "passed"), i, v)
-		printf("%s %s", i ? "," : "", json_string_value(v));
+		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
 	printf("\n");
 }
 

@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "update.h"
 #include "util.h"
 
@@ -56,19 +57,26 @@ stale_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	else
 		json_array_foreach(rows, i, r) {
 			age = json_object_get(r, "age_days");
-			printf("%-16s %-5s %-7s ", json_string_value(json_object_get(r,
-			    "engine")), json_string_value(json_object_get(r, "kind")),
-			    json_string_value(json_object_get(r, "status")));
+			printf("%-16s %-5s %-7s ",
+			    quote_str(json_string_value(json_object_get(r,
+			    "engine"))),
+			    quote_str(json_string_value(json_object_get(r,
+			    "kind"))),
+			    quote_str(json_string_value(json_object_get(r,
+			    "status"))));
 			if (json_is_number(age))
 				printf("%.0f days since %s (%s; retire after %lld)\n",
-				    json_number_value(age), json_string_value(
-				    json_object_get(r, "last_activity")),
-				    json_string_value(json_object_get(r, "what")),
+				    json_number_value(age),
+				    quote_str(json_string_value(
+				    json_object_get(r, "last_activity"))),
+				    quote_str(json_string_value(
+				    json_object_get(r, "what"))),
 				    (long long)json_integer_value(json_object_get(r,
 				    "retirement_days")));
 			else
-				printf("%s\n", json_string_value(json_object_get(r,
-				    "detail")));
+				printf("%s\n",
+				    quote_msg(json_string_value(
+				    json_object_get(r, "detail"))));
 		}
 	json_decref(rows);
 	if (stale > 0)

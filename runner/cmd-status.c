@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "quote.h"
 #include "cycle/cycle.h"
 #include "jsonget.h"
 #include "output.h"
@@ -23,20 +24,22 @@ print_status(const json_t *s)
 	const json_t *eta = json_object_get(s, "eta_s"), *r;
 	size_t i;
 
-	printf("cycle %s (roster %s): %s, round %lld", jsonget_str(s, "cycle"),
-	    jsonget_str(s, "roster"), jsonget_str(s, "state"), (long long)
-	    json_integer_value(json_object_get(s, "round")));
+	printf("cycle %s (roster %s): %s, round %lld", quote_str(jsonget_str(s,
+	    "cycle")), quote_str(jsonget_str(s, "roster")),
+	    quote_str(jsonget_str(s, "state")),
+	    (long long)json_integer_value(json_object_get(s, "round")));
 	if (json_is_integer(json_object_get(s, "pid")))
 		printf(", pid %lld", (long long)json_integer_value(
 		    json_object_get(s, "pid")));
-	printf("\nstarted:  %s\n", jsonget_str(s, "started"));
+	printf("\nstarted:  %s\n", quote_str(jsonget_str(s, "started")));
 	if (json_is_string(json_object_get(s, "finished")))
-		printf("finished: %s, exit %lld\n", jsonget_str(s, "finished"),
+		printf("finished: %s, exit %lld\n", quote_str(jsonget_str(s,
+		    "finished")),
 		    (long long)json_integer_value(json_object_get(s, "exit")));
 	if (json_is_string(json_object_get(s, "step")))
-		printf("step:     %s%s%s\n", jsonget_str(s, "step"),
+		printf("step:     %s%s%s\n", quote_str(jsonget_str(s, "step")),
 		    json_is_string(json_object_get(s, "what")) ? ": " : "",
-		    jsonget_str(s, "what"));
+		    quote_str(jsonget_str(s, "what")));
 	if (json_is_number(eta))
 		printf("eta:      %.0f s (%.0f min)\n", json_number_value(eta),
 		    json_number_value(eta) / 60);
@@ -49,10 +52,11 @@ print_status(const json_t *s)
 		    "'warden cycle'\n");
 	json_array_foreach(json_object_get(s, "steps"), i, r)
 		printf("  round %lld %-9s %-8s %s%s%s\n",
-		    (long long)jsonget_int(r, "round"),
-		    jsonget_str(r, "step"), jsonget_str(r, "state"),
-		    jsonget_str(r, "started"), json_is_string(json_object_get(r,
-		    "finished")) ? " - " : "", jsonget_str(r, "finished"));
+		    (long long)jsonget_int(r, "round"), quote_str(jsonget_str(r,
+		    "step")), quote_str(jsonget_str(r, "state")),
+		    quote_str(jsonget_str(r, "started")),
+		    json_is_string(json_object_get(r, "finished")) ? " - " : "",
+		    quote_str(jsonget_str(r, "finished")));
 }
 
 static struct werr *

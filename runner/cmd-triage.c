@@ -21,6 +21,7 @@
 #include "journal.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "triage/triage.h"
 #include "util.h"
 
@@ -37,10 +38,12 @@ show_progress(void *arg, const struct triage_progress *p)
 	    (int)(nl - p->what) : (int)strlen(p->what), p->what);
 }
 
+/* v's text quoted for one line (package names, versions and reasons
+ * come from package indexes and engines), or dflt. */
 static const char *
 str_or(const json_t *v, const char *dflt)
 {
-	return json_is_string(v) ? json_string_value(v) : dflt;
+	return json_is_string(v) ? quote_msg(json_string_value(v)) : dflt;
 }
 
 /* "shared 1.0 → 2.0 and tok 1.0 → 1.1" */

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "update.h"
 #include "util.h"
 
@@ -28,10 +29,11 @@ show_progress(void *arg, size_t k, size_t n, const char *engine,
 	output_progress(final, "update %zu/%zu %s: %s", k, n, engine, phase);
 }
 
+/* A version string (from a package index: untrusted), quoted. */
 static const char *
 or_none(const json_t *v)
 {
-	return json_is_string(v) ? json_string_value(v) : "(none)";
+	return json_is_string(v) ? quote_str(json_string_value(v)) : "(none)";
 }
 
 /* "  name old → new" for each change. */
@@ -42,7 +44,7 @@ print_changes(const json_t *changes, const char *indent)
 	json_t *c;
 
 	json_object_foreach((json_t *)changes, key, c)
-		printf("%s%s %s \u2192 %s\n", indent, key,
+		printf("%s%s %s \u2192 %s\n", indent, quote_str(key),
 		    or_none(json_object_get(c, "old")),
 		    or_none(json_object_get(c, "new")));
 }
@@ -91,10 +93,11 @@ print_report(const struct update_report *r)
 		printf("\n");
 		print_changes(e->changes, "  ");
 		json_object_foreach(e->held, key, v)
-			printf("  held: %s: %s\n", key, json_string_value(v));
+			printf("  held: %s: %s\n", quote_str(key),
+			    quote_str(json_string_value(v)));
 		if (e->detail != NULL)
-			printf("  %s\n  log: %s\n", e->detail,
-			    e->log_path ? e->log_path : "-");
+			printf("  %s\n  log: %s\n", quote_msg(e->detail),
+			    e->log_path ? quote_str(e->log_path) : "-");
 	}
 }
 

@@ -14,7 +14,9 @@
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
+#include "quote.h"
 #include "util.h"
+#include "results/sign.h"
 #include "results/snapshot.h"
 #include "results/verify.h"
 
@@ -45,6 +47,7 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	const char *signers_arg = NULL;
 	struct verify_report vr;
+	struct signers sig;
 	struct snapshot s;
 	struct werr *err, *gerr = NULL;
 	char *signers = NULL;
@@ -73,7 +76,13 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		free(signers);
 		return err;
 	}
-	err = verify_snapshot(&vr, &s, signers, required);
+	memset(&sig, 0, sizeof(sig));
+	if (signers != NULL && snapshot_member(&s, SNAPSHOT_SIGNATURE) != NULL)
+		err = signers_read_file(&sig, signers);
+	if (err == NULL)
+		err = verify_snapshot(&vr, &s, sig.name != NULL ? &sig : NULL,
+		    required);
+	signers_free(&sig);
 	snapshot_free(&s);
 	free(signers);
 	if (err != NULL)
@@ -81,21 +90,23 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		probs = json_array();
 		for (i = 0; i < vr.nproblems; i++)
-			json_array_append_new(probs, json_string(vr.problems[i]));
-		doc = json_pack("{s:s, s:s, s:b, s:I, s:b, s:s?, s:o}", "path",
-		    argv[optind], "id", vr.id, "ok", vr.nproblems == 0,
+			json_array_append_new(probs, json_text(vr.problems[i]));
+		doc = json_pack("{s:o, s:s, s:b, s:I, s:b, s:s?, s:o}", "path",
+		    json_text(argv[optind]), "id", vr.id, "ok", vr.nproblems == 0,
 		    "members", (json_int_t)vr.members, "signed", vr.signed_ok,
 		    "signer", vr.signer, "problems", probs);
 		output_json(doc);
 		json_decref(doc);
 	} else {
 		for (i = 0; i < vr.nproblems; i++)
-			printf("%s: %s\n", argv[optind], vr.problems[i]);
+			printf("%s: %s\n", quote_str(argv[optind]),
+			    quote_msg(vr.problems[i]));
 		if (vr.nproblems == 0)
 			printf("%s: snapshot %s verifies: %zu members match the "
-			    "manifest%s%s\n", argv[optind], vr.id, vr.members,
+			    "manifest%s%s\n", quote_str(argv[optind]),
+			    quote_str(vr.id), vr.members,
 			    vr.signed_ok ? ", signed by " : "",
-			    vr.signed_ok ? vr.signer : "");
+			    vr.signed_ok ? quote_str(vr.signer) : "");
 	}
 	if (vr.nproblems > 0)
 		err = werr_new(WEXIT_PROBLEM, "%s does not verify (%zu "
@@ -111,8 +122,11 @@ const struct cmd_entry cmd_verify_entry = {
 	"re-check a snapshot archive against its manifest and signature",
 	"Checks every member of SNAPSHOT (a .tar.gz from snapshot, merge or\n"
 	"publish) against the sha256 in its manifest, the manifest against its\n"
-	"seal, and a signature against allowed_signers. Names every changed,\n"
-	"removed or added member and a bad signature.\n"
+	"seal, the archive against the one warden writes of its members (byte\n"
+	"for byte: path order, one gzip member, nothing after it), and a\n"
+	"signature against allowed_signers. Names every changed, removed or\n"
+	"added member and a bad signature. Reads at most 256 MiB of an archive\n"
+	"($WARDEN_SNAPSHOT_MAX_MIB lowers it), 128 MiB of one member.\n"
 	"  --allowed-signers FILE  ssh-keygen allowed_signers (default: policy\n"
 	"                      publish.allowed_signers of this repository)\n"
 	"  --json              print the result as JSON\n"

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "manifest.h"
 #include "output.h"
+#include "quote.h"
 #include "store-update.h"
 #include "util.h"
 
@@ -40,9 +41,10 @@ print_manifest(const char *engine, const json_t *m)
 		printf(", python %s", str(m, "python", "?"));
 	printf(")\n");
 	json_object_foreach(json_object_get(m, "packages"), key, v)
-		printf("  %s %s\n", key, json_string_value(v));
+		printf("  %s %s\n", key, quote_str(json_string_value(v)));
 	json_object_foreach(json_object_get(m, "toolchain"), key, v)
-		printf("  toolchain %s: %s\n", key, json_string_value(v));
+		printf("  toolchain %s: %s\n", key,
+		    quote_str(json_string_value(v)));
 	json_object_foreach(json_object_get(m, "models"), key, v)
 		printf("  model %s: %s\n", key, str(v, "sha256", "(no digest)"));
 }

@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "official.h"
 #include "policy.h"
+#include "quote.h"
 #include "repo.h"
 #include "store.h"
 #include "util.h"
@@ -146,7 +147,8 @@ cmd_getopt_failure(int ch, char **argv, const struct option *opts)
 		return xasprintf("option '-%c' needs a value", optopt);
 	if (optopt > 0 && optopt < 0x80 && optopt >= ' ')
 		return xasprintf("unknown option '-%c'", optopt);
-	return xasprintf("unknown option '%s'", optind > 0 ? argv[optind - 1] : "");
+	return xasprintf("unknown option '%s'",
+	    quote_str(optind > 0 ? argv[optind - 1] : ""));
 }
 
 int
@@ -323,7 +325,8 @@ cmd_parse_id(const struct cmd_entry *entry, const char *s, const char *what,
 	long long v = strtoll(s, &end, 10);
 
 	if (*s == '\0' || *end != '\0' || v <= 0)
-		return cmd_usage_error(entry, "'%s' is not %s", s, what);
+		return cmd_usage_error(entry, "'%s' is not %s", quote_str(s),
+		    what);
 	*id = v;
 	return NULL;
 }
@@ -339,17 +342,19 @@ cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	err = werr_vnew(WEXIT_INPUT, fmt, ap);
 	va_end(ap);
+	/* The synopsis apart: the message may echo argv, which is quoted
+	 * when printed; the synopsis is warden's own lines. */
 	do {
 		nl = strchr(u, '\n');
-		buf_printf(&b, "\n%s warden %s %.*s", first ? "usage:" : "      ",
-		    entry->name, nl != NULL ? (int)(nl - u) : (int)strlen(u), u);
+		buf_printf(&b, "%s%s warden %s %.*s", first ? "" : "\n",
+		    first ? "usage:" : "      ", entry->name,
+		    nl != NULL ? (int)(nl - u) : (int)strlen(u), u);
 		first = 0;
 		u = nl != NULL ? nl + 1 : NULL;
 	} while (u != NULL);
-	err = werr_new(WEXIT_INPUT, "%s", buf_cstr(&b));
-	buf_free(&b);
+	err->usage = buf_detach(&b);
 	return err;
 }
 

@@ -130,5 +130,6 @@ werr_free(struct werr *err)
 	if (err == NULL)
 		return;
 	free(err->msg);
+	free(err->usage);
 	free(err);
 }

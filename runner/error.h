@@ -24,6 +24,8 @@ enum werr_exit {
 struct werr {
 	enum werr_exit exit;
 	char *msg;
+	char *usage;	/* a usage error's synopsis (warden's own text, printed
+			 * under msg as is), or NULL */
 };
 
 struct werr *werr_new(enum werr_exit exit, const char *fmt, ...)

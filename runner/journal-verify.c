@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "journal.h"
+#include "official.h"
 #include "sha256.h"
 #include "store.h"
 #include "util.h"
@@ -29,6 +30,7 @@ struct verify_state {
 	const char *line;	/* next export line, or NULL at its end */
 	int64_t lineno;
 	json_t *unrecorded;	/* records not yet seen */
+	json_t *recorded;	/* commit hex -> true: moves entries record */
 };
 
 static void
@@ -158,6 +160,43 @@ check_export(struct verify_state *vs, const struct journal_entry *e)
 	    (long long)vs->lineno, (long long)e->seq));
 }
 
+/* Does an entry of this kind record a move of official? The journal
+ * entry of each kind of move (official_kinds[]), `warden init`'s, and a
+ * maintainer's adoption of a commit (journal adopt). */
+static int
+records_moves(const char *kind)
+{
+	size_t i;
+
+	if (strcmp(kind, "repo.init") == 0 ||
+	    strcmp(kind, "official.adopted") == 0)
+		return 1;
+	for (i = 0; official_kinds[i].name != NULL; i++)
+		if (official_kinds[i].journal_kind != NULL &&
+		    strcmp(official_kinds[i].journal_kind, kind) == 0)
+			return 1;
+	return 0;
+}
+
+/* The commits e records as moves of official: its "commit", and the
+ * maintainer's commits a publish took up ("adopted"). */
+static void
+note_moves(struct verify_state *vs, const struct journal_entry *e)
+{
+	const json_t *v;
+	const char *c;
+	size_t i;
+
+	if (!records_moves(e->kind))
+		return;
+	if ((c = json_string_value(json_object_get(e->body, "commit"))) != NULL)
+		json_object_set_new(vs->recorded, c, json_true());
+	json_array_foreach(json_object_get(e->body, "adopted"), i, v)
+		if (json_is_string(v))
+			json_object_set_new(vs->recorded,
+			    json_string_value(v), json_true());
+}
+
 static void
 check_record(struct verify_state *vs, const struct journal_entry *e)
 {
@@ -165,6 +204,7 @@ check_record(struct verify_state *vs, const struct journal_entry *e)
 
 	if (vs->unrecorded == NULL || !json_is_object(e->body))
 		return;
+	note_moves(vs, e);
 	c = json_string_value(json_object_get(e->body, "commit"));
 	if (c != NULL && json_object_get(vs->unrecorded, c) != NULL) {
 		json_object_del(vs->unrecorded, c);
@@ -203,7 +243,7 @@ check_after(struct verify_state *vs, struct store *store,
 	char hash[SHA256_HEX_LEN + 1];
 	const char *key, *l;
 	json_t *val;
-	size_t len;
+	size_t len, i;
 	int torn;
 
 	if ((*err = journal_recorded_head(store, &head, hash)) != NULL)
@@ -264,6 +304,17 @@ check_after(struct verify_state *vs, struct store *store,
 		    json_string_value(val)));
 		return;
 	}
+	for (i = 0; i < ev->nmoves; i++) {
+		const struct journal_move *m = &ev->moves[i];
+
+		if (m->is_export || json_object_get(vs->recorded,
+		    m->commit) != NULL)
+			continue;
+		mark(vs, m->after_seq + 1, xasprintf("official commit %s "
+		    "(\"%s\") is recorded by no journal entry: official was "
+		    "moved outside warden", m->commit, m->subject));
+		return;
+	}
 }
 
 struct werr *
@@ -283,6 +334,7 @@ journal_check(struct journal_verdict *v, struct store *store,
 		vs.line = ev->export_text;
 		vs.unrecorded = ev->records != NULL ?
 		    json_deep_copy(ev->records) : NULL;
+		vs.recorded = json_object();
 	}
 	err = journal_each(store, NULL, verify_one, &vs);
 	if (err != NULL && v->broken_seq != 0) {
@@ -291,6 +343,7 @@ journal_check(struct journal_verdict *v, struct store *store,
 	} else if (err == NULL)
 		check_after(&vs, store, &err);
 	json_decref(vs.unrecorded);
+	json_decref(vs.recorded);
 	return err;
 }
 

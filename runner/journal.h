@@ -86,6 +86,21 @@ struct journal_anchor {
 	char commit[41];	/* the official commit carrying it */
 };
 
+/*
+ * A commit of the official branch's first-parent history from its first
+ * anchored commit on (what came before is the history warden found: `warden
+ * init`'s layout commit or a repository's own past): each is a move of
+ * official the journal must record.
+ */
+struct journal_move {
+	char commit[41];
+	char *subject;		/* its first line, at most 72 bytes */
+	int64_t after_seq;	/* the newest anchor at or before it */
+	int is_export;		/* a journal.export commit with an anchor that
+				   changes nothing outside journals/: the
+				   commit itself is the record */
+};
+
 struct journal_evidence {
 	int have_branch;		/* the official branch exists */
 	struct journal_anchor *anchors;	/* sorted by seq */
@@ -99,6 +114,8 @@ struct journal_evidence {
 	int64_t export_through;		/* the highest seq an export commit
 					 * anchored: the export must reach it */
 	char export_commit[41];		/* that commit */
+	struct journal_move *moves;	/* first-parent history, oldest first */
+	size_t nmoves;
 };
 
 /* Read the evidence from refs/heads/BRANCH of repo: every commit in its
@@ -136,6 +153,17 @@ struct werr *journal_check(struct journal_verdict *v, struct store *store,
 struct werr *journal_verify(struct store *store, int64_t *broken_seq,
     char **why, int64_t *count);
 void journal_verdict_free(struct journal_verdict *v);
+
+/*
+ * Record a maintainer's move of the official branch that warden did not
+ * make (official.adopted: commit, branch, subject), so journal verify finds
+ * it recorded: rev must name a commit on the first-parent history of
+ * branch (else an input error). *seq the entry; commit_out (41) the
+ * commit. Takes its own store transaction.
+ */
+struct werr *journal_adopt(int64_t *seq, char *commit_out,
+    struct store *store, struct git_repository *repo, const char *branch,
+    const char *rev);
 
 /*
  * Write the journal to the official branch: a commit (through

@@ -19,6 +19,7 @@
 
 #include "cmd.h"
 #include "output.h"
+#include "quote.h"
 #include "repo.h"
 #include "sandbox/sandbox.h"
 #include "util.h"
@@ -36,7 +37,7 @@ help_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(&cmd_help_entry, "help takes one COMMAND");
 	if (argc - optind == 1 && (e = cmd_find(argv[optind])) == NULL)
 		return werr_usage("'%s' is not a warden command; see 'warden help'",
-		    argv[optind]);
+		    quote_str(argv[optind]));
 	if (ctx->json) {
 		doc = cmd_help_json(e);
 		output_json(doc);
@@ -151,9 +152,10 @@ hoist_globals(int argc, char **argv)
 static int
 global_usage_error(const char *msg)
 {
-	fprintf(stderr, "warden: %s\n"
+	output_error(msg,
 	    "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
-	    "       warden help\n", msg);
+	    "       warden help");
+	quote_release();
 	return WEXIT_INPUT;
 }
 
@@ -219,8 +221,11 @@ main(int argc, char **argv)
 	}
 	entry = cmd_find(argv[0]);
 	if (entry == NULL) {
-		fprintf(stderr, "warden: '%s' is not a warden command; see 'warden help'\n",
-		    argv[0]);
+		msg = xasprintf("'%s' is not a warden command; see 'warden help'",
+		    quote_str(argv[0]));
+		output_error(msg, NULL);
+		free(msg);
+		quote_release();
 		return WEXIT_INPUT;
 	}
 	if (cmd_wants_help(argc, argv)) {
@@ -234,14 +239,17 @@ run:
 	cmdline = join_argv(argc, argv);
 	ctx.cmdline = cmdline;
 	optind = 0;	/* glibc and BSD: a full getopt reset */
+	output_guard_start();
 	err = entry->exec(&ctx, argc, argv);
 	code = WEXIT_OK;
 	if (err != NULL) {
 		code = err->exit;
 		if (err->msg != NULL && err->msg[0] != '\0')
-			fprintf(stderr, "warden: %s\n", err->msg);
+			output_error(err->msg, err->usage);
 		werr_free(err);
 	}
+	output_guard_end();
+	quote_release();
 	cmd_ctx_release(&ctx);
 	free(cmdline);
 	curl_global_cleanup();

@@ -5,6 +5,13 @@
  * the line) and the text clipped to one column less than the terminal is
  * wide, so it never wraps: a wrapped line cannot be redrawn in place and
  * leaves its first rows behind.
+ *
+ * The terminal guard: stdout and stderr are replaced by streams (a
+ * fopencookie or funopen cookie) whose every write is passed through
+ * quote_term(QUOTE_KEEP_LINES | QUOTE_KEEP_BACKSLASH) on its way to the
+ * real stream. That mode changes nothing in text already quoted, so a
+ * printer that quoted a field is not quoted twice. The progress line's own
+ * "\r" and ESC[K and JSON documents go to the real streams.
  */
 #include "config.h"
 
@@ -13,19 +20,163 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "output.h"
+#include "quote.h"
 
 static int line_open;	/* a live line is drawn and not yet ended */
+
+/* The real streams while the guard stands in for them. */
+static FILE *real_stdout, *real_stderr;
+
+#if defined(HAVE_FOPENCOOKIE) || defined(HAVE_FUNOPEN)
+#define HAVE_GUARD 1
+
+struct guard {
+	FILE *to;		/* the real stream */
+	struct buf pending;	/* the start of a UTF-8 sequence cut by a write */
+};
+
+static int
+guard_pass(struct guard *g, const char *data, size_t len, int last)
+{
+	struct buf out = BUF_INIT;
+	size_t keep;
+	int ok;
+
+	buf_add(&g->pending, data, len);
+	keep = last ? 0 : quote_pending_tail(g->pending.data, g->pending.len);
+	quote_term(&out, g->pending.data, g->pending.len - keep,
+	    QUOTE_KEEP_LINES | QUOTE_KEEP_BACKSLASH);
+	buf_consume(&g->pending, g->pending.len - keep);
+	ok = fwrite(out.data != NULL ? out.data : "", 1, out.len, g->to) ==
+	    out.len && fflush(g->to) == 0;
+	buf_free(&out);
+	return ok ? 0 : -1;
+}
+
+static int
+guard_close(void *cookie)
+{
+	struct guard *g = cookie;
+	int r = 0;
+
+	if (g->pending.len > 0)
+		r = guard_pass(g, "", 0, 1);
+	buf_free(&g->pending);
+	free(g);
+	return r;
+}
+
+#ifdef HAVE_FOPENCOOKIE
+static ssize_t
+guard_write(void *cookie, const char *data, size_t len)
+{
+	return guard_pass(cookie, data, len, 0) == 0 ? (ssize_t)len : -1;
+}
+#else
+static int
+guard_write(void *cookie, const char *data, int len)
+{
+	return guard_pass(cookie, data, (size_t)len, 0) == 0 ? len : -1;
+}
+#endif
+
+static FILE *
+guard_open(FILE *to, int mode)
+{
+	struct guard *g = calloc(1, sizeof(*g));
+	FILE *f;
+
+	if (g == NULL)
+		return NULL;
+	g->to = to;
+#ifdef HAVE_FOPENCOOKIE
+	{
+		cookie_io_functions_t io = { NULL, guard_write, NULL, guard_close };
+
+		f = fopencookie(g, "w", io);
+	}
+#else
+	f = funopen(g, NULL, guard_write, NULL, guard_close);
+#endif
+	if (f == NULL) {
+		free(g);
+		return NULL;
+	}
+	setvbuf(f, NULL, mode, BUFSIZ);
+	return f;
+}
+#endif
+
+void
+output_guard_start(void)
+{
+#ifdef HAVE_GUARD
+	FILE *out, *err;
+
+	if (real_stdout != NULL)
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	out = guard_open(stdout, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
+	err = guard_open(stderr, _IONBF);
+	if (out == NULL || err == NULL) {
+		if (out != NULL)
+			fclose(out);
+		if (err != NULL)
+			fclose(err);
+		return;		/* no memory: the printers' quoting stays */
+	}
+	real_stdout = stdout;
+	real_stderr = stderr;
+	/* stdout and stderr are assignable lvalues in glibc, musl and the
+	 * BSDs (macOS: __stdoutp); every printer then goes through the
+	 * guard without knowing it. */
+	stdout = out;
+	stderr = err;
+#endif
+}
+
+void
+output_guard_end(void)
+{
+	if (real_stdout == NULL)
+		return;
+	/* An error writing through the guard is left on the real stream,
+	 * where main() looks for it. */
+	fclose(stdout);
+	fclose(stderr);
+	stdout = real_stdout;
+	stderr = real_stderr;
+	real_stdout = real_stderr = NULL;
+}
+
+/* The real stdout (JSON) and stderr (the progress line's controls). */
+static FILE *
+raw_out(void)
+{
+	return real_stdout != NULL ? real_stdout : stdout;
+}
+
+static FILE *
+raw_err(void)
+{
+	return real_stderr != NULL ? real_stderr : stderr;
+}
 
 void
 output_json(const json_t *doc)
 {
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	FILE *out = raw_out();
+
+	fflush(stdout);		/* anything printed before stays before */
+	json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
 	    JSON_REAL_PRECISION(10));
-	fputc('\n', stdout);
+	fputc('\n', out);
 }
 
 int
@@ -68,22 +219,27 @@ clip(struct buf *b, size_t max)
 void
 output_progress(int final, const char *fmt, ...)
 {
-	struct buf b = BUF_INIT;
+	struct buf text = BUF_INIT, b = BUF_INIT;
+	FILE *err = raw_err();
 	va_list ap;
 	int cols;
 
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	buf_vprintf(&text, fmt, ap);
 	va_end(ap);
+	/* One line, whatever a name or an engine's message held. */
+	quote_term(&b, buf_cstr(&text), text.len, QUOTE_KEEP_BACKSLASH);
+	fflush(stderr);
 	if (output_is_tty()) {
 		cols = output_columns();
 		clip(&b, cols > 1 ? (size_t)cols - 1 : 1);
-		fprintf(stderr, "\r\033[K%s%s", buf_cstr(&b), final ? "\n" : "");
+		fprintf(err, "\r\033[K%s%s", buf_cstr(&b), final ? "\n" : "");
 		line_open = !final;
 	} else {
-		fprintf(stderr, "%s\n", buf_cstr(&b));
+		fprintf(err, "%s\n", buf_cstr(&b));
 	}
-	fflush(stderr);
+	fflush(err);
+	buf_free(&text);
 	buf_free(&b);
 }
 
@@ -95,4 +251,19 @@ output_progress_end(void)
 	fputc('\n', stderr);
 	fflush(stderr);
 	line_open = 0;
+}
+
+void
+output_error(const char *msg, const char *trailer)
+{
+	struct buf b = BUF_INIT;
+
+	buf_puts(&b, "warden: ");
+	quote_term(&b, msg, strlen(msg), QUOTE_KEEP_BACKSLASH);
+	buf_addch(&b, '\n');
+	if (trailer != NULL && trailer[0] != '\0')
+		buf_printf(&b, "%s\n", trailer);
+	fputs(buf_cstr(&b), stderr);
+	fflush(stderr);
+	buf_free(&b);
 }

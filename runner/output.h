@@ -2,12 +2,25 @@
  * output.h - how commands print: JSON documents for --json, and progress
  * lines (a live line on a terminal, one plain line per step otherwise).
  * Diagnostics always go to stderr; stdout carries only the result.
+ *
+ * While a command runs, stdout and stderr pass through the terminal guard:
+ * every byte a terminal would act on (see quote.h) is shown escaped, only
+ * '\n' and '\t' pass, whichever printer wrote it. The guard cannot tell a
+ * line warden wrote from a newline inside a file name: a printer of one
+ * untrusted field still quotes it (quote_str) so it stays on its line.
+ * JSON documents bypass the guard (jansson escapes them: exact).
  */
 #ifndef WARDEN_OUTPUT_H
 #define WARDEN_OUTPUT_H
 
 #include <jansson.h>
 
+/* Put stdout and stderr behind the terminal guard (once, before a
+ * command runs); output_guard_end() flushes and restores them. Where the C
+ * library has neither fopencookie nor funopen there is no guard, and the
+ * printers' own quoting is all there is. */
+void output_guard_start(void);
+void output_guard_end(void);
 /* Print a JSON document (indented, keys in insertion order) on stdout. */
 void output_json(const json_t *doc);
 /* Is stderr a terminal (progress may redraw a line)? */
@@ -19,6 +32,11 @@ int output_columns(void);
  * ends the line). */
 void output_progress(int final, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* msg (an error or warning, one line) on stderr as "warden: MSG\n",
+ * quoted so it stays one line: a newline or ESC from argv, a file name or
+ * a library's message shows escaped. Text after msg's first line break
+ * that warden wrote itself (a usage synopsis) goes in trailer, as is. */
+void output_error(const char *msg, const char *trailer);
 /* End a live line still drawn (before an error is printed under it). */
 void output_progress_end(void);
 

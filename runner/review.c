@@ -21,6 +21,7 @@
 #include "fault.h"
 #include "journal.h"
 #include "policy.h"
+#include "quote.h"
 #include "review.h"
 #include "review-private.h"
 #include "schema.h"
@@ -481,9 +482,9 @@ review_format_files(struct buf *out, const struct allowlist_report *r)
 		buf_printf(out, "%c ", f->status);
 		if (f->old_path != NULL && f->new_path != NULL &&
 		    strcmp(f->old_path, f->new_path) != 0)
-			buf_printf(out, "%s -> ", f->old_path);
-		buf_printf(out, "%s +%zu -%zu\n", f->new_path != NULL ?
-		    f->new_path : f->old_path, f->added, f->deleted);
+			buf_printf(out, "%s -> ", quote_str(f->old_path));
+		buf_printf(out, "%s +%zu -%zu\n", quote_str(f->new_path != NULL ?
+		    f->new_path : f->old_path), f->added, f->deleted);
 	}
 }
 
@@ -497,8 +498,8 @@ review_format_violations(struct buf *out, const struct allowlist_report *r)
 
 		buf_printf(out, "%s", allowlist_code_name(v->code));
 		if (v->path[0] != '\0')
-			buf_printf(out, " %s", v->path);
-		buf_printf(out, ": %s", v->reason);
+			buf_printf(out, " %s", quote_str(v->path));
+		buf_printf(out, ": %s", quote_msg(v->reason));
 		if (v->commit != NULL)
 			buf_printf(out, " (commit %.12s)", v->commit);
 		buf_addch(out, '\n');

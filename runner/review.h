@@ -111,9 +111,9 @@ struct werr *review_prcheck(struct allowlist_report *r, json_t **lint,
 /* A patch from a file, or from standard input for "-". */
 struct werr *review_read_input(struct buf *out, const char *path);
 /* "S PATH +ADDED -DELETED" lines (S: A, D, M, R, C, T; a rename or copy
- * as "R OLD -> NEW ..."), for people. */
+ * as "R OLD -> NEW ..."), for people: paths quoted (quote.h). */
 void review_format_files(struct buf *out, const struct allowlist_report *r);
-/* "CODE PATH: REASON (commit C)" lines, for people. */
+/* "CODE PATH: REASON (commit C)" lines, for people, quoted (quote.h). */
 void review_format_violations(struct buf *out,
     const struct allowlist_report *r);
 

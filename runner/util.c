@@ -453,9 +453,7 @@ text_check(const char *what, const char *s)
 	return werr_new(WEXIT_INPUT, "'%s' is not valid UTF-8 text", what);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none:
- * RFC 3629, no overlongs, no surrogates, nothing above U+10FFFF. */
-static size_t
+size_t
 utf8_seq_len(const unsigned char *s, size_t n)
 {
 	size_t len, i;

@@ -79,6 +79,10 @@ int text_is_utf8(const char *s);
  * "'--as' is not valid UTF-8". s may be NULL (valid). */
 struct werr *text_check(const char *what, const char *s);
 
+/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), 0 if none:
+ * RFC 3629, no overlongs, no surrogates, nothing above U+10FFFF. */
+size_t utf8_seq_len(const unsigned char *s, size_t n);
+
 /* Make b valid UTF-8 from byte offset from on, replacing each byte that
  * does not start a valid sequence with U+FFFD: for text warden did not
  * write (an engine's log) that goes into JSON. */

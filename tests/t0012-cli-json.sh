@@ -54,7 +54,7 @@ assert [e[\"code\"] for e in d[\"exit_codes\"]] == [0, 1, 2, 3], d
 	python3 -c "
 import json
 d = json.load(open(\"after\"))
-assert d[\"name\"] == \"journal\" and len(d[\"usage\"]) == 4, d
+assert d[\"name\"] == \"journal\" and len(d[\"usage\"]) == 5, d
 "
 '
 

@@ -86,7 +86,7 @@ test_expect_success 'review list and show describe the queued change' '
 	expect_grep "^review 1: pending" show &&
 	expect_grep "gate: clean" show &&
 	expect_grep "A adapters/engines/vllm-metal.json +1 -0" show &&
-	expect_grep "^+{\"name\": \"vllm-metal\"}" show &&
+	expect_grep "^    +{\"name\": \"vllm-metal\"}" show &&
 	warden --repo bench --json review list --status approved >none &&
 	test "$(tr -d " \n" <none)" = "[]"
 '

@@ -110,10 +110,16 @@ test_expect_success 'after a publish, a maintainer commit outside the zone may b
 	echo "notes" >>bench/README.md && git -C bench commit -q -am "README" &&
 	git -C bench branch -f official note &&
 	git -C bench checkout -q --detach official &&
+	readme=$(git -C bench rev-parse official) &&
+	expect_exit 1 warden --repo bench journal verify &&
+	expect_grep "official commit $readme (\"README\") is recorded by no journal entry" out &&
 	measure bench y &&
 	expect_exit 0 warden --repo bench publish &&
 	test "$(git -C bench rev-list --count official)" -gt 4 &&
-	expect_exit 0 warden --repo bench verify "$(sed -n "s/^  archive   //p" out)"
+	expect_exit 0 warden --repo bench verify "$(sed -n "s/^  archive   //p" out)" &&
+	sqlite3 bench/.warden/warden.db "SELECT body FROM journal WHERE kind = '"'"'results.published'"'"' ORDER BY seq DESC LIMIT 1" >body &&
+	jcheck body "o[\"adopted\"] == [\"$readme\"]" &&
+	expect_exit 0 warden --repo bench journal verify
 '
 
 test_expect_success 'publish refuses while official is checked out' '

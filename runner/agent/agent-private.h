@@ -72,13 +72,14 @@ struct werr *agent_view_create(git_repository *repo,
     const struct agent_paths *p, const git_oid *commit);
 
 /* What the agent's sandbox shows (sandbox.h): the repository and its git
- * directory hidden; the policy's agent.readable, the files its argv
- * names by absolute path (its program, a script), the repository's objects and the run's directory
+ * directory hidden; the policy's agent.readable, its program (found on
+ * its PATH, links followed), the files its argv names by absolute path
+ * (a script), the repository's objects and the run's directory
  * read-only; its worktree, HOME, TMPDIR and view writable; the view's
  * .git file over the worktree's. Free with sandbox_spec_free. */
 void agent_sandbox_spec(struct sandbox_spec *s, git_repository *repo,
     const char *repo_root, const struct policy *policy,
-    const struct agent_paths *p, char *const *argv);
+    const struct agent_paths *p, char *const *argv, char *const *env);
 
 /* ---- context.c ---- */
 
@@ -117,6 +118,9 @@ void agent_argv_free(char **argv);
 char **agent_env(const struct policy *policy, const struct agent_paths *p);
 /* Can argv[0] be run, by itself or found on env's PATH? */
 struct werr *agent_program_check(char *const *argv, char *const *env);
+/* Where exec finds prog on env's PATH, links followed (caller frees);
+ * NULL when it is not there or not executable. */
+char *agent_program_path(const char *prog, char *const *env);
 /* Run argv (after sb's prefix when sb is not NULL) in the worktree with
  * env, output to p->log, until it exits or the time limit; then stop its
  * group and reap every descendant. */

@@ -12,6 +12,7 @@
 
 #include <sys/wait.h>
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -150,35 +151,57 @@ agent_env(const struct policy *pol, const struct agent_paths *p)
 	return env;
 }
 
-struct werr *
-agent_program_check(char *const *argv, char *const *env)
+/* The PATH the agent runs with. */
+static const char *
+agent_path(char *const *env)
 {
-	const char *path = AGENT_DEFAULT_PATH, *s, *colon;
 	size_t i;
 
-	if (strchr(argv[0], '/') != NULL)
-		return access(argv[0], X_OK) == 0 ? NULL :
-		    werr_errno("cannot run the agent program", argv[0]);
 	for (i = 0; env[i] != NULL; i++)
 		if (str_startswith(env[i], "PATH="))
-			path = env[i] + 5;
-	for (s = path;; s = colon + 1) {
+			return env[i] + 5;
+	return AGENT_DEFAULT_PATH;
+}
+
+char *
+agent_program_path(const char *prog, char *const *env)
+{
+	const char *s, *colon;
+	char real[PATH_MAX];
+
+	if (strchr(prog, '/') != NULL)
+		return access(prog, X_OK) == 0 && realpath(prog, real) != NULL ?
+		    xstrdup(real) : NULL;
+	for (s = agent_path(env);; s = colon + 1) {
 		char *dir, *full;
 		int ok;
 
 		colon = strchr(s, ':');
 		dir = colon ? xstrndup(s, (size_t)(colon - s)) : xstrdup(s);
-		full = path_join(dir[0] ? dir : ".", argv[0]);
-		ok = access(full, X_OK) == 0;
+		full = path_join(dir[0] ? dir : ".", prog);
+		ok = access(full, X_OK) == 0 && realpath(full, real) != NULL;
 		free(dir);
 		free(full);
 		if (ok)
-			return NULL;
+			return xstrdup(real);
 		if (colon == NULL)
-			break;
+			return NULL;
 	}
+}
+
+struct werr *
+agent_program_check(char *const *argv, char *const *env)
+{
+	char *found = agent_program_path(argv[0], env);
+
+	if (found != NULL) {
+		free(found);
+		return NULL;
+	}
+	if (strchr(argv[0], '/') != NULL)
+		return werr_errno("cannot run the agent program", argv[0]);
 	return werr_new(WEXIT_ENV, "the agent program '%s' is not on the "
-	    "agent's PATH (%s)", argv[0], path);
+	    "agent's PATH (%s)", argv[0], agent_path(env));
 }
 
 static void

@@ -236,9 +236,11 @@ diffstat(const struct allowlist_report *g)
 
 		added += f->added;
 		deleted += f->deleted;
-		json_array_append_new(files, json_pack("{s:s, s:s, s:I, s:I}",
-		    "status", st, "path", f->new_path ? f->new_path :
-		    f->old_path, "added", (json_int_t)f->added,
+		/* a path that is not UTF-8 is listed too (U+FFFD for its
+		 * bad bytes), not dropped by json_pack */
+		json_array_append_new(files, json_pack("{s:s, s:o, s:I, s:I}",
+		    "status", st, "path", json_text(f->new_path ? f->new_path :
+		    f->old_path), "added", (json_int_t)f->added,
 		    "deleted", (json_int_t)f->deleted));
 	}
 	return json_pack("{s:I, s:I, s:I, s:o}", "files", (json_int_t)g->nfiles,
@@ -445,7 +447,7 @@ run_agent(struct run *r, const char **state)
 		goto out;
 	if (r->sandbox_kind != NULL) {
 		agent_sandbox_spec(&spec, r->o->repo, r->o->repo_root, r->pol,
-		    &r->p, argv);
+		    &r->p, argv, env);
 		if ((err = sandbox_prepare(&sb, &spec)) != NULL)
 			goto out;
 	}

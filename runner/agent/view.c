@@ -103,11 +103,12 @@ out:
 void
 agent_sandbox_spec(struct sandbox_spec *s, git_repository *repo,
     const char *repo_root, const struct policy *pol,
-    const struct agent_paths *p, char *const *argv)
+    const struct agent_paths *p, char *const *argv, char *const *env)
 {
 	const char *common = git_repository_commondir(repo);
 	char *objects = path_join(common, "objects");
 	char *gitfile = path_join(p->worktree, ".git");
+	char *prog = agent_program_path(argv[0], env);
 	struct stat st;
 	size_t i;
 
@@ -118,6 +119,8 @@ agent_sandbox_spec(struct sandbox_spec *s, git_repository *repo,
 	for (i = 0; i < pol->agent.readable.n; i++)
 		sandbox_spec_bind(s, pol->agent.readable.v[i], NULL,
 		    SANDBOX_READ);
+	if (prog != NULL)
+		sandbox_spec_bind(s, prog, NULL, SANDBOX_READ);
 	for (i = 0; argv[i] != NULL; i++)
 		if (argv[i][0] == '/' && stat(argv[i], &st) == 0 &&
 		    S_ISREG(st.st_mode))
@@ -134,4 +137,5 @@ agent_sandbox_spec(struct sandbox_spec *s, git_repository *repo,
 	s->run_dir = xstrdup(p->run_dir);
 	free(objects);
 	free(gitfile);
+	free(prog);
 }

@@ -11,6 +11,7 @@
 #include "sha256.h"
 #include "util.h"
 #include "results/merge.h"
+#include "results/sign.h"
 #include "results/snapshot.h"
 #include "results/verify.h"
 
@@ -82,22 +83,26 @@ merge_one(struct merge_result *m, const char *path, const char *first,
 	char hex[SHA256_HEX_LEN + 1];
 	struct verify_report vr;
 	struct resultset part;
+	struct signers signers;
 	struct snapshot s;
-	struct buf bytes = BUF_INIT;
 	const json_t *man;
-	struct werr *err;
+	struct werr *err = NULL;
 
+	memset(&vr, 0, sizeof(vr));
+	memset(&signers, 0, sizeof(signers));
 	if ((err = snapshot_read(&s, path)) != NULL)
 		return err;
-	if ((err = verify_snapshot(&vr, &s, allowed_signers,
-	    require_signature)) == NULL && vr.nproblems > 0)
+	if (allowed_signers != NULL &&
+	    snapshot_member(&s, SNAPSHOT_SIGNATURE) != NULL)
+		err = signers_read_file(&signers, allowed_signers);
+	if (err == NULL && (err = verify_snapshot(&vr, &s, signers.name !=
+	    NULL ? &signers : NULL, require_signature)) == NULL &&
+	    vr.nproblems > 0)
 		err = werr_new(WEXIT_PROBLEM, "%s does not verify: %s", path,
 		    vr.problems[0]);
 	if (err != NULL)
 		goto out;
-	if ((err = file_read(&bytes, path)) != NULL)
-		goto out;
-	sha256_hex(bytes.data, bytes.len, hex);
+	sha256_hex(s.archive.data, s.archive.len, hex);
 	man = json_loadb(snapshot_member(&s, SNAPSHOT_MANIFEST)->data.data,
 	    snapshot_member(&s, SNAPSHOT_MANIFEST)->data.len, 0, NULL);
 	if (m->inputs == NULL) {
@@ -124,7 +129,7 @@ merge_one(struct merge_result *m, const char *path, const char *first,
 	err = add_part(m, &part, path);
 	resultset_free(&part);
 out:
-	buf_free(&bytes);
+	signers_free(&signers);
 	verify_report_free(&vr);
 	snapshot_free(&s);
 	return err;

@@ -11,6 +11,7 @@
 
 #include "allowlist.h"
 #include "jsonget.h"
+#include "official.h"
 #include "review.h"
 #include "util.h"
 #include "results/publish.h"
@@ -208,13 +209,36 @@ approved(const json_t *reviews, const git_oid *id)
 	return 0;
 }
 
+/* Does c carry a Warden-Operation trailer (warden's own move, which its
+ * own entry records)? */
+static int
+is_operation(const git_commit *c)
+{
+	git_message_trailer_array tr = { 0 };
+	size_t i;
+	int found = 0;
+
+	if (git_message_trailers(&tr, git_commit_message(c)) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	for (i = 0; i < tr.count && !found; i++)
+		found = strcmp(tr.trailers[i].key, OFFICIAL_TRAILER_OPERATION) == 0;
+	git_message_trailer_array_free(&tr);
+	return found;
+}
+
 /*
  * Every commit since the last publish (the store's record, not a trailer
  * anyone could write) is an approved review's, or changes nothing in the
  * allowlist zone. The repository's first commit, its layout, is exempt.
+ * The maintainer's commits it accepts (neither an approved review's nor
+ * warden's own) are appended to adopted, for the publish's journal entry
+ * to record.
  */
 struct werr *
-publish_check_reviews(struct publish_state *st, struct store *store)
+publish_check_reviews(struct publish_state *st, struct store *store,
+    json_t *adopted)
 {
 	git_revwalk *walk = NULL;
 	git_commit *c = NULL;
@@ -250,7 +274,10 @@ publish_check_reviews(struct publish_state *st, struct store *store)
 			    "approve'", git_oid_tostr_s(&id),
 			    (int)(nl > 60 ? 60 : nl), git_commit_summary(c),
 			    path);
-		}
+		} else if (err == NULL && git_commit_parentcount(c) > 0 &&
+		    !approved(reviews, &id) && !is_operation(c))
+			json_array_append_new(adopted,
+			    json_string(git_oid_tostr_s(&id)));
 		free(path);
 		path = NULL;
 		git_commit_free(c);

@@ -170,7 +170,8 @@ message(const struct snapshot *s, const char *tip, const char *sha256)
 /* Everything after the checks: snapshot, tree, the move, the tag. */
 static struct werr *
 publish_results(json_t **out, struct publish_state *st,
-    const struct publish_opts *o, const struct resultset *rs)
+    const struct publish_opts *o, const struct resultset *rs,
+    json_t *adopted)
 {
 	struct snapshot_params sp;
 	struct official_change c;
@@ -199,6 +200,8 @@ publish_results(json_t **out, struct publish_state *st,
 	    jsonget_str(s.manifest, "results_sha256"), "measured_commit",
 	    st->tip, "tag", tag, "passed", json_object_get(s.manifest,
 	    "passed"));
+	if (json_array_size(adopted) > 0)
+		json_object_set(body, "adopted", adopted);
 	data = json_deep_copy(body);
 	json_object_set_new(data, "repo", json_string(st->repo_root));
 	memset(&c, 0, sizeof(c));
@@ -235,16 +238,19 @@ publish_run(json_t **out, const struct publish_opts *o)
 	struct publish_state st;
 	struct gate_input in;
 	struct resultset rs;
+	json_t *adopted = json_array();
 	struct werr *err;
 	int have_rs = 0;
 
 	*out = NULL;
 	if ((err = publish_state_open(&st, o->repo_root)) != NULL) {
 		publish_state_free(&st);
+		json_decref(adopted);
 		return err;
 	}
 	if ((err = store_hold(o->store)) != NULL) {
 		publish_state_free(&st);
+		json_decref(adopted);
 		return err;
 	}
 	if ((err = official_check_free(st.repo, st.branch)) != NULL ||
@@ -260,13 +266,14 @@ publish_run(json_t **out, const struct publish_opts *o)
 	in.fidelity = o->fidelity;
 	in.nfidelity = o->nfidelity;
 	in.no_fidelity = o->no_fidelity;
-	err = o->snapshot != NULL ? snapshot_read_resultset(&rs, o->snapshot) :
+	err = o->snapshot != NULL ? snapshot_read_resultset(&rs, o->snapshot,
+	    o->repo_root) :
 	    gate_resultset(&rs, &in);
 	if (err != NULL)
 		goto out;
 	have_rs = 1;
 	if ((err = publish_check_measured(&st, &rs)) != NULL ||
-	    (err = publish_check_reviews(&st, o->store)) != NULL ||
+	    (err = publish_check_reviews(&st, o->store, adopted)) != NULL ||
 	    (err = publish_check_gate(o->store, &rs)) != NULL)
 		goto out;
 	if (o->sign_key == NULL && st.policy->publish.require_signature) {
@@ -275,8 +282,9 @@ publish_run(json_t **out, const struct publish_opts *o)
 		    "--sign-key FILE or WARDEN_SIGNING_KEY");
 		goto out;
 	}
-	err = publish_results(out, &st, o, &rs);
+	err = publish_results(out, &st, o, &rs, adopted);
 out:
+	json_decref(adopted);
 	if (have_rs)
 		resultset_free(&rs);
 	store_unhold(o->store);

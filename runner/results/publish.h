@@ -13,7 +13,9 @@
  * results tree on the official branch through official.c with a
  * `Warden-Snapshot: ID sha256:HEX` trailer, and tags the commit
  * `snapshot/ID` (the tag is made when the move is recorded, so a crash
- * in between is finished by recovery). Never prints; never touches the
+ * in between is finished by recovery). Its journal entry lists the
+ * maintainer's commits it accepted ("adopted"), so journal verify finds
+ * every move of official recorded. Never prints; never touches the
  * working tree or the index.
  */
 #ifndef WARDEN_PUBLISH_H
@@ -72,7 +74,7 @@ struct werr *publish_check_clean(struct publish_state *st);
 struct werr *publish_check_measured(struct publish_state *st,
     const struct resultset *rs);
 struct werr *publish_check_reviews(struct publish_state *st,
-    struct store *store);
+    struct store *store, json_t *adopted);
 struct werr *publish_check_gate(struct store *store,
     const struct resultset *rs);
 

@@ -20,7 +20,7 @@
 
 struct scratch {
 	char dir[256];
-	char *msg, *sig, *log, *out;
+	char *msg, *sig, *log, *out, *signers;
 };
 
 static struct werr *
@@ -37,6 +37,7 @@ scratch_open(struct scratch *t)
 	t->sig = path_join(t->dir, "manifest.json.sig");
 	t->log = path_join(t->dir, "ssh-keygen.log");
 	t->out = path_join(t->dir, "ssh-keygen.out");
+	t->signers = path_join(t->dir, "allowed_signers");
 	return NULL;
 }
 
@@ -47,11 +48,36 @@ scratch_close(struct scratch *t)
 	(void)unlink(t->sig);
 	(void)unlink(t->log);
 	(void)unlink(t->out);
+	(void)unlink(t->signers);
 	(void)rmdir(t->dir);
 	free(t->msg);
 	free(t->sig);
 	free(t->log);
 	free(t->out);
+	free(t->signers);
+}
+
+struct werr *
+signers_read_file(struct signers *s, const char *path)
+{
+	struct werr *err;
+
+	s->name = xstrdup(path);
+	buf_init(&s->text);
+	if ((err = file_read_max(&s->text, path, FILE_MAX_CONFIG)) != NULL) {
+		err->exit = WEXIT_INPUT;
+		signers_free(s);
+		return werr_wrap(err, "allowed_signers");
+	}
+	return NULL;
+}
+
+void
+signers_free(struct signers *s)
+{
+	free(s->name);
+	buf_free(&s->text);
+	memset(s, 0, sizeof(*s));
 }
 
 /* Run argv; *status its wait status; the log's last line in *why. */
@@ -118,14 +144,14 @@ out:
 }
 
 struct werr *
-sign_verify(int *ok, char **detail, const char *allowed_signers,
+sign_verify(int *ok, char **detail, const struct signers *signers,
     const char *text, size_t len, const char *sig, size_t siglen)
 {
 	char *find[] = { "ssh-keygen", "-Y", "find-principals", "-s", NULL,
-	    "-f", (char *)allowed_signers, NULL };
+	    "-f", NULL, NULL };
 	char *check[] = { "sh", "-c", "exec ssh-keygen -Y verify -f \"$1\" "
 	    "-I \"$2\" -n " SNAPSHOT_NAMESPACE " -s \"$3\" < \"$4\"", "sh",
-	    (char *)allowed_signers, NULL, NULL, NULL, NULL };
+	    NULL, NULL, NULL, NULL, NULL };
 	struct buf out = BUF_INIT;
 	struct scratch t;
 	struct werr *err;
@@ -137,14 +163,17 @@ sign_verify(int *ok, char **detail, const char *allowed_signers,
 	if ((err = scratch_open(&t)) != NULL)
 		return err;
 	find[4] = t.sig;
-	if ((err = file_write_atomic(t.msg, text, len)) != NULL ||
+	find[6] = check[4] = t.signers;
+	if ((err = file_write_atomic(t.signers, signers->text.data,
+	    signers->text.len)) != NULL ||
+	    (err = file_write_atomic(t.msg, text, len)) != NULL ||
 	    (err = file_write_atomic(t.sig, sig, siglen)) != NULL ||
 	    (err = keygen(find, &t, &status, &why)) != NULL)
 		goto out;
 	werr_free(file_read(&out, t.out));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || out.len == 0) {
 		*detail = xasprintf("no key of '%s' made the signature%s%s",
-		    allowed_signers, why ? ": " : "", why ? why : "");
+		    signers->name, why ? ": " : "", why ? why : "");
 		goto out;
 	}
 	principal = xstrndup(out.data, strcspn(out.data, "\r\n"));

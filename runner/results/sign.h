@@ -20,12 +20,24 @@ struct werr *sign_manifest(struct buf *sig, const char *key_path,
     const char *text, size_t len);
 
 /*
- * Check sig over text against allowed_signers: *ok 1 and *detail the
- * principal that signed, or *ok 0 and *detail why not (ssh-keygen's
- * words). An error only when ssh-keygen cannot be run. Caller frees
- * *detail.
+ * An allowed_signers file: its bytes, and the name messages give it (the
+ * file's path, or "BRANCH:PATH" when read from the official tree).
  */
-struct werr *sign_verify(int *ok, char **detail, const char *allowed_signers,
+struct signers {
+	char *name;
+	struct buf text;
+};
+
+/* Read the allowed_signers file at path (at most FILE_MAX_CONFIG). */
+struct werr *signers_read_file(struct signers *s, const char *path);
+void signers_free(struct signers *s);
+
+/*
+ * Check sig over text against signers: *ok 1 and *detail the principal
+ * that signed, or *ok 0 and *detail why not (ssh-keygen's words). An
+ * error only when ssh-keygen cannot be run. Caller frees *detail.
+ */
+struct werr *sign_verify(int *ok, char **detail, const struct signers *signers,
     const char *text, size_t len, const char *sig, size_t siglen);
 
 #endif

@@ -17,10 +17,9 @@
 
 #include "sha256.h"
 #include "util.h"
+#include "results/sign.h"
 #include "results/snapshot.h"
 #include "results/verify.h"
-
-#define MEMBER_MAX (256u << 20)		/* one member, read back */
 
 static la_ssize_t
 archive_to_buf(struct archive *a, void *arg, const void *data, size_t len)
@@ -38,22 +37,19 @@ archive_err(struct archive *a, const char *what, const char *path)
 }
 
 struct werr *
-snapshot_write(const struct snapshot *s, const char *path, char *sha256_out)
+snapshot_archive(struct buf *out, const struct snapshot *s, int64_t mtime)
 {
 	struct archive *a = archive_write_new();
 	struct archive_entry *e = NULL;
-	int64_t mtime = json_integer_value(json_object_get(s->manifest,
-	    "source_date_epoch"));
-	struct buf out = BUF_INIT;
 	struct werr *err = NULL;
 	size_t i;
 
 	if (archive_write_set_format_ustar(a) != ARCHIVE_OK ||
 	    archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
 	    archive_write_set_options(a, "gzip:!timestamp") != ARCHIVE_OK ||
-	    archive_write_open(a, &out, NULL, archive_to_buf, NULL) !=
+	    archive_write_open(a, out, NULL, archive_to_buf, NULL) !=
 	    ARCHIVE_OK) {
-		err = archive_err(a, "cannot write", path);
+		err = archive_err(a, "cannot write snapshot", s->id);
 		goto out;
 	}
 	for (i = 0; i < s->n && err == NULL; i++) {
@@ -69,17 +65,29 @@ snapshot_write(const struct snapshot *s, const char *path, char *sha256_out)
 		    (s->m[i].data.len > 0 && archive_write_data(a,
 		    s->m[i].data.data, s->m[i].data.len) !=
 		    (la_ssize_t)s->m[i].data.len))
-			err = archive_err(a, "cannot write", path);
+			err = archive_err(a, "cannot write", s->m[i].path);
 		archive_entry_free(e);
 	}
 	if (err == NULL && archive_write_close(a) != ARCHIVE_OK)
-		err = archive_err(a, "cannot write", path);
+		err = archive_err(a, "cannot write snapshot", s->id);
+out:
+	archive_write_free(a);
+	return err;
+}
+
+struct werr *
+snapshot_write(const struct snapshot *s, const char *path, char *sha256_out)
+{
+	int64_t mtime = json_integer_value(json_object_get(s->manifest,
+	    "source_date_epoch"));
+	struct buf out = BUF_INIT;
+	struct werr *err;
+
+	err = snapshot_archive(&out, s, mtime);
 	if (err == NULL)
 		err = file_write_atomic(path, out.data, out.len);
 	if (err == NULL && sha256_out != NULL)
 		sha256_hex(out.data, out.len, sha256_out);
-out:
-	archive_write_free(a);
 	buf_free(&out);
 	return err;
 }
@@ -158,6 +166,63 @@ member_name_ok(const char *p)
 	return 1;
 }
 
+/* The most warden reads of one archive: SNAPSHOT_TOTAL_MAX, or less
+ * when $WARDEN_SNAPSHOT_MAX_MIB asks for less. */
+static size_t
+total_max(void)
+{
+	const char *env = getenv("WARDEN_SNAPSHOT_MAX_MIB");
+	unsigned long long mib;
+	char *end;
+
+	if (env == NULL || env[0] < '0' || env[0] > '9')
+		return SNAPSHOT_TOTAL_MAX;
+	errno = 0;
+	mib = strtoull(env, &end, 10);
+	if (*end != '\0' || errno != 0 || mib == 0 ||
+	    mib >= (SNAPSHOT_TOTAL_MAX >> 20))
+		return SNAPSHOT_TOTAL_MAX;
+	return (size_t)mib << 20;
+}
+
+/* The next member's header: a regular file with a name warden writes,
+ * not seen before, whose declared size keeps within the bounds. */
+static struct werr *
+check_header(struct snapshot *s, struct archive_entry *e, const char *path,
+    size_t *total, size_t max)
+{
+	const char *name = archive_entry_pathname(e);
+	la_int64_t size = archive_entry_size(e);
+	size_t member_max = max < SNAPSHOT_MEMBER_MAX ? max :
+	    SNAPSHOT_MEMBER_MAX;
+
+	if (name == NULL || archive_entry_filetype(e) != AE_IFREG ||
+	    !member_name_ok(name))
+		return werr_new(WEXIT_PROBLEM, "%s: member '%s' is not a file "
+		    "warden writes", path, name ? name : "?");
+	if (snapshot_member(s, name) != NULL)
+		return werr_new(WEXIT_PROBLEM, "%s: member '%s' appears twice",
+		    path, name);
+	if (s->n >= SNAPSHOT_MEMBERS_MAX)
+		return werr_new(WEXIT_PROBLEM, "%s: member '%s' is one more "
+		    "than the %d members warden reads of a snapshot", path,
+		    name, SNAPSHOT_MEMBERS_MAX);
+	if (size < 0 || (uint64_t)size > member_max)
+		return werr_new(WEXIT_PROBLEM, "%s: member '%s' is %lld bytes, "
+		    "more than the %zu MiB warden reads of one member", path,
+		    name, (long long)size, member_max >> 20);
+	if (*total + 512 + (size_t)size > max)
+		return werr_new(WEXIT_PROBLEM, "%s: member '%s' (%lld bytes) "
+		    "brings the snapshot past the %zu MiB warden reads of one "
+		    "snapshot", path, name, (long long)size, max >> 20);
+	*total += 512 + (size_t)size;
+	if (s->n > 0 && s->disorder == NULL &&
+	    strcmp(s->m[s->n - 1].path, name) > 0)
+		s->disorder = xasprintf("%s before %s", s->m[s->n - 1].path,
+		    name);
+	return NULL;
+}
+
 struct werr *
 snapshot_read(struct snapshot *s, const char *path)
 {
@@ -166,46 +231,35 @@ snapshot_read(struct snapshot *s, const char *path)
 	struct werr *err = NULL;
 	char chunk[65536];
 	la_ssize_t got;
-	const char *name;
-	size_t total;
+	size_t total = 0, max = total_max(), len;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	archive_read_support_filter_gzip(a);
 	archive_read_support_format_tar(a);
-	if (archive_read_open_filename(a, path, 65536) != ARCHIVE_OK) {
+	if ((err = file_read_max(&s->archive, path, max)) != NULL) {
+		err = werr_wrap(err, "snapshot");
+		if (err->exit == WEXIT_ENV)
+			err->exit = WEXIT_INPUT;
+		goto out;
+	}
+	if (archive_read_open_memory(a, s->archive.data, s->archive.len) !=
+	    ARCHIVE_OK) {
 		err = werr_new(WEXIT_INPUT, "'%s' is not a snapshot archive: %s",
 		    path, archive_error_string(a));
 		goto out;
 	}
 	while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-		name = archive_entry_pathname(e);
-		/* directories that other tar programs add carry nothing */
-		if (name != NULL && archive_entry_filetype(e) == AE_IFDIR &&
-		    str_startswith(name, "results/") &&
-		    strstr(name, "..") == NULL)
-			continue;
-		if (name == NULL || archive_entry_filetype(e) != AE_IFREG ||
-		    !member_name_ok(name)) {
-			err = werr_new(WEXIT_PROBLEM, "%s: member '%s' is not a "
-			    "file warden writes", path, name ? name : "?");
+		if ((err = check_header(s, e, path, &total, max)) != NULL)
 			goto out;
-		}
-		if (snapshot_member(s, name) != NULL) {
-			err = werr_new(WEXIT_PROBLEM, "%s: member '%s' appears "
-			    "twice", path, name);
-			goto out;
-		}
-		snapshot_add(s, name, "", 0);
+		snapshot_add(s, archive_entry_pathname(e), "", 0);
 		buf_reset(&s->m[s->n - 1].data);
-		total = 0;
+		len = 0;
 		while ((got = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
-			total += (size_t)got;
-			if (total > MEMBER_MAX) {
-				err = werr_new(WEXIT_PROBLEM, "%s: member '%s' is "
-				    "larger than %u MiB", path, name,
-				    MEMBER_MAX >> 20);
-				goto out;
+			len += (size_t)got;
+			if (len > (size_t)archive_entry_size(e)) {
+				got = -1;	/* more than its header says */
+				break;
 			}
 			buf_add(&s->m[s->n - 1].data, chunk, (size_t)got);
 		}
@@ -267,18 +321,27 @@ snapshot_resultset(struct resultset *rs, const struct snapshot *s,
 }
 
 struct werr *
-snapshot_read_resultset(struct resultset *rs, const char *path)
+snapshot_read_resultset(struct resultset *rs, const char *path,
+    const char *repo_root)
 {
 	struct verify_report vr;
+	struct signers signers;
 	struct snapshot s;
 	struct werr *err;
+	int required = 0;
 
+	memset(&vr, 0, sizeof(vr));
+	memset(&signers, 0, sizeof(signers));
 	if ((err = snapshot_read(&s, path)) != NULL)
 		return err;
-	if ((err = verify_snapshot(&vr, &s, NULL, 0)) == NULL &&
-	    vr.nproblems > 0)
-		err = werr_new(WEXIT_PROBLEM, "%s: %s", path, vr.problems[0]);
+	if ((err = verify_trusted_signers(&signers, &required,
+	    repo_root)) == NULL &&
+	    (err = verify_snapshot(&vr, &s, signers.name != NULL ? &signers :
+	    NULL, required)) == NULL && vr.nproblems > 0)
+		err = werr_new(WEXIT_PROBLEM, "%s does not verify: %s", path,
+		    vr.problems[0]);
 	verify_report_free(&vr);
+	signers_free(&signers);
 	if (err == NULL)
 		err = snapshot_resultset(rs, &s, path);
 	snapshot_free(&s);

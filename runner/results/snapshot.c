@@ -137,6 +137,8 @@ snapshot_free(struct snapshot *s)
 	}
 	free(s->m);
 	json_decref(s->manifest);
+	buf_free(&s->archive);
+	free(s->disorder);
 	memset(s, 0, sizeof(*s));
 }
 

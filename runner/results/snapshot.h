@@ -41,7 +41,22 @@ struct snapshot {
 	size_t n;
 	char id[17];
 	json_t *manifest;		/* parsed; NULL until built or read */
+	struct buf archive;		/* read: the archive's bytes, as read */
+	char *disorder;			/* read: the first two members out of
+					   path order ("B before A"), or NULL */
 };
+
+/*
+ * What warden reads of an archive handed to it, before memory is spent:
+ * the archive file, and the members' contents together, at most
+ * SNAPSHOT_TOTAL_MAX (lowered, never raised, by $WARDEN_SNAPSHOT_MAX_MIB),
+ * each member at most SNAPSHOT_MEMBER_MAX, at most SNAPSHOT_MEMBERS_MAX
+ * members; each tar header counts 512 bytes. A member is refused by the
+ * size its header declares, before its data is read.
+ */
+#define SNAPSHOT_MEMBER_MAX	((size_t)128 << 20)
+#define SNAPSHOT_TOTAL_MAX	((size_t)256 << 20)
+#define SNAPSHOT_MEMBERS_MAX	10000
 
 struct snapshot_params {
 	const char *repo_root;		/* where inputs are hashed from */
@@ -79,6 +94,11 @@ void snapshot_sort(struct snapshot *s);
 const struct snapshot_member *snapshot_member(const struct snapshot *s,
     const char *path);
 
+/* The archive's bytes as warden writes them: members in s's order, ustar
+ * headers (owner 0:0, mode 0644, mtime), one gzip member without a time
+ * stamp. */
+struct werr *snapshot_archive(struct buf *out, const struct snapshot *s,
+    int64_t mtime);
 /* Write the archive (atomically: a temporary file renamed); *sha256_out
  * (65 bytes, may be NULL) is the archive's digest. */
 struct werr *snapshot_write(const struct snapshot *s, const char *path,
@@ -94,14 +114,19 @@ struct werr *snapshot_save(json_t **summary, const struct snapshot *s,
 /* Write the members under dir (dir/results/...), replacing dir/results. */
 struct werr *snapshot_write_tree(const struct snapshot *s, const char *dir);
 
-/* Read every member of an archive (no check beyond its format and safe
- * member names: see verify.h for the checks). */
+/* Read every member of an archive within the bounds above (refused
+ * naming the member and the bound), keeping its bytes in s->archive: no
+ * check beyond its format, regular files with safe names, each once (see
+ * verify.h for the checks). */
 struct werr *snapshot_read(struct snapshot *s, const char *path);
 /* The run documents of a snapshot as a result set (checked). */
 struct werr *snapshot_resultset(struct resultset *rs, const struct snapshot *s,
     const char *src);
-/* Read an archive, verify it (verify.h) and return its result set. */
-struct werr *snapshot_read_resultset(struct resultset *rs, const char *path);
+/* Read an archive handed to gate or publish, verify it (verify.h) with the
+ * signers and requirement of the trusted policy of the repository at
+ * repo_root (verify_trusted_signers) and return its result set. */
+struct werr *snapshot_read_resultset(struct resultset *rs, const char *path,
+    const char *repo_root);
 
 /* The canonical bytes of a manifest: sorted keys, two-space indent, a
  * final newline; "manifest_sha256" is the sha256 of these bytes of the

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <git2.h>
+
 #include "sha256.h"
 #include "util.h"
 #include "results/sign.h"
@@ -119,9 +121,54 @@ check_members(struct verify_report *r, const struct snapshot *s,
 	}
 }
 
+/*
+ * The archive is byte for byte what snapshot_archive() makes of its
+ * members: re-created with the same writer and compared. One rule holds
+ * every property at once (path order, warden's headers and padding, one
+ * gzip member, nothing after it) and any other a tar or gzip reader might
+ * act on that a list of checks would miss (a second gzip member, which
+ * GNU tar extracts; a pax header; data after the end). Asked only when
+ * the members match the manifest, so a content change is named first.
+ */
+static void
+check_canonical(struct verify_report *r, const struct snapshot *s,
+    const json_t *manifest)
+{
+	struct buf want = BUF_INIT;
+	struct werr *err;
+	size_t i, n;
+
+	if (s->archive.data == NULL)
+		return;		/* built, not read */
+	if (s->disorder != NULL) {
+		problem(r, "reordered members: %s; warden writes members in "
+		    "path order", s->disorder);
+		return;
+	}
+	if ((err = snapshot_archive(&want, s, json_integer_value(
+	    json_object_get(manifest, "source_date_epoch")))) != NULL) {
+		problem(r, "the archive cannot be re-created to compare: %s",
+		    err->msg);
+		werr_free(err);
+		return;
+	}
+	n = want.len < s->archive.len ? want.len : s->archive.len;
+	for (i = 0; i < n && want.data[i] == s->archive.data[i]; i++)
+		;
+	if (i == want.len && i < s->archive.len)
+		problem(r, "%zu bytes after the end of the archive (from byte "
+		    "%zu): warden writes one gzip member and nothing after it",
+		    s->archive.len - i, i);
+	else if (i < n || want.len != s->archive.len)
+		problem(r, "the archive is not the one warden writes of these "
+		    "members: it differs from byte %zu (headers, padding, "
+		    "member times or compression)", i);
+	buf_free(&want);
+}
+
 struct werr *
 verify_snapshot(struct verify_report *r, const struct snapshot *s,
-    const char *allowed_signers, int require_signature)
+    const struct signers *signers, int require_signature)
 {
 	const struct snapshot_member *man, *sig;
 	char hex[SHA256_HEX_LEN + 1], *detail = NULL;
@@ -142,6 +189,8 @@ verify_snapshot(struct verify_report *r, const struct snapshot *s,
 	r->id[16] = '\0';
 	if ((doc = check_manifest(r, man)) != NULL)
 		check_members(r, s, json_object_get(doc, "outputs"));
+	if (doc != NULL && r->nproblems == 0)
+		check_canonical(r, s, doc);
 	json_decref(doc);
 	if (sig == NULL) {
 		if (require_signature)
@@ -149,13 +198,13 @@ verify_snapshot(struct verify_report *r, const struct snapshot *s,
 			    "manifest", SNAPSHOT_SIGNATURE);
 		return NULL;
 	}
-	if (allowed_signers == NULL) {
+	if (signers == NULL) {
 		problem(r, "member %s cannot be checked: no allowed_signers "
 		    "file (--allowed-signers, or policy publish.allowed_signers)",
 		    SNAPSHOT_SIGNATURE);
 		return NULL;
 	}
-	if ((err = sign_verify(&ok, &detail, allowed_signers, man->data.data,
+	if ((err = sign_verify(&ok, &detail, signers, man->data.data,
 	    man->data.len, sig->data.data, sig->data.len)) != NULL)
 		return err;
 	if (ok) {
@@ -179,4 +228,83 @@ verify_signers_path(const char *repo_root, const struct policy *pol,
 		    xstrdup(pol->publish.allowed_signers) :
 		    path_join(repo_root, pol->publish.allowed_signers);
 	return NULL;
+}
+
+/* The blob at path in the tree of commit, at most FILE_MAX_CONFIG. */
+static struct werr *
+tree_file(struct buf *out, git_repository *repo, const git_oid *commit,
+    const char *path, const char *rev)
+{
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+	struct werr *err = NULL;
+
+	if (git_commit_lookup(&c, repo, commit) < 0 ||
+	    git_commit_tree(&tree, c) < 0) {
+		err = werr_git("cannot read the tree of '%s'", rev);
+		goto out;
+	}
+	if (git_tree_entry_bypath(&te, tree, path) < 0 ||
+	    git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
+	    git_tree_entry_filemode(te) == GIT_FILEMODE_LINK) {
+		git_error_clear();
+		err = werr_new(WEXIT_INPUT, "policy publish.allowed_signers "
+		    "names '%s', which is not a file on '%s'", path, rev);
+		goto out;
+	}
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
+		err = werr_git("%s of '%s'", path, rev);
+		goto out;
+	}
+	if ((uint64_t)git_blob_rawsize(blob) > FILE_MAX_CONFIG) {
+		err = werr_new(WEXIT_INPUT, "%s of '%s' is larger than %zu MiB, "
+		    "the most warden reads from such a file", path, rev,
+		    FILE_MAX_CONFIG >> 20);
+		goto out;
+	}
+	buf_add(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	buf_puts(out, "");
+out:
+	git_blob_free(blob);
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	git_commit_free(c);
+	return err;
+}
+
+struct werr *
+verify_trusted_signers(struct signers *out, int *required,
+    const char *repo_root)
+{
+	git_repository *repo = NULL;
+	struct policy *pol = NULL;
+	struct werr *err;
+	const char *file;
+	char *branch = NULL;
+	git_oid tip;
+
+	memset(out, 0, sizeof(*out));
+	*required = 0;
+	if (git_repository_open(&repo, repo_root) < 0)
+		return werr_git("cannot open '%s'", repo_root);
+	if ((err = policy_load_trusted(&pol, &tip, repo)) != NULL)
+		goto out;
+	*required = pol->publish.require_signature;
+	if ((file = pol->publish.allowed_signers) == NULL)
+		goto out;
+	if (file[0] == '/') {
+		err = signers_read_file(out, file);
+		goto out;
+	}
+	branch = policy_official_branch(repo);
+	out->name = xasprintf("%s:%s", branch, file);
+	if ((err = tree_file(&out->text, repo, &tip, file, branch)) != NULL)
+		signers_free(out);
+out:
+	free(branch);
+	policy_free(pol);
+	git_repository_free(repo);
+	return err;
 }
