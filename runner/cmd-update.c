@@ -1,5 +1,5 @@
 /*
- * cmd-update.c - `warden update [ENGINE...] [--dry-run]`: bring engines to
+ * cmd-update.c - `warden update [ENGINE...] [--dry-run] [--retry-failed]`: bring engines to
  * the newest versions their adapters and the policy allow (runner/update),
  * show progress, and print old -> new for everything that moved in each
  * engine's closure. Exit 1 when an engine's update failed.
@@ -103,6 +103,7 @@ update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "retry-failed", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct update_report rep;
@@ -119,6 +120,8 @@ update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	    &err)) != -1)
 		if (ch == 'n')
 			uc.dry_run = 1;
+		else if (ch == 'r')
+			uc.retry_failed = 1;
 	if (err != NULL)
 		return err;
 	if ((err = cmd_ctx_repo(ctx, &uc.repo_root)) != NULL ||
@@ -148,11 +151,13 @@ update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 
 const struct cmd_entry cmd_update_entry = {
 	"update",
-	"[ENGINE...] [--dry-run] [--json]",
+	"[ENGINE...] [--dry-run] [--retry-failed] [--json]",
 	"bring engines to their newest allowed versions and record manifests",
 	"Updates each ENGINE (default: every engine of the default roster):\n"
 	"git sources through libgit2 (newest matching tag in version order or\n"
-	"the branch head, built in a fresh directory), pip and brew sources\n"
+	"the branch head, built incrementally in the work tree not in use;\n"
+	"a commit that failed to build is not built again until a newer one),\n"
+	"pip and brew sources\n"
 	"through their shims, with the policy's pins, holds, groups and minimum\n"
 	"release age. An engine of any roster whose manifest holds a package of\n"
 	"a policy group that an engine of the run holds joins the run and is\n"
@@ -163,6 +168,7 @@ const struct cmd_entry cmd_update_entry = {
 	"Prints old -> new for every package that moved.\n"
 	"  --dry-run   say what would change (pip --dry-run --report, fetched\n"
 	"              tags); change no environment and record nothing\n"
+	"  --retry-failed  build again a git commit that failed to build\n"
 	"  --json      print the outcomes as JSON\n"
 	"Exit 1 when an engine's update failed; it keeps its environment and\n"
 	"manifest, and the failure is recorded. The engines whose venv moved a\n"
