@@ -67,6 +67,9 @@ time_t update_parse_time(const char *iso);
 struct werr *update_shim_call(json_t **out, const struct update_ctx *ctx,
     enum adapter_source_kind kind, const char *verb, const char *env_dir,
     char *const *args, const char *log_path);
+/* The path of the installed shim name ("pip", "brew"): WARDEN_SHIM_DIR,
+ * else found relative to warden's executable (shim.c). Caller frees. */
+char *update_shim_path(const char *name);
 
 /* ---- index.c ---- */
 
