@@ -9,9 +9,11 @@
  * and commit a work tree holds; a tree of another source, or of none
  * known, starts afresh. Build steps get the job count of policy
  * (CMAKE_BUILD_PARALLEL_LEVEL, MAKEFLAGS) and ccache's directory under
- * .warden/. A commit that failed to build is recorded in
- * env_dir/build-failed.json and not built again until another commit is
- * the target or the caller asks (ctx->retry_failed). Never prints.
+ * .warden/. A commit that failed to build in an engine's live
+ * environment is recorded in env_dir/build-failed.json (gitenv.c) and not
+ * built again until another commit is the target or the caller asks
+ * (ctx->retry_failed); triage's scratch builds record nothing. Never
+ * prints.
  */
 #include "config.h"
 

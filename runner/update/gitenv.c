@@ -378,6 +378,17 @@ current_again(const struct update_build *b)
 	return m;
 }
 
+/* Is b's environment the engine's live one (not a triage scratch)? */
+static int
+live_env(const struct update_ctx *ctx, const struct update_build *b)
+{
+	char *live = update_env_dir(ctx->repo_root, b->adapter->name);
+	int same = strcmp(live, b->env_dir) == 0;
+
+	free(live);
+	return same;
+}
+
 struct werr *
 update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
     const struct update_build *b)
@@ -442,7 +453,8 @@ update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
 	if ((err = update_git_slot_build(&slot, ctx, b, repo, &t.oid,
 	    toolchain)) != NULL) {
 		res->outcome = "build_failed";
-		update_git_failed_record(b->env_dir, hex, t.version);
+		if (live_env(ctx, b))	/* triage's scratch builds forget */
+			update_git_failed_record(b->env_dir, hex, t.version);
 		goto out;
 	}
 	update_git_failed_clear(b->env_dir);
