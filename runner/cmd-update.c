@@ -1,5 +1,5 @@
 /*
- * cmd-update.c - `warden update [ENGINE...] [--dry-run]`: bring engines to
+ * cmd-update.c - `warden update [ENGINE...] [--dry-run] [--retry-failed]`: bring engines to
  * the newest versions their adapters and the policy allow (runner/update),
  * show progress, and print old -> new for everything that moved in each
  * engine's closure. Exit 1 when an engine's update failed.
@@ -106,6 +106,7 @@ update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "retry-failed", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct update_report rep;
@@ -122,6 +123,8 @@ update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	    &err)) != -1)
 		if (ch == 'n')
 			uc.dry_run = 1;
+		else if (ch == 'r')
+			uc.retry_failed = 1;
 	if (err != NULL)
 		return err;
 	if ((err = cmd_ctx_repo(ctx, &uc.repo_root)) != NULL ||
@@ -151,21 +154,24 @@ update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 
 const struct cmd_entry cmd_update_entry = {
 	"update",
-	"[ENGINE...] [--dry-run] [--json]",
+	"[ENGINE...] [--dry-run] [--retry-failed] [--json]",
 	"bring engines to their newest allowed versions and record manifests",
 	"Updates each ENGINE (default: every engine of the default roster):\n"
 	"git sources through libgit2 (newest matching tag in version order or\n"
-	"the branch head, built in a fresh directory), pip and brew sources\n"
-	"through their shims, with the policy's pins, holds, groups and minimum\n"
-	"release age. An engine of any roster whose manifest holds a package of\n"
-	"a policy group that an engine of the run holds joins the run and is\n"
-	"named (\"gb joins: policy group 'core' (shared, held by ga)\"), so a\n"
-	"group moves in all its engines or in none. Makes each model present\n"
-	"(fetch_model) and checks its sha256; records a version manifest of the\n"
-	"whole closure per engine.\n"
+	"the branch head, built incrementally in the work tree not in use; a\n"
+	"commit that failed to build is not built again until a newer one),\n"
+	"pip and brew sources through their shims, with the policy's pins,\n"
+	"holds, groups and minimum release age. An engine of any roster whose\n"
+	"manifest holds a package of a policy group that an engine of the run\n"
+	"holds joins the run and is named (\"gb joins: policy group 'core'\n"
+	"(shared, held by ga)\"), so a group moves in all its engines or in\n"
+	"none. Makes each model present (fetch_model, unless its weights are\n"
+	"on disk with the profile's sha256) and checks its sha256; records a\n"
+	"version manifest of the whole closure per engine.\n"
 	"Prints old -> new for every package that moved.\n"
 	"  --dry-run   say what would change (pip --dry-run --report, fetched\n"
 	"              tags); change no environment and record nothing\n"
+	"  --retry-failed  build again a git commit that failed to build\n"
 	"  --json      print the outcomes as JSON\n"
 	"Exit 1 when an engine's update failed; it keeps its environment and\n"
 	"manifest, and the failure is recorded. The engines whose venv moved a\n"

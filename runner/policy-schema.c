@@ -72,7 +72,8 @@ static const char default_policy[] =
 "    \"groups\": {},\n"
 "    \"shim_timeout_s\": 1800,\n"
 "    \"build_timeout_s\": 7200,\n"
-"    \"fetch_model_timeout_s\": 7200\n"
+"    \"fetch_model_timeout_s\": 7200,\n"
+"    \"mirrors\": {}\n"
 "  },\n"
 "  \"cycle\": {\n"
 "    \"update\": true,\n"
@@ -252,6 +253,7 @@ static const struct schema_field f_index[] = {
 };
 static const struct schema s_index = { .type = SCHEMA_OBJECT, .fields = f_index };
 static const struct schema s_groups = { .type = SCHEMA_MAP, .items = &s_strings1 };
+static const struct schema s_mirrors = { .type = SCHEMA_MAP, .items = &s_string };
 
 static const struct schema_field f_update[] = {
 	{ "python", &s_strings1, 0 },
@@ -265,6 +267,8 @@ static const struct schema_field f_update[] = {
 	{ "shim_timeout_s", &s_timeout, 0 },
 	{ "build_timeout_s", &s_timeout, 0 },
 	{ "fetch_model_timeout_s", &s_timeout, 0 },
+	{ "build_jobs", &s_pos_int, 0 },
+	{ "mirrors", &s_mirrors, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_update = { .type = SCHEMA_OBJECT, .fields = f_update };

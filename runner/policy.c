@@ -115,6 +115,17 @@ policy_load_update(struct policy *p, const json_t *u)
 	p->update.shim_timeout_s = num_or(u, "shim_timeout_s", 1800);
 	p->update.build_timeout_s = num_or(u, "build_timeout_s", 7200);
 	p->update.fetch_model_timeout_s = num_or(u, "fetch_model_timeout_s", 7200);
+	p->update.build_jobs = (int)num_or(u, "build_jobs", 0);
+	v = json_object_get(u, "mirrors");
+	p->update.n_mirrors = json_object_size(v);
+	p->update.mirrors = xcalloc(p->update.n_mirrors + 1,
+	    sizeof(*p->update.mirrors));
+	i = 0;
+	json_object_foreach(v, key, g) {
+		p->update.mirrors[i].from = xstrdup(key);
+		p->update.mirrors[i].to = xstrdup(json_string_value(g));
+		i++;
+	}
 }
 
 static int
@@ -393,6 +404,11 @@ policy_free(struct policy *p)
 		strlist_free(&p->update.groups[i].packages);
 	}
 	free(p->update.groups);
+	for (i = 0; i < p->update.n_mirrors; i++) {
+		free(p->update.mirrors[i].from);
+		free(p->update.mirrors[i].to);
+	}
+	free(p->update.mirrors);
 	free(p->cycle.fidelity_shots);
 	free(p);
 }

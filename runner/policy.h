@@ -135,6 +135,14 @@ struct policy {
 		double shim_timeout_s;
 		double build_timeout_s;
 		double fetch_model_timeout_s;
+		int build_jobs;		/* 0: the machine's cores */
+		struct policy_mirror {	/* a source url (or a prefix of
+					   urls, ending in '/') and its
+					   mirror */
+			char *from;
+			char *to;
+		} *mirrors;
+		size_t n_mirrors;
 	} update;
 
 	/* `cycle`: optional as a whole and field by field; which of the

@@ -1,8 +1,8 @@
 #!/bin/sh
 # t4002: git sources through libgit2: a local bare repository with tags
 # b999, b1000 and a branch; the newest tag in version order is checked
-# out and built by a two-step build argv in a fresh directory; a failing
-# build keeps the build in use; a branch adapter follows its head; a tag
+# out and built by a two-step build argv in a work tree (t4009: builds are
+# incremental); a failing build keeps the build in use; a branch adapter follows its head; a tag
 # younger than min_release_age_days waits; `warden stale` reads dates.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
@@ -55,7 +55,7 @@ test_expect_success 'the newest tag in version order is built and swapped in' '
 	expect_grep "^  llama (none) → b1000$" out &&
 	test "$(cat .warden/envs/llama/src/out/built-VERSION)" = b1000 &&
 	test -L .warden/envs/llama/src &&
-	test $(ls .warden/envs/llama/builds | wc -l) = 1 &&
+	test "$(readlink .warden/envs/llama/src)" = builds/work-a &&
 	warden --json versions llama >v.json &&
 	python3 -c "
 import json; m = json.load(open(\"v.json\"))[\"llama\"]
@@ -100,7 +100,7 @@ test_expect_success 'a failing build is recorded and keeps the old build' '
 	expect_grep "build step 2 of 2 (cp VERSION out/built-VERSION) failed: exit status 1" out &&
 	expect_grep "VERSION" out &&
 	test "$(cat .warden/envs/llama/src/out/built-VERSION)" = b1000 &&
-	test $(ls .warden/envs/llama/builds | wc -l) = 1 &&
+	test "$(readlink .warden/envs/llama/src)" = builds/work-a &&
 	test "$(sqlite3 .warden/warden.db "select outcome from update_attempts order by id desc limit 1")" = build_failed &&
 	test -n "$(sqlite3 .warden/warden.db "select detail from update_attempts order by id desc limit 1")" &&
 	warden --json versions llama | grep -q "\"engine_version\": \"b1000\""

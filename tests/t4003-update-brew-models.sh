@@ -136,6 +136,7 @@ assert m[\"bytes\"] == 10 and m[\"file\"].endswith(\"/.warden/models/wsim/model.
 test_expect_success 'a digest that differs stops the update, naming file and digests' '
 	printf "weights v2" >hub/model.bin &&
 	cd bench &&
+	printf "a damaged copy" >.warden/models/wsim/model.bin &&
 	good=$(python3 -c "import hashlib; print(hashlib.sha256(b\"weights v1\").hexdigest())") &&
 	bad=$(python3 -c "import hashlib; print(hashlib.sha256(b\"weights v2\").hexdigest())") &&
 	expect_exit 1 warden update wsim ollamab &&

@@ -123,7 +123,7 @@ test_expect_success 'bad input: usage errors and unknown engines' '
 	expect_exit 1 warden update nosuch &&
 	expect_grep "^nosuch: failed$" out &&
 	expect_grep "no such adapter or profile: .adapters/engines/nosuch.json." out &&
-	warden update --help >help && expect_grep "^usage: warden update \[ENGINE...\] \[--dry-run\] \[--json\]" help &&
+	warden update --help >help && expect_grep "^usage: warden update \[ENGINE...\] \[--dry-run\] \[--retry-failed\] \[--json\]" help &&
 	warden versions --help >help && expect_grep "^usage: warden versions" help &&
 	warden stale --help >help && expect_grep "^usage: warden stale" help
 '

@@ -71,6 +71,7 @@ test_expect_success 'gb fails on its model: ga is rolled back to its old venv an
 	make_wheel wheels shared 2.0 &&
 	printf "other weights" >hub/gb.bin &&
 	cd bench &&
+	printf "a damaged copy" >.warden/models/gb/gb.bin &&
 	before=$(sqlite3 .warden/warden.db "select manifest_id from update_current where engine = '"'"'ga'"'"'") &&
 	expect_exit 1 warden update &&
 	expect_grep "^ga: group_rolled_back$" out &&

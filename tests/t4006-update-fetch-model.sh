@@ -130,6 +130,7 @@ test_expect_success 'a directory whose digest the profile names, then one that d
 	PY
 	warden lint &&
 	expect_exit 0 warden update omlx &&
+	echo changed on disk >"$D/model.safetensors" &&
 	FAKE_HF_REV=2 expect_exit 1 warden update omlx mlx_lm &&
 	bad=$(dir_digest "$D") &&
 	test "$good" != "$bad" &&
@@ -138,6 +139,35 @@ test_expect_success 'a directory whose digest the profile names, then one that d
 	expect_grep "^mlx_lm: unchanged" out &&
 	test "$(model omlx sha256)" = "$good" &&
 	case "$(model mlx_lm dir)" in */snapshots/c0ffee2) ;; *) false ;; esac
+'
+
+test_expect_success 'weights on disk with the profile s digest: fetch_model is not run' '
+	cd bench &&
+	F="$(pwd)/.warden/models/Qwen3-0.6B-BF16.gguf" &&
+	python3 - "$(sha256sum <"$F" | cut -d" " -f1)" <<-PY &&
+	import json, sys
+	p = "adapters/profiles/qwen3-0.6b.json"; pr = json.load(open(p))
+	pr["engines"]["llama.cpp"]["sha256"] = sys.argv[1]
+	json.dump(pr, open(p, "w"), indent=2)
+	PY
+	mv ../bin/hf ../bin/hf.off &&
+	: >../hf/calls &&
+	expect_exit 0 warden update llama.cpp &&
+	mv ../bin/hf.off ../bin/hf &&
+	test ! -s ../hf/calls &&
+	grep -r "fetch_model not run for model .qwen3-0.6b.: .$F. already has the profile.s sha256" .warden/logs/update >/dev/null &&
+	test "$(model llama.cpp sha256)" = "$(sha256sum <"$F" | cut -d" " -f1)"
+'
+
+test_expect_success 'weights on disk that differ from the digest: fetch_model runs' '
+	cd bench &&
+	F="$(pwd)/.warden/models/Qwen3-0.6B-BF16.gguf" &&
+	cp "$F" ../gguf.keep &&
+	echo damaged >>"$F" &&
+	: >../hf/calls &&
+	expect_exit 0 warden update llama.cpp &&
+	expect_grep "^download unsloth/Qwen3-0.6B-GGUF Qwen3-0.6B-BF16.gguf" ../hf/calls &&
+	cmp "$F" ../gguf.keep
 '
 
 test_expect_success 'a link to a directory inside weights is refused, naming it' '

@@ -218,4 +218,22 @@ test_expect_success 'no stand-in is left running' '
 	! pgrep -f "$STAND_IN" >/dev/null
 '
 
+test_expect_success 'llama.cpp: the source its notes describe, the job count left to warden' '
+	python3 - "$TOP_SRCDIR/adapters/engines/llama.cpp.json" <<-\PY
+	import json, sys
+	a = json.load(open(sys.argv[1])); s = a["source"]; n = a["notes"]
+	assert s["track"] == "tag" and s["ref"] == "b*", s
+	assert "tracks the release tags b*" in n, n
+	assert "branch master, build" not in n and "-j N" not in n, n
+	configure, build = s["build"]
+	assert configure[:3] == ["cmake", "-B", "build"], configure
+	assert "-DLLAMA_BUILD_WEBUI=OFF" in configure, configure
+	assert build[:3] == ["cmake", "--build", "build"], build
+	assert build[build.index("--config") + 1] == "Release", build
+	assert "-j" not in build and "--parallel" not in build, build
+	for step in s["build"]:
+	    assert " ".join(step) in n, (step, n)
+	PY
+'
+
 test_done

@@ -87,6 +87,7 @@ test_expect_success 'the exported Markdown is SiliconBench journal shaped' '
 	expect_grep "^| simskip | qwen3-0.6b | chat | profile .qwen3-0.6b.: engine .simskip. does not serve this model: the engine has no build of this model | 0 |$" c1.md &&
 	expect_grep "^- \*\*Published\*\*: snapshot" c1.md &&
 	expect_grep "^| [0-9T:.Z-]* | 1 | campaign | done | run c1-r1-campaign, 14 sweeps" c1.md &&
+	expect_grep "^| [0-9T:.Z-]* | 1 | triage | done | 4 engines broken; cannot be compared: .*simcrash (no earlier cycle where it was healthy)" c1.md &&
 	warden --repo bench journal verify
 '
 

@@ -64,13 +64,20 @@ step_line(const json_t *r)
 			buf_printf(&b, "%s%s", i ? ", " : "; regressions: ",
 			    json_string_value(v));
 	} else if (strcmp(step, "triage") == 0) {
+		/* an engine that cannot be compared is broken all the same
+		 * (as `warden triage` and the journal's Broke line count it) */
+		size_t nb = json_array_size(json_object_get(res, "broken")) +
+		    json_array_size(json_object_get(res, "cannot_compare"));
+
 		if (json_is_true(json_object_get(res, "nothing_broke")))
 			buf_puts(&b, "nothing broke");
 		else
-			buf_printf(&b, "%zu broken, %zu cannot be compared",
-			    json_array_size(json_object_get(res, "broken")),
-			    json_array_size(json_object_get(res,
-			    "cannot_compare")));
+			buf_printf(&b, "%zu engine%s broken", nb, nb == 1 ?
+			    "" : "s");
+		json_array_foreach(json_object_get(res, "cannot_compare"), i, v)
+			buf_printf(&b, "%s%s (%s)", i ? ", " :
+			    "; cannot be compared: ", jsonget_str(v, "engine"),
+			    jsonget_str(v, "why"));
 		ints(&b, "; opened", json_object_get(res, "opened"));
 		ints(&b, "; fixed", json_object_get(res, "fixed"));
 		ints(&b, "; reopened", json_object_get(res, "reopened"));

@@ -2,16 +2,18 @@
  * gitenv.c - git sources, through libgit2 only: fetch into the bare
  * repository env_dir/git, pick the newest tag matching the adapter's
  * `ref` in version order (or the branch head), older than the policy's
- * minimum release age, check it out into a fresh directory under
- * env_dir/builds/, run the build argvs there in order without a shell,
- * and only when every step succeeded point env_dir/src at it. A failed
- * build is removed; the build in use stays. Never prints.
+ * minimum release age, and build it in the work tree not in use
+ * (gitbuild.c: incremental, the build argvs in order without a shell);
+ * only when every step succeeded env_dir/src points at it. A failed
+ * build leaves the build in use as it was, and is not tried again until
+ * another commit is the target or --retry-failed. The url fetched is
+ * the policy's mirror of the adapter's (update.mirrors) when it names
+ * one. Never prints.
  */
 #include "config.h"
 
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +32,9 @@ struct target {
 	git_oid oid;
 	char *version;		/* the tag, or "BRANCH@commit12" */
 	char *tag;		/* NULL: a branch or a commit */
-	time_t time;		/* tag date, or commit time */
+	time_t time;		/* tag date, or commit time: its age */
+	time_t commit_time;	/* the commit's own time */
+	time_t tag_time;	/* an annotated tag's date, or -1 */
 };
 
 static void
@@ -42,10 +46,32 @@ target_free(struct target *t)
 }
 
 /* Open env_dir/git (made bare when missing) and fetch everything. */
-static struct werr *
-git_fetch(git_repository **out, const struct adapter *a, const char *env_dir,
-    const char *log_path)
+char *
+update_git_mirror(const struct policy *p, const char *url)
 {
+	size_t i, len, best_len = 0;
+	const char *best = NULL, *key;
+
+	for (i = 0; i < p->update.n_mirrors; i++) {
+		key = p->update.mirrors[i].from;
+		len = strlen(key);
+		if (strcmp(key, url) == 0)
+			return xstrdup(p->update.mirrors[i].to);
+		if (len > best_len && key[len - 1] == '/' &&
+		    strncmp(key, url, len) == 0) {
+			best = p->update.mirrors[i].to;
+			best_len = len;
+		}
+	}
+	return best != NULL ? xasprintf("%s%s", best, url + best_len) : NULL;
+}
+
+static struct werr *
+git_fetch(git_repository **out, const struct update_ctx *ctx,
+    const struct adapter *a, const char *env_dir, const char *log_path)
+{
+	char *mirror = update_git_mirror(ctx->policy, a->source.url);
+	const char *url = mirror != NULL ? mirror : a->source.url;
 	char *refspecs[] = { "+refs/heads/*:refs/remotes/origin/*",
 	    "+refs/tags/*:refs/tags/*" };
 	git_strarray specs = { refspecs, 2 };
@@ -58,7 +84,11 @@ git_fetch(git_repository **out, const struct adapter *a, const char *env_dir,
 
 	*out = NULL;
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
-	update_log_note(log_path, "git fetch %s into %s", a->source.url, path);
+	if (mirror != NULL)
+		update_log_note(log_path, "git fetch %s (policy's mirror of %s) "
+		    "into %s", url, a->source.url, path);
+	else
+		update_log_note(log_path, "git fetch %s into %s", url, path);
 	if (git_repository_open_bare(&repo, path) != 0) {
 		if ((err = mkdir_p(env_dir)) != NULL)
 			goto out;
@@ -67,21 +97,22 @@ git_fetch(git_repository **out, const struct adapter *a, const char *env_dir,
 			goto out;
 		}
 	}
-	/* An anonymous remote: the url is the adapter's every time, with no
-	 * url.*.insteadOf rewriting (a site's git config must not redirect
-	 * an engine; and libgit2 1.5 leaks pcre2 match data scanning it). */
+	/* An anonymous remote: the url is the adapter's (or the policy's
+	 * mirror of it) every time, with no url.*.insteadOf rewriting (a
+	 * site's git config must not redirect an engine; and libgit2 1.5
+	 * leaks pcre2 match data scanning it). */
 	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
 	ro.repository = repo;
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF |
 	    GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
-	if (git_remote_create_with_opts(&remote, a->source.url, &ro) != 0) {
-		err = werr_git("remote '%s'", a->source.url);
+	if (git_remote_create_with_opts(&remote, url, &ro) != 0) {
+		err = werr_git("remote '%s'", url);
 		goto out;
 	}
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
 	fo.prune = GIT_FETCH_PRUNE;
 	if (git_remote_fetch(remote, &specs, &fo, "warden update") != 0)
-		err = werr_git("fetch '%s'", a->source.url);
+		err = werr_git("fetch '%s'", url);
 out:
 	if (err != NULL)
 		err->exit = WEXIT_PROBLEM;
@@ -91,12 +122,14 @@ out:
 	else
 		git_repository_free(repo);
 	free(path);
+	free(mirror);
 	return err;
 }
 
 /* Commit and date of a tag reference (tagger date when annotated). */
 static int
-tag_info(git_repository *repo, const char *refname, git_oid *commit, time_t *when)
+tag_info(git_repository *repo, const char *refname, git_oid *commit,
+    time_t *when, time_t *commit_time, time_t *tag_time)
 {
 	git_reference *ref = NULL;
 	git_object *obj = NULL, *peeled = NULL;
@@ -107,12 +140,13 @@ tag_info(git_repository *repo, const char *refname, git_oid *commit, time_t *whe
 	    git_reference_peel(&peeled, ref, GIT_OBJECT_COMMIT) != 0)
 		goto out;
 	git_oid_cpy(commit, git_object_id(peeled));
-	*when = (time_t)git_commit_time((git_commit *)peeled);
+	*when = *commit_time = (time_t)git_commit_time((git_commit *)peeled);
+	*tag_time = -1;
 	if (git_reference_target(ref) != NULL && git_object_lookup(&obj, repo,
 	    git_reference_target(ref), GIT_OBJECT_ANY) == 0 &&
 	    git_object_type(obj) == GIT_OBJECT_TAG &&
 	    (sig = git_tag_tagger((git_tag *)obj)) != NULL)
-		*when = (time_t)sig->when.time;
+		*when = *tag_time = (time_t)sig->when.time;
 	rc = 0;
 out:
 	git_object_free(obj);
@@ -138,7 +172,7 @@ pick_tag(struct target *t, const struct update_ctx *ctx, git_repository *repo,
 	struct werr *err = NULL;
 	const char *best = NULL;
 	git_oid oid, best_oid;
-	time_t when, best_when = 0;
+	time_t when, best_when = 0, ct, tt, best_ct = 0, best_tt = -1;
 	char refname[1024];
 	size_t i;
 
@@ -148,7 +182,7 @@ pick_tag(struct target *t, const struct update_ctx *ctx, git_repository *repo,
 		if (!version_tag_matches(a->source.ref, tags.strings[i]))
 			continue;
 		snprintf(refname, sizeof(refname), "refs/tags/%s", tags.strings[i]);
-		if (tag_info(repo, refname, &oid, &when) != 0)
+		if (tag_info(repo, refname, &oid, &when, &ct, &tt) != 0)
 			continue;
 		if (too_young(ctx, when)) {
 			json_object_set_new(held, tags.strings[i], json_string(
@@ -159,6 +193,8 @@ pick_tag(struct target *t, const struct update_ctx *ctx, git_repository *repo,
 			best = tags.strings[i];
 			git_oid_cpy(&best_oid, &oid);
 			best_when = when;
+			best_ct = ct;
+			best_tt = tt;
 		}
 	}
 	if (best == NULL)
@@ -170,6 +206,8 @@ pick_tag(struct target *t, const struct update_ctx *ctx, git_repository *repo,
 		t->tag = xstrdup(best);
 		t->version = xstrdup(best);
 		t->time = best_when;
+		t->commit_time = best_ct;
+		t->tag_time = best_tt;
 	}
 	git_strarray_dispose(&tags);
 	return err;
@@ -208,7 +246,8 @@ pick_branch(struct target *t, const struct update_ctx *ctx,
 	git_oid_cpy(&t->oid, git_commit_id(c));
 	git_oid_tostr(hex, sizeof(hex), &t->oid);
 	t->version = xasprintf("%s@%.12s", a->source.ref, hex);
-	t->time = (time_t)git_commit_time(c);
+	t->time = t->commit_time = (time_t)git_commit_time(c);
+	t->tag_time = -1;
 out:
 	git_commit_free(c);
 	git_reference_free(ref);
@@ -223,7 +262,8 @@ pick_pinned(struct target *t, git_repository *repo, const char *pin)
 	git_object *obj = NULL, *peeled = NULL;
 
 	snprintf(refname, sizeof(refname), "refs/tags/%s", pin);
-	if (tag_info(repo, refname, &t->oid, &t->time) == 0) {
+	if (tag_info(repo, refname, &t->oid, &t->time, &t->commit_time,
+	    &t->tag_time) == 0) {
 		t->tag = xstrdup(pin);
 		t->version = xstrdup(pin);
 		return NULL;
@@ -235,7 +275,8 @@ pick_pinned(struct target *t, git_repository *repo, const char *pin)
 		    "a commit of the repository", pin);
 	}
 	git_oid_cpy(&t->oid, git_object_id(peeled));
-	t->time = (time_t)git_commit_time((git_commit *)peeled);
+	t->time = t->commit_time = (time_t)git_commit_time((git_commit *)peeled);
+	t->tag_time = -1;
 	git_oid_tostr(hex, sizeof(hex), &t->oid);
 	t->version = xasprintf("%.12s", hex);
 	git_object_free(peeled);
@@ -293,99 +334,58 @@ swap_src(const char *env_dir, const char *name)
 	return err;
 }
 
-/* Remove every build but keep. */
-static void
-prune_builds(const char *env_dir, const char *keep)
-{
-	char *dir = path_join(env_dir, "builds"), *p;
-	struct dirent *de;
-	struct werr *err;
-	DIR *d;
-
-	if ((d = opendir(dir)) == NULL) {
-		free(dir);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, keep) == 0)
-			continue;
-		p = path_join(dir, de->d_name);
-		werr_free(path_remove_tree(p));
-		free(p);
-	}
-	closedir(d);
-	free(dir);
-	(void)err;
-}
-
-/* Check the commit out into a fresh dir and run the build steps there. */
-static struct werr *
-build(const struct update_ctx *ctx, const struct update_build *b,
-    git_repository *repo, const git_oid *oid, const char *dir, json_t *toolchain)
-{
-	git_checkout_options co;
-	git_commit *commit = NULL;
-	struct werr *err = NULL;
-	char **argv = NULL, *what, *ver;
-	size_t i;
-
-	if ((err = mkdir_p(dir)) != NULL)
-		return err;
-	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
-	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DONT_UPDATE_INDEX;
-	co.target_directory = dir;
-	if (git_commit_lookup(&commit, repo, oid) != 0 ||
-	    git_checkout_tree(repo, (git_object *)commit, &co) != 0) {
-		err = werr_git("checkout into '%s'", dir);
-		err->exit = WEXIT_PROBLEM;
-		git_commit_free(commit);
-		return err;
-	}
-	git_commit_free(commit);
-	for (i = 0; i < b->adapter->source.n_build && err == NULL; i++) {
-		if (ctx->on_progress != NULL)
-			ctx->on_progress(ctx->arg, b->k, b->n, b->adapter->name,
-			    "build");
-		if ((err = update_expand_argv(&argv, &b->adapter->source.build[i],
-		    b->adapter, ctx->repo_root, b->env_dir, NULL, NULL)) != NULL)
-			break;
-		what = xasprintf("build step %zu of %zu", i + 1,
-		    b->adapter->source.n_build);
-		err = update_exec(what, argv, dir, b->log_path, NULL,
-		    ctx->policy->update.build_timeout_s);
-		if (json_object_get(toolchain, argv[0]) == NULL &&
-		    (ver = update_program_version(argv[0], b->log_path)) != NULL) {
-			json_object_set_new(toolchain, argv[0], json_string(ver));
-			free(ver);
-		}
-		free(what);
-		update_argv_free(argv);
-		argv = NULL;
-	}
-	return err;
-}
-
 static json_t *
-git_manifest(const struct update_build *b, const struct target *t,
-    const char *build_dir, json_t *toolchain)
+git_manifest(const struct update_ctx *ctx, const struct update_build *b,
+    const struct target *t, const char *build_dir, json_t *toolchain)
 {
-	char hex[GIT_OID_HEXSZ + 1], when[40], now[40];
+	char hex[GIT_OID_HEXSZ + 1], when[40], tag_when[40], now[40];
+	char *mirror = update_git_mirror(ctx->policy, b->adapter->source.url);
+	json_t *m;
 
 	git_oid_tostr(hex, sizeof(hex), &t->oid);
-	utc_iso_from_time(when, sizeof(when), t->time);
+	utc_iso_from_time(when, sizeof(when), t->commit_time);
+	if (t->tag_time != -1)
+		utc_iso_from_time(tag_when, sizeof(tag_when), t->tag_time);
 	utc_now_iso(now, sizeof(now));
-	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:{s:s}, s:n, s:n, "
-	    "s:{s:s, s:s, s:s, s:s?, s:s, s:s, s:s?}, s:O, s:{}, s:[], s:s, "
-	    "s:s, s:s}", "schema", MANIFEST_SCHEMA, "engine", b->adapter->name,
+	m = json_pack("{s:i, s:s, s:s, s:s, s:s, s:{s:s}, s:n, s:n, "
+	    "s:{s:s, s:s, s:s, s:s?, s:s, s:s, s:s?, s:s?, s:s?}, s:O, s:{}, "
+	    "s:[], s:s, s:s, s:s}", "schema", MANIFEST_SCHEMA, "engine", b->adapter->name,
 	    "kind", "git", "engine_package", b->adapter->name,
 	    "engine_version", t->version, "packages", b->adapter->name, t->version,
 	    "tool", "python", "source", "url", b->adapter->source.url,
 	    "ref", b->adapter->source.ref, "track", b->adapter->source.track ?
 	    b->adapter->source.track : "tag", "tag", t->tag, "commit", hex,
-	    "commit_time", when, "build", build_dir, "toolchain", toolchain,
+	    "commit_time", when, "tag_time", t->tag_time != -1 ? tag_when : NULL,
+	    "fetched_from", mirror, "build", build_dir, "toolchain", toolchain,
 	    "models", "constraints", "env_dir", b->env_dir,
 	    "warden_version", PACKAGE_VERSION, "created", now);
+	free(mirror);
+	return m;
+}
+
+/* The build in use stays: its manifest again, made now. */
+static json_t *
+current_again(const struct update_build *b)
+{
+	json_t *m = json_deep_copy(b->current);
+	char now[40];
+
+	utc_now_iso(now, sizeof(now));
+	json_object_del(m, "id");
+	json_object_del(m, "models");
+	json_object_set_new(m, "created", json_string(now));
+	return m;
+}
+
+/* Is b's environment the engine's live one (not a triage scratch)? */
+static int
+live_env(const struct update_ctx *ctx, const struct update_build *b)
+{
+	char *live = update_env_dir(ctx->repo_root, b->adapter->name);
+	int same = strcmp(live, b->env_dir) == 0;
+
+	free(live);
+	return same;
 }
 
 struct werr *
@@ -397,14 +397,14 @@ update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
 	struct target t;
 	struct werr *err;
 	const char *pin, *cur_commit, *cur_build;
-	char hex[GIT_OID_HEXSZ + 1], *pin_buf = NULL, *name = NULL, *dir = NULL;
-	char *link = NULL;
+	char hex[GIT_OID_HEXSZ + 1], *pin_buf = NULL, *slot = NULL, *dir = NULL;
+	char *link = NULL, *failed_at = NULL;
 	json_t *toolchain = json_object();
 
 	memset(&t, 0, sizeof(t));
 	if (ctx->on_progress != NULL)
 		ctx->on_progress(ctx->arg, b->k, b->n, a->name, "fetch");
-	if ((err = git_fetch(&repo, a, b->env_dir, b->log_path)) != NULL)
+	if ((err = git_fetch(&repo, ctx, a, b->env_dir, b->log_path)) != NULL)
 		goto out;
 	pin = engine_pin(ctx, b, res->held, &pin_buf);
 	if (pin != NULL)
@@ -424,36 +424,53 @@ update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
 	if (cur_commit != NULL && strcmp(cur_commit, hex) == 0 &&
 	    cur_build != NULL && path_is_dir(link)) {
 		/* Nothing moved: the build in use is this commit's. */
-		res->manifest = git_manifest(b, &t, cur_build, json_object_get(
-		    b->current, "toolchain") ? json_object_get(b->current,
-		    "toolchain") : toolchain);
+		res->manifest = git_manifest(ctx, b, &t, cur_build,
+		    json_object_get(b->current, "toolchain") ?
+		    json_object_get(b->current, "toolchain") : toolchain);
+		goto out;
+	}
+	if (!ctx->retry_failed &&
+	    (failed_at = update_git_failed_before(b->env_dir, hex, t.version)) != NULL) {
+		json_object_set_new(res->held, t.version, json_sprintf("failed to "
+		    "build at %s; built again only for a newer %s or with "
+		    "--retry-failed", failed_at, t.tag != NULL ? "tag" : "commit"));
+		if (cur_build != NULL && path_is_dir(link))
+			res->manifest = current_again(b);
+		else {
+			res->outcome = "build_failed";
+			err = werr_new(WEXIT_PROBLEM, "'%s' failed to build at %s "
+			    "and is not built again until a newer %s or "
+			    "`warden update --retry-failed`", t.version, failed_at,
+			    t.tag != NULL ? "tag" : "commit");
+		}
 		goto out;
 	}
 	if (ctx->dry_run) {
-		res->manifest = git_manifest(b, &t, "", toolchain);
+		res->manifest = git_manifest(ctx, b, &t, "", toolchain);
 		goto out;
 	}
-	name = xasprintf("%.12s-%ld", hex, (long)time(NULL));
-	dir = xasprintf("%s/builds/%s", b->env_dir, name);
-	if ((err = build(ctx, b, repo, &t.oid, dir, toolchain)) != NULL) {
+	if ((err = update_git_slot_build(&slot, ctx, b, repo, &t.oid,
+	    toolchain)) != NULL) {
 		res->outcome = "build_failed";
-		werr_free(path_remove_tree(dir));
+		if (live_env(ctx, b))	/* triage's scratch builds forget */
+			update_git_failed_record(b->env_dir, hex, t.version);
 		goto out;
 	}
-	if ((err = swap_src(b->env_dir, name)) != NULL) {
-		werr_free(path_remove_tree(dir));
+	update_git_failed_clear(b->env_dir);
+	if ((err = swap_src(b->env_dir, slot)) != NULL)
 		goto out;
-	}
-	prune_builds(b->env_dir, name);
-	res->manifest = git_manifest(b, &t, dir, toolchain);
+	update_git_prune(b->env_dir);
+	dir = xasprintf("%s/builds/%s", b->env_dir, slot);
+	res->manifest = git_manifest(ctx, b, &t, dir, toolchain);
 out:
 	target_free(&t);
 	json_decref(toolchain);
 	git_repository_free(repo);
 	free(pin_buf);
-	free(name);
+	free(slot);
 	free(dir);
 	free(link);
+	free(failed_at);
 	return err;
 }
 
@@ -467,13 +484,12 @@ update_git_activity(time_t *when, char **what, const struct update_ctx *ctx,
 	git_commit *c = NULL;
 	struct werr *err;
 	git_oid oid;
-	time_t t;
+	time_t t, ct, tt;
 	size_t i;
 
-	(void)ctx;
 	*when = -1;
 	*what = NULL;
-	if ((err = git_fetch(&repo, a, env_dir, log_path)) != NULL)
+	if ((err = git_fetch(&repo, ctx, a, env_dir, log_path)) != NULL)
 		return err;
 	if (git_reference_list(&refs, repo) != 0) {
 		err = werr_git("list references of '%s'", a->source.url);
@@ -483,7 +499,7 @@ update_git_activity(time_t *when, char **what, const struct update_ctx *ctx,
 		const char *r = refs.strings[i];
 
 		if (str_startswith(r, "refs/tags/")) {
-			if (tag_info(repo, r, &oid, &t) != 0)
+			if (tag_info(repo, r, &oid, &t, &ct, &tt) != 0)
 				continue;
 		} else if (str_startswith(r, "refs/remotes/origin/")) {
 			if (git_reference_lookup(&ref, repo, r) != 0 ||

@@ -1,8 +1,10 @@
 /*
  * models.c - model weights: for each model of the policy that the
  * engine serves, run the adapter's fetch_model argv so the weights are
- * present, hash the profile's file or directory (sha256, OpenSSL through
- * sha256.c), and compare with the profile's digest. A fetch_model may
+ * present (not run when the profile's file or directory is already there
+ * with the profile's digest), hash the profile's file or directory
+ * (sha256, OpenSSL through sha256.c), and compare with the profile's
+ * digest. A fetch_model may
  * print one JSON object on stdout: {"sha256": HEX}, a registry pull's
  * manifest digest, recorded and compared when the profile names no
  * weights; or {"dir": PATH}, the directory it made present (a Hugging
@@ -156,6 +158,44 @@ printed(char **digest, char **dir, const char *out_path)
 	buf_free(&b);
 }
 
+/*
+ * Are the weights on disk already what the profile's sha256 names? Then
+ * fetch_model need not run. The file's digest goes to hex (for the check
+ * that follows); a directory's is computed again there.
+ */
+static int
+already_present(char *hex, const struct profile_engine *pe, const char *path,
+    const char *dir)
+{
+	uint64_t bytes;
+	size_t n_files;
+	struct werr *err;
+
+	hex[0] = '\0';
+	if (pe->sha256 == NULL)
+		return 0;
+	if (path != NULL) {
+		if (!path_exists(path) || path_is_dir(path))
+			return 0;
+		if ((err = sha256_file_hex(path, hex)) != NULL) {
+			werr_free(err);
+			hex[0] = '\0';
+			return 0;
+		}
+		return strcmp(hex, pe->sha256) == 0;
+	}
+	if (dir == NULL || !path_is_dir(dir))
+		return 0;
+	if ((err = update_dir_digest(hex, &n_files, &bytes, dir)) != NULL) {
+		werr_free(err);
+		hex[0] = '\0';
+		return 0;
+	}
+	n_files = strcmp(hex, pe->sha256) == 0;
+	hex[0] = '\0';
+	return (int)n_files;
+}
+
 /* Make the parent directory of path (the weights' place) exist. */
 static struct werr *
 parent_make(const char *path)
@@ -181,6 +221,7 @@ one_model(json_t *out, int *mismatch, const struct update_ctx *ctx,
 	char *dir = update_weights_path(ctx->repo_root, pe->dir);
 	char *out_path = xasprintf("%s.fetch-out", log_path), **argv = NULL;
 	char hex[SHA256_HEX_LEN + 1], *printed_dir = NULL, *file_digest = NULL;
+	char pre[SHA256_HEX_LEN + 1] = "";
 	const char *checked = NULL, *what = "";
 	struct werr *err = NULL;
 	struct stat sb;
@@ -188,7 +229,12 @@ one_model(json_t *out, int *mismatch, const struct update_ctx *ctx,
 	uint64_t bytes;
 	size_t n_files;
 
-	if (a->fetch_model.n > 0) {
+	if (a->fetch_model.n > 0 && already_present(pre, pe, path, dir))
+		update_log_note(log_path, "fetch_model not run for model '%s': "
+		    "'%s' already has the profile's sha256", model,
+		    path != NULL ? path : dir);
+	else if (a->fetch_model.n > 0) {
+		pre[0] = '\0';
 		if ((path != NULL && (err = parent_make(path)) != NULL) ||
 		    (dir != NULL && (err = parent_make(dir)) != NULL))
 			goto out;
@@ -213,7 +259,9 @@ one_model(json_t *out, int *mismatch, const struct update_ctx *ctx,
 			    "fetch_model");
 			goto out;
 		}
-		if ((err = sha256_file_hex(path, hex)) != NULL) {
+		if (pre[0] != '\0')
+			memcpy(hex, pre, sizeof(hex));	/* hashed just now */
+		else if ((err = sha256_file_hex(path, hex)) != NULL) {
 			err->exit = WEXIT_PROBLEM;
 			goto out;
 		}

@@ -54,9 +54,92 @@ argv_text(struct buf *out, char *const *argv)
 		buf_printf(out, "%s%s", i ? " " : "", argv[i]);
 }
 
+/* Does the line read as a compiler's or a build tool's error? */
+static int
+error_line(const char *line, size_t len)
+{
+	static const char *const marks[] = { ": error", ": fatal error",
+	    "CMake Error", "error:", "Error:", "ERROR:", NULL };
+	const char *const *m;
+	size_t k;
+
+	for (m = marks; *m != NULL; m++) {
+		k = strlen(*m);
+		if ((*m)[0] == ':' || strncmp(*m, "CMake", 5) == 0) {
+			if (len >= k && memmem(line, len, *m, k) != NULL)
+				return 1;
+		} else if (len >= k && strncmp(line, *m, k) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * What the failure's message quotes of the output since offset before:
+ * the first error line and what follows (UPDATE_LOG_TAIL_BYTES at most),
+ * then the last lines when they were not in it; else the last lines.
+ */
+static void
+failure_excerpt(struct buf *out, const char *log_path, off_t before)
+{
+	struct buf all = BUF_INIT;
+	const char *p, *end, *nl, *first = NULL;
+	struct stat sb;
+	size_t n;
+
+	if (file_read_tail(&all, log_path, 64u << 20) != NULL) {
+		engine_log_tail(out, log_path, UPDATE_LOG_TAIL_BYTES);
+		return;
+	}
+	p = all.data;
+	end = all.data + all.len;
+	if (stat(log_path, &sb) == 0 && sb.st_size - before < (off_t)all.len)
+		p = end - (sb.st_size - before);	/* this program's part */
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			nl = end;
+		if (first == NULL && error_line(p, (size_t)(nl - p)))
+			first = p;
+		if (nl == end)
+			break;
+	}
+	if (first == NULL) {
+		engine_log_tail(out, log_path, UPDATE_LOG_TAIL_BYTES);
+		buf_free(&all);
+		return;
+	}
+	n = (size_t)(end - first);
+	if (n <= UPDATE_LOG_TAIL_BYTES)
+		buf_add(out, first, n);
+	else {
+		n = UPDATE_LOG_TAIL_BYTES * 3 / 4;
+		while (n > 0 && first[n - 1] != '\n')
+			n--;
+		if (n == 0)
+			n = UPDATE_LOG_TAIL_BYTES * 3 / 4;
+		buf_add(out, first, n);
+		buf_puts(out, "[...]\n");
+		p = end - UPDATE_LOG_TAIL_BYTES / 4;
+		while (p < end && p[-1] != '\n')
+			p++;
+		buf_add(out, p, (size_t)(end - p));
+	}
+	buf_free(&all);
+}
+
 struct werr *
 update_exec(const char *what, char *const *argv, const char *cwd,
     const char *log_path, const char *stdout_path, double timeout_s)
+{
+	return update_exec_env(what, argv, cwd, log_path, stdout_path,
+	    timeout_s, NULL);
+}
+
+struct werr *
+update_exec_env(const char *what, char *const *argv, const char *cwd,
+    const char *log_path, const char *stdout_path, double timeout_s,
+    char *const *env_add)
 {
 	struct spawn_opts o;
 	struct buf cmd = BUF_INIT, why = BUF_INIT, tail = BUF_INIT;
@@ -71,6 +154,7 @@ update_exec(const char *what, char *const *argv, const char *cwd,
 		before = sb.st_size;
 	memset(&o, 0, sizeof(o));
 	o.argv = argv;
+	o.env_add = env_add;
 	o.cwd = cwd;
 	o.log_path = log_path;
 	o.stdout_path = stdout_path;
@@ -90,7 +174,7 @@ update_exec(const char *what, char *const *argv, const char *cwd,
 	} else
 		goto out;
 	if (log_path != NULL && stat(log_path, &sb) == 0 && sb.st_size > before)
-		engine_log_tail(&tail, log_path, UPDATE_LOG_TAIL_BYTES);
+		failure_excerpt(&tail, log_path, before);
 	err = werr_new(WEXIT_PROBLEM, "%s (%s) %s%s%s", what, buf_cstr(&cmd),
 	    buf_cstr(&why), tail.len ? "; log tail:\n" : "", buf_cstr(&tail));
 out:

@@ -15,15 +15,26 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
 
 #include "update-private.h"
 #include "util.h"
 
 #ifndef WARDEN_SHIMDIR
 #define WARDEN_SHIMDIR "/usr/local/libexec/warden/shims"
+#endif
+/* The build tree this warden was built in, and its sources' shims. */
+#ifndef WARDEN_BUILDDIR
+#define WARDEN_BUILDDIR ""
+#endif
+#ifndef WARDEN_SRC_SHIMDIR
+#define WARDEN_SRC_SHIMDIR ""
 #endif
 
 struct argvb {
@@ -78,13 +89,81 @@ check_output(const char *what, const char *text, json_t **out)
 	return NULL;
 }
 
+/* The directory of the running executable (symbolic links resolved), or
+ * NULL. Caller frees. */
+static char *
+exe_dir(void)
+{
+	char buf[PATH_MAX], real[PATH_MAX], *slash;
+#ifdef __APPLE__
+	uint32_t size = sizeof(buf);
+
+	if (_NSGetExecutablePath(buf, &size) != 0)
+		return NULL;
+#else
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+#endif
+	if (realpath(buf, real) == NULL || (slash = strrchr(real, '/')) == NULL)
+		return NULL;
+	*slash = '\0';
+	return xstrdup(real[0] != '\0' ? real : "/");
+}
+
+/* Is path the same directory as dir (both resolved)? */
+static int
+same_dir(const char *path, const char *dir)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	return dir[0] != '\0' && realpath(path, a) != NULL &&
+	    realpath(dir, b) != NULL && strcmp(a, b) == 0;
+}
+
+/*
+ * Where the shim named name is, as git finds its helpers (RUNTIME_PREFIX):
+ * WARDEN_SHIM_DIR; else next to the executable: EXE_DIR/runner/shims (a
+ * warden built in its source tree), the source tree's runner/shims when
+ * EXE_DIR is the build tree it was configured in (a VPATH build),
+ * EXE_DIR/../libexec/warden/shims (an installed tree, wherever it was
+ * moved); else the configured $(pkglibexecdir)/shims. Caller frees.
+ */
+char *
+update_shim_path(const char *name)
+{
+	const char *env = getenv("WARDEN_SHIM_DIR");
+	char *dir, *cand[3], *found = NULL;
+	size_t i;
+
+	if (env != NULL && env[0] != '\0')
+		return xasprintf("%s/%s", env, name);
+	if ((dir = exe_dir()) != NULL) {
+		cand[0] = xasprintf("%s/runner/shims/%s", dir, name);
+		cand[1] = same_dir(dir, WARDEN_BUILDDIR) &&
+		    WARDEN_SRC_SHIMDIR[0] != '\0' ?
+		    xasprintf("%s/%s", WARDEN_SRC_SHIMDIR, name) : NULL;
+		cand[2] = xasprintf("%s/../libexec/warden/shims/%s", dir, name);
+		for (i = 0; i < 3; i++) {
+			if (found == NULL && cand[i] != NULL &&
+			    access(cand[i], X_OK) == 0)
+				found = cand[i];
+			else
+				free(cand[i]);
+		}
+		free(dir);
+	}
+	return found != NULL ? found : xasprintf("%s/%s", WARDEN_SHIMDIR, name);
+}
+
 static void
 shim_prefix(struct argvb *a, const struct update_ctx *ctx,
     enum adapter_source_kind kind)
 {
 	const struct strlist *over = kind == SOURCE_PIP ?
 	    &ctx->policy->update.shim_pip : &ctx->policy->update.shim_brew;
-	const char *dir = getenv("WARDEN_SHIM_DIR");
 	char *path;
 	size_t i;
 
@@ -93,9 +172,7 @@ shim_prefix(struct argvb *a, const struct update_ctx *ctx,
 			argvb_add(a, over->v[i]);
 		return;
 	}
-	if (dir == NULL || dir[0] == '\0')
-		dir = WARDEN_SHIMDIR;
-	path = xasprintf("%s/%s", dir, kind == SOURCE_PIP ? "pip" : "brew");
+	path = update_shim_path(kind == SOURCE_PIP ? "pip" : "brew");
 	argvb_add(a, path);
 	free(path);
 }

@@ -30,6 +30,14 @@
  */
 struct werr *update_exec(const char *what, char *const *argv, const char *cwd,
     const char *log_path, const char *stdout_path, double timeout_s);
+/* update_exec() with env_add ("NAME=VALUE", NULL-terminated; may be NULL)
+ * set in the program's environment. On a failure the message quotes the
+ * first line of the program's output that reads as a compiler's or a
+ * build tool's error (": error", "fatal error", "CMake Error", ...) and
+ * what follows it, then the output's last lines; else the last lines. */
+struct werr *update_exec_env(const char *what, char *const *argv,
+    const char *cwd, const char *log_path, const char *stdout_path,
+    double timeout_s, char *const *env_add);
 /* A line "== TIME what: argv" into the log, so its sections are findable. */
 void update_log_note(const char *log_path, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -59,6 +67,9 @@ time_t update_parse_time(const char *iso);
 struct werr *update_shim_call(json_t **out, const struct update_ctx *ctx,
     enum adapter_source_kind kind, const char *verb, const char *env_dir,
     char *const *args, const char *log_path);
+/* The path of the installed shim name ("pip", "brew"): WARDEN_SHIM_DIR,
+ * else found relative to warden's executable (shim.c). Caller frees. */
+char *update_shim_path(const char *name);
 
 /* ---- index.c ---- */
 
@@ -80,6 +91,34 @@ struct werr *update_git_build(struct update_build_result *res,
 struct werr *update_git_activity(time_t *when, char **what,
     const struct update_ctx *ctx, const struct adapter *a, const char *env_dir,
     const char *log_path);
+
+/* The policy's mirror of a source url (update.mirrors), or NULL. */
+char *update_git_mirror(const struct policy *p, const char *url);
+
+/* ---- gitbuild.c ---- */
+
+struct git_repository;
+struct git_oid;
+/* The build job count: policy update.build_jobs, else the cores online. */
+int update_build_jobs(const struct policy *p);
+/*
+ * Check oid out in the work tree of b->env_dir/builds not in use and run
+ * the build steps there; *slot gets the tree's name under builds/ when
+ * every step succeeded (caller frees). The toolchain gets each build
+ * program's and the compilers' versions.
+ */
+struct werr *update_git_slot_build(char **slot, const struct update_ctx *ctx,
+    const struct update_build *b, struct git_repository *repo,
+    const struct git_oid *oid, json_t *toolchain);
+/* Remove what env_dir/builds holds beside the two work trees. */
+void update_git_prune(const char *env_dir);
+/* When commit (hex) as version failed to build in env_dir, or NULL when
+ * it did not (caller frees); record such a failure; forget it. */
+char *update_git_failed_before(const char *env_dir, const char *commit,
+    const char *version);
+void update_git_failed_record(const char *env_dir, const char *commit,
+    const char *version);
+void update_git_failed_clear(const char *env_dir);
 
 /* ---- models.c ---- */
 

@@ -6,9 +6,10 @@
  *
  * Layout of an engine's environment (env_dir, .warden/envs/ENGINE for the
  * live one): pip sources in env_dir/venv; git sources fetched into the
- * bare repository env_dir/git, each build in a fresh checkout under
- * env_dir/builds/, and env_dir/src a symbolic link to the build in use
- * (swapped only when a build succeeded); brew is global (the brew shim).
+ * bare repository env_dir/git, built incrementally in two persistent
+ * work trees env_dir/builds/work-a and work-b, and env_dir/src a symbolic
+ * link to the build in use (swapped only when a build succeeded, the
+ * next build going to the other tree); brew is global (the brew shim).
  *
  * Triage builds an engine's environment in a scratch directory with
  * suspects pinned back through update_env_build(), and diffs manifests
@@ -31,6 +32,8 @@ struct update_ctx {
 	const char *repo_root;
 	const struct policy *policy;
 	int dry_run;			/* change nothing; say what would */
+	int retry_failed;		/* build a git commit that failed
+					   to build before (gitbuild.c) */
 	/* progress: engine k of n is in phase ("fetch", "plan", "install",
 	 * "build", "models", "done"); may be NULL */
 	void (*on_progress)(void *arg, size_t k, size_t n, const char *engine,
@@ -63,8 +66,9 @@ struct update_build_result {
  * b->env_dir, with b->pins overriding the adapter's, and return its
  * manifest in res. An error means this environment could not be built
  * (res->outcome says how); the previous environment stays usable: a pip
- * install that fails changes nothing, a git build happens in a fresh
- * directory that replaces the one in use only when the build succeeded.
+ * install that fails changes nothing, a git build happens in the work
+ * tree not in use, which replaces the one in use only when the build
+ * succeeded.
  * Free res with update_build_result_free().
  */
 struct werr *update_env_build(struct update_build_result *res,

@@ -1,0 +1,304 @@
+/*
+ * gitbuild.c - building a git source incrementally. An engine has two
+ * persistent work trees, env_dir/builds/work-a and work-b: env_dir/src
+ * links to the one in use, and a new commit is checked out over the
+ * other (libgit2, from the commit last checked out there, so files that
+ * did not change keep their times and the build tool redoes only what
+ * changed) and built there; only a build whose every step succeeded
+ * becomes the one in use. env_dir/builds/work-X.json says which source
+ * and commit a work tree holds; a tree of another source, or of none
+ * known, starts afresh. Build steps get the job count of policy
+ * (CMAKE_BUILD_PARALLEL_LEVEL, MAKEFLAGS) and ccache's directory under
+ * .warden/. A commit that failed to build in an engine's live
+ * environment is recorded in env_dir/build-failed.json (gitenv.c) and not
+ * built again until another commit is the target or the caller asks
+ * (ctx->retry_failed); triage's scratch builds record nothing. Never
+ * prints.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "update-private.h"
+#include "util.h"
+
+#define SLOT_A "work-a"
+#define SLOT_B "work-b"
+
+/* The work tree env_dir/src links to, or NULL. Caller frees. */
+static char *
+slot_in_use(const char *env_dir)
+{
+	char *link = path_join(env_dir, "src"), target[PATH_MAX];
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+
+	free(link);
+	if (n <= 0)
+		return NULL;
+	target[n] = '\0';
+	return str_startswith(target, "builds/") ? xstrdup(target + 7) : NULL;
+}
+
+static json_t *
+slot_state(const char *state_path)
+{
+	return json_load_file(state_path, 0, NULL);
+}
+
+/* Bring dir to commit oid (a fresh checkout when its state is unknown). */
+static struct werr *
+slot_checkout(git_repository *repo, const git_oid *oid, const char *dir,
+    const char *state_path, const char *url, const char *log_path)
+{
+	json_t *st = slot_state(state_path);
+	const char *had = json_string_value(json_object_get(st, "commit"));
+	const char *had_url = json_string_value(json_object_get(st, "url"));
+	git_commit *commit = NULL, *base = NULL;
+	git_tree *base_tree = NULL;
+	git_checkout_options co;
+	struct werr *err = NULL;
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid base_oid;
+
+	if (had != NULL && had_url != NULL && strcmp(had_url, url) == 0 &&
+	    git_oid_fromstr(&base_oid, had) == 0 &&
+	    git_commit_lookup(&base, repo, &base_oid) == 0 &&
+	    git_commit_tree(&base_tree, base) == 0)
+		update_log_note(log_path, "checkout over %s (held %.12s)", dir,
+		    had);
+	else {
+		update_log_note(log_path, "fresh checkout into %s", dir);
+		if ((err = path_remove_tree(dir)) != NULL)
+			goto out;
+	}
+	(void)unlink(state_path);	/* unknown until the checkout is done */
+	if ((err = mkdir_p(dir)) != NULL)
+		goto out;
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DONT_UPDATE_INDEX;
+	co.target_directory = dir;
+	co.baseline = base_tree;
+	if (git_commit_lookup(&commit, repo, oid) != 0 ||
+	    git_checkout_tree(repo, (git_object *)commit, &co) != 0) {
+		err = werr_git("checkout into '%s'", dir);
+		err->exit = WEXIT_PROBLEM;
+		goto out;
+	}
+	git_oid_tostr(hex, sizeof(hex), oid);
+	json_decref(st);
+	st = json_pack("{s:s, s:s}", "url", url, "commit", hex);
+	if (json_dump_file(st, state_path, JSON_INDENT(2)) != 0)
+		err = werr_new(WEXIT_PROBLEM, "cannot write '%s'", state_path);
+out:
+	json_decref(st);
+	git_tree_free(base_tree);
+	git_commit_free(base);
+	git_commit_free(commit);
+	return err;
+}
+
+int
+update_build_jobs(const struct policy *p)
+{
+	long n;
+
+	if (p->update.build_jobs > 0)
+		return p->update.build_jobs;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+/* Is program on PATH? */
+static int
+on_path(const char *program)
+{
+	const char *path = getenv("PATH"), *p, *colon;
+	char *cand;
+	int found = 0;
+
+	for (p = path; p != NULL && *p != '\0' && !found; p = colon ? colon + 1 : NULL) {
+		colon = strchr(p, ':');
+		cand = xasprintf("%.*s/%s", colon ? (int)(colon - p) :
+		    (int)strlen(p), p, program);
+		found = access(cand, X_OK) == 0;
+		free(cand);
+		if (colon == NULL)
+			break;
+	}
+	return found;
+}
+
+/* The variables build steps get (NULL-terminated; update_argv_free). */
+static char **
+build_env(const struct update_ctx *ctx)
+{
+	int jobs = update_build_jobs(ctx->policy), ccache = on_path("ccache");
+	char **env = xcalloc(7, sizeof(*env));
+	size_t n = 0;
+
+	env[n++] = xasprintf("CMAKE_BUILD_PARALLEL_LEVEL=%d", jobs);
+	env[n++] = xasprintf("MAKEFLAGS=-j%d", jobs);
+	env[n++] = xasprintf("WARDEN_JOBS=%d", jobs);
+	env[n++] = xasprintf("CCACHE_DIR=%s/.warden/ccache", ctx->repo_root);
+	if (ccache) {
+		env[n++] = xstrdup("CMAKE_C_COMPILER_LAUNCHER=ccache");
+		env[n++] = xstrdup("CMAKE_CXX_COMPILER_LAUNCHER=ccache");
+	}
+	return env;
+}
+
+/* The compilers a build would use: $CC or cc, $CXX or c++. */
+static void
+compiler_identity(json_t *toolchain, const char *log_path)
+{
+	const char *vars[2] = { "CC", "CXX" }, *dflt[2] = { "cc", "c++" };
+	const char *prog;
+	char *ver;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		prog = getenv(vars[i]);
+		if (prog == NULL || prog[0] == '\0' || strchr(prog, ' ') != NULL)
+			prog = dflt[i];
+		if (json_object_get(toolchain, dflt[i]) != NULL)
+			continue;
+		if ((ver = update_program_version(prog, log_path)) != NULL) {
+			json_object_set_new(toolchain, dflt[i], json_string(ver));
+			free(ver);
+		}
+	}
+}
+
+struct werr *
+update_git_slot_build(char **slot_out, const struct update_ctx *ctx,
+    const struct update_build *b, git_repository *repo, const git_oid *oid,
+    json_t *toolchain)
+{
+	char *in_use = slot_in_use(b->env_dir), **argv = NULL, **env = NULL;
+	const char *slot = in_use != NULL && strcmp(in_use, SLOT_A) == 0 ?
+	    SLOT_B : SLOT_A;
+	char *builds = path_join(b->env_dir, "builds");
+	char *dir = path_join(builds, slot);
+	char *state = xasprintf("%s.json", dir), *what, *ver;
+	struct werr *err;
+	size_t i;
+
+	*slot_out = NULL;
+	if ((err = mkdir_p(builds)) != NULL ||
+	    (err = slot_checkout(repo, oid, dir, state, b->adapter->source.url,
+	    b->log_path)) != NULL)
+		goto out;
+	env = build_env(ctx);
+	for (i = 0; i < b->adapter->source.n_build && err == NULL; i++) {
+		if (ctx->on_progress != NULL)
+			ctx->on_progress(ctx->arg, b->k, b->n, b->adapter->name,
+			    "build");
+		if ((err = update_expand_argv(&argv, &b->adapter->source.build[i],
+		    b->adapter, ctx->repo_root, b->env_dir, NULL, NULL)) != NULL)
+			break;
+		what = xasprintf("build step %zu of %zu", i + 1,
+		    b->adapter->source.n_build);
+		err = update_exec_env(what, argv, dir, b->log_path, NULL,
+		    ctx->policy->update.build_timeout_s, env);
+		if (json_object_get(toolchain, argv[0]) == NULL &&
+		    (ver = update_program_version(argv[0], b->log_path)) != NULL) {
+			json_object_set_new(toolchain, argv[0], json_string(ver));
+			free(ver);
+		}
+		free(what);
+		update_argv_free(argv);
+		argv = NULL;
+	}
+	compiler_identity(toolchain, b->log_path);
+	if (err == NULL)
+		*slot_out = xstrdup(slot);
+out:
+	update_argv_free(env);
+	free(in_use);
+	free(builds);
+	free(dir);
+	free(state);
+	return err;
+}
+
+/* Remove every build of env_dir/builds but the two work trees. */
+void
+update_git_prune(const char *env_dir)
+{
+	char *dir = path_join(env_dir, "builds"), *p;
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL) {
+		free(dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    str_startswith(de->d_name, SLOT_A) ||
+		    str_startswith(de->d_name, SLOT_B))
+			continue;
+		p = path_join(dir, de->d_name);
+		werr_free(path_remove_tree(p));
+		free(p);
+	}
+	closedir(d);
+	free(dir);
+}
+
+static char *
+failed_path(const char *env_dir)
+{
+	return path_join(env_dir, "build-failed.json");
+}
+
+char *
+update_git_failed_before(const char *env_dir, const char *commit,
+    const char *version)
+{
+	char *path = failed_path(env_dir), *when = NULL;
+	json_t *doc = json_load_file(path, 0, NULL);
+	const char *c = json_string_value(json_object_get(doc, "commit"));
+	const char *v = json_string_value(json_object_get(doc, "version"));
+	const char *w = json_string_value(json_object_get(doc, "when"));
+
+	if (c != NULL && v != NULL && strcmp(c, commit) == 0 &&
+	    strcmp(v, version) == 0)
+		when = xstrdup(w != NULL ? w : "before");
+	json_decref(doc);
+	free(path);
+	return when;
+}
+
+void
+update_git_failed_record(const char *env_dir, const char *commit,
+    const char *version)
+{
+	char *path = failed_path(env_dir), now[40];
+	json_t *doc;
+
+	utc_now_iso(now, sizeof(now));
+	doc = json_pack("{s:s, s:s, s:s}", "commit", commit, "version", version,
+	    "when", now);
+	(void)json_dump_file(doc, path, JSON_INDENT(2));
+	json_decref(doc);
+	free(path);
+}
+
+void
+update_git_failed_clear(const char *env_dir)
+{
+	char *path = failed_path(env_dir);
+
+	(void)unlink(path);
+	free(path);
+}
