@@ -4,9 +4,10 @@
  * what changed, what broke, incidents, review items waiting (with the
  * exact command that approves each), what was published.
  *
- * Exit 0 healthy; 1 something broke, a gate regression, an incident left
- * open, or the cycle waits for review; 2 usage or input; 3 environment
- * (the cycle is then resumable). No work logic here.
+ * Exit 0 healthy; 1 something broke that nothing handles (a gate
+ * regression, a broken engine no fix waits for, an incident left open);
+ * 4 done, the fixes it queued wait for review; 2 usage or input; 3
+ * environment (the cycle is then resumable). No work logic here.
  */
 #include "config.h"
 
@@ -200,11 +201,16 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		output_json(res);
 	else
 		print_summary(res);
-	if (json_integer_value(json_object_get(res, "exit")) != 0)
+	if (json_integer_value(json_object_get(res, "exit")) == WEXIT_WAITING)
+		err = werr_new(WEXIT_WAITING, "cycle %s: waiting for review",
+		    jsonget_str(res, "cycle"));
+	else if (json_integer_value(json_object_get(res, "exit")) != 0)
 		err = werr_new(WEXIT_PROBLEM, "cycle %s: %s",
 		    jsonget_str(res, "cycle"),
 		    strcmp(jsonget_str(res, "state"), "waiting") == 0 ?
-		    "waiting for review" : "something broke (see its journal)");
+		    "waiting for review, and something broke that no fix "
+		    "waits for (see its journal)" :
+		    "something broke (see its journal)");
 out:
 	json_decref(res);
 	return err;
@@ -228,8 +234,10 @@ const struct cmd_entry cmd_cycle_entry = {
 	"  --resume     continue the unfinished cycle; never start a new one\n"
 	"  --json       print the result and the cycle's journal as JSON\n"
 	"$WARDEN_CYCLE names a new cycle (default cycle-YYYYMMDD-HHMMSS, UTC).\n"
-	"Exit 0 healthy; 1 something broke, a gate regression, an incident\n"
-	"left open, or waiting for review; 2 usage or input; 3 environment\n"
-	"(then the cycle is resumable). SIGINT or SIGTERM stops it (exit 3).\n",
+	"Exit 0 healthy; 1 something broke that nothing handles (a gate\n"
+	"regression, a broken engine no queued fix waits for, an incident left\n"
+	"open); 4 done, the fixes it queued wait for review; 2 usage or input;\n"
+	"3 environment (then the cycle is resumable). SIGINT or SIGTERM stops\n"
+	"it (exit 3).\n",
 	cycle_exec,
 };

@@ -52,6 +52,7 @@ const struct cmd_exit_code cmd_exit_codes[] = {
 	{ WEXIT_PROBLEM, "a problem found" },
 	{ WEXIT_INPUT, "usage or input error" },
 	{ WEXIT_ENV, "environment error" },
+	{ WEXIT_WAITING, "waiting for review" },
 	{ 0, NULL },
 };
 

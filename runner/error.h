@@ -19,6 +19,7 @@ enum werr_exit {
 	WEXIT_PROBLEM = 1,	/* the command ran and found a problem */
 	WEXIT_INPUT = 2,	/* usage or input error */
 	WEXIT_ENV = 3,		/* environment: no repo, locked store, ... */
+	WEXIT_WAITING = 4,	/* cycle: done, its fixes wait for review */
 };
 
 struct werr {

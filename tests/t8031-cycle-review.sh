@@ -32,9 +32,9 @@ test_expect_success 'a bench with an engine whose serve flag is wrong, the agent
 	cycle_commit bench "two engines, the agent on"
 '
 
-test_expect_success 'the agent fixes the cell, and the cycle waits for review' '
-	WARDEN_CYCLE=c1 expect_exit 1 warden --repo bench cycle &&
-	expect_grep "^cycle c1 (roster test), round 1: waiting, exit 1$" out &&
+test_expect_success 'the agent fixes the cell, and the cycle waits for review (exit 4)' '
+	WARDEN_CYCLE=c1 expect_exit 4 warden --repo bench cycle &&
+	expect_grep "^cycle c1 (roster test), round 1: waiting, exit 4$" out &&
 	expect_grep "^broke:     simfix/qwen3-0.6b/chat (crashed)$" out &&
 	expect_grep "^review:    #2 (agent)$" out &&
 	expect_grep "^published: no: waiting for the review of the cycle.s fixes: 2$" out &&
@@ -53,8 +53,8 @@ test_expect_success 'the agent fixes the cell, and the cycle waits for review' '
 
 test_expect_success 'run again while the fix is pending, it still waits and runs nothing' '
 	sqlite3 bench/.warden/warden.db "select count(*) from cycle_steps; select count(*) from campaign_runs" >before &&
-	expect_exit 1 warden --repo bench cycle &&
-	expect_grep "^cycle c1 (roster test), round 1: waiting, exit 1$" out &&
+	expect_exit 4 warden --repo bench cycle &&
+	expect_grep "^cycle c1 (roster test), round 1: waiting, exit 4$" out &&
 	expect_grep "^approve:   warden review approve 2 " out &&
 	sqlite3 bench/.warden/warden.db "select count(*) from cycle_steps; select count(*) from campaign_runs" >after &&
 	expect_equal before after

@@ -54,7 +54,7 @@ test_expect_success 'the release broke three engines, each its own way, the adap
 	expect_grep "^incidents: opened #1, #2$" "$DEMO/cycle-2.out" &&
 	expect_grep "^review:    #2 (triage), #3 (agent)$" "$DEMO/cycle-2.out" &&
 	expect_grep "^published: no: waiting for the review of the cycle.s fixes: 2, 3$" "$DEMO/cycle-2.out" &&
-	expect_grep "^cycle demo-2 (roster demo), round 1: waiting, exit 1$" "$DEMO/cycle-2.out" &&
+	expect_grep "^cycle demo-2 (roster demo), round 1: waiting, exit 4$" "$DEMO/cycle-2.out" &&
 	test "$(grep -c "warden review approve [23] --as \"Demo Maintainer <maintainer@localhost>\"$" "$DEMO/cycle-2.out")" = 2 &&
 	for e in sim-mlx-lm sim-vllm-metal sim-vllm-mlx; do
 		"$B/.warden/envs/$e/venv/bin/python" -c "import simmlx; assert simmlx.__version__ == \"0.31.1\"" || exit 1

@@ -407,20 +407,98 @@ last_result(const json_t *steps, const char *step)
 	return found;
 }
 
-static int
-exit_code(const json_t *summary, const struct cyc *c)
+/* NAME of adapters/engines/NAME.json or adapters/engines/NAME/..., or
+ * NULL (caller frees). */
+static char *
+adapter_engine(const char *path)
 {
+	const char *s, *end;
+
+	if (path == NULL || !str_startswith(path, "adapters/engines/"))
+		return NULL;
+	s = path + 17;
+	if ((end = strchr(s, '/')) != NULL)
+		return xstrndup(s, (size_t)(end - s));
+	if (str_endswith(s, ".json") && strlen(s) > 5)
+		return xstrndup(s, strlen(s) - 5);
+	return NULL;
+}
+
+/* The engines whose adapter a fix this cycle queued changes, the fix
+ * still waiting for review: their breaks are handled, a maintainer's
+ * approval away. An object of names. */
+static json_t *
+engines_awaiting_fix(struct cyc *c, const json_t *summary)
+{
+	json_t *own = cycle_own_waiting(c, json_object_get(summary,
+	    "reviews_waiting"));
+	json_t *engines = json_object(), *w, *r, *f;
+	struct werr *err;
+	size_t i, j;
+
+	json_array_foreach(own, i, w) {
+		if ((err = review_show(&r, c->store, json_integer_value(
+		    json_object_get(w, "id")))) != NULL) {
+			werr_free(err);
+			continue;
+		}
+		json_array_foreach(json_object_get(json_object_get(r, "gate"),
+		    "files"), j, f) {
+			char *e = adapter_engine(jsonget_str(f, "new_path") ?
+			    jsonget_str(f, "new_path") : jsonget_str(f,
+			    "old_path"));
+
+			if (e != NULL)
+				json_object_set_new(engines, e, json_true());
+			free(e);
+		}
+		json_decref(r);
+	}
+	json_decref(own);
+	return engines;
+}
+
+/*
+ * 0 healthy; 1 something broke that nothing handles (a gate regression
+ * or a broken cell whose engine no fix of this cycle waits for, an open
+ * incident of a cycle that waits for nothing); WEXIT_WAITING (4) when
+ * the cycle did its job and waits for review of the fixes it queued.
+ */
+static int
+exit_code(const json_t *summary, struct cyc *c)
+{
+	json_t *awaiting = NULL;
 	const json_t *b;
 	size_t i;
+	int code = c->waiting ? WEXIT_WAITING : WEXIT_OK;
 
-	if (c->waiting || json_array_size(json_object_get(json_object_get(
-	    summary, "gate"), "regressions")) > 0 ||
-	    json_array_size(json_object_get(summary, "incidents_open")) > 0)
-		return 1;
-	json_array_foreach(json_object_get(summary, "broke"), i, b)
-		if (!json_is_true(json_object_get(b, "fixed")))
-			return 1;
-	return 0;
+	const json_t *e;
+
+	if (!c->waiting && json_array_size(json_object_get(summary,
+	    "incidents_open")) > 0)
+		return WEXIT_PROBLEM;
+	if (c->waiting)
+		awaiting = engines_awaiting_fix(c, summary);
+	json_array_foreach(json_object_get(json_object_get(summary, "gate"),
+	    "regressions"), i, e)
+		if (awaiting == NULL || json_object_get(awaiting,
+		    json_string_value(e)) == NULL)
+			code = WEXIT_PROBLEM;
+	json_array_foreach(json_object_get(summary, "broke"), i, b) {
+		const char *cell = jsonget_str(b, "cell");
+		const char *slash = cell != NULL ? strchr(cell, '/') : NULL;
+		char *engine;
+
+		if (json_is_true(json_object_get(b, "fixed")))
+			continue;
+		engine = slash != NULL ? xstrndup(cell, (size_t)(slash - cell)) :
+		    xstrdup(cell != NULL ? cell : "");
+		if (awaiting == NULL || json_object_get(awaiting, engine) == NULL)
+			code = WEXIT_PROBLEM;
+		free(engine);
+	}
+	json_decref(awaiting);
+	return code;
 }
 
 struct werr *

@@ -215,7 +215,8 @@ cycle_pick(json_t **out, struct cyc *c)
 			if (waiting) {
 				*out = json_pack("{s:s, s:i, s:s, s:i, s:b, "
 				    "s:O, s:o}", "cycle", c->id, "round",
-				    c->round, "state", "waiting", "exit", 1,
+				    c->round, "state", "waiting", "exit",
+				    WEXIT_WAITING,
 				    "resumed", 1, "journal", json_object_get(
 				    latest, "journal"), "approve",
 				    cycle_approve_commands(c->repo, pending));
