@@ -48,7 +48,7 @@ d = json.load(open(\"after\"))
 names = [c[\"name\"] for c in d[\"commands\"]]
 assert \"lint\" in names and \"pr-check\" in names, names
 assert all(c[\"usage\"] and c[\"summary\"] for c in d[\"commands\"])
-assert [e[\"code\"] for e in d[\"exit_codes\"]] == [0, 1, 2, 3], d
+assert [e[\"code\"] for e in d[\"exit_codes\"]] == [0, 1, 2, 3, 4], d
 " &&
 	both_positions help journal &&
 	python3 -c "
