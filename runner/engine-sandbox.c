@@ -26,10 +26,13 @@ venv_python(const char *env_dir)
 {
 	char *cfg = xasprintf("%s/venv/pyvenv.cfg", env_dir);
 	struct buf b = BUF_INIT;
+	struct werr *err = file_read_max(&b, cfg, PYVENV_CFG_MAX);
 	char *home = NULL, *line, *save = NULL, *slash;
 
-	if (file_read_max(&b, cfg, PYVENV_CFG_MAX) != NULL || b.len == 0)
+	if (err != NULL || b.len == 0) {
+		werr_free(err);	/* no venv: nothing more to show */
 		goto out;
+	}
 	for (line = strtok_r(b.data, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
 		char *eq = strchr(line, '=');
