@@ -491,3 +491,18 @@ adapter_load_named(struct adapter **out, const char *repo_root, const char *name
 	return err;
 }
 
+
+char *
+adapter_engine_of_path(const char *path)
+{
+	const char *s, *end;
+
+	if (path == NULL || !str_startswith(path, "adapters/engines/"))
+		return NULL;
+	s = path + 17;
+	if ((end = strchr(s, '/')) != NULL)
+		return xstrndup(s, (size_t)(end - s));
+	if (str_endswith(s, ".json") && strlen(s) > 5)
+		return xstrndup(s, strlen(s) - 5);
+	return NULL;
+}

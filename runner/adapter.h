@@ -123,6 +123,10 @@ struct werr *adapter_load_buffer(struct adapter **out, const char *text,
     size_t len, const char *display, struct problems *probs);
 void adapter_free(struct adapter *a);
 const struct adapter_split *adapter_split(const struct adapter *a, const char *split);
+/* The engine a repository path belongs to: NAME of
+ * adapters/engines/NAME.json or adapters/engines/NAME/..., else NULL
+ * (caller frees). */
+char *adapter_engine_of_path(const char *path);
 
 struct werr *profile_load_file(struct profile **out, const char *path,
     const char *display, struct problems *probs);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "agent-private.h"
 #include "allowlist.h"
 #include "campaign.h"
@@ -30,22 +31,6 @@ add_engine(json_t *engines, const char *name)
 		if (strcmp(json_string_value(e), name) == 0)
 			return;
 	json_array_append_new(engines, json_string(name));
-}
-
-/* NAME of adapters/engines/NAME.json or adapters/engines/NAME/... */
-static char *
-adapter_engine(const char *path)
-{
-	const char *s, *end;
-
-	if (path == NULL || !str_startswith(path, "adapters/engines/"))
-		return NULL;
-	s = path + 17;
-	if ((end = strchr(s, '/')) != NULL)
-		return xstrndup(s, (size_t)(end - s));
-	if (str_endswith(s, ".json") && strlen(s) > 5)
-		return xstrndup(s, strlen(s) - 5);
-	return NULL;
 }
 
 static json_t *
@@ -113,7 +98,7 @@ affected(const struct agent_smoke_opts *o)
 		int k;
 
 		for (k = 0; k < 2; k++) {
-			char *name = adapter_engine(paths[k]);
+			char *name = adapter_engine_of_path(paths[k]);
 
 			if (name != NULL)
 				add_engine(engines, name);

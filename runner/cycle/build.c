@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "cycle-private.h"
 #include "jsonget.h"
 #include "review.h"
@@ -407,23 +408,6 @@ last_result(const json_t *steps, const char *step)
 	return found;
 }
 
-/* NAME of adapters/engines/NAME.json or adapters/engines/NAME/..., or
- * NULL (caller frees). */
-static char *
-adapter_engine(const char *path)
-{
-	const char *s, *end;
-
-	if (path == NULL || !str_startswith(path, "adapters/engines/"))
-		return NULL;
-	s = path + 17;
-	if ((end = strchr(s, '/')) != NULL)
-		return xstrndup(s, (size_t)(end - s));
-	if (str_endswith(s, ".json") && strlen(s) > 5)
-		return xstrndup(s, strlen(s) - 5);
-	return NULL;
-}
-
 /* The engines whose adapter a fix this cycle queued changes, the fix
  * still waiting for review: their breaks are handled, a maintainer's
  * approval away. An object of names. */
@@ -444,7 +428,7 @@ engines_awaiting_fix(struct cyc *c, const json_t *summary)
 		}
 		json_array_foreach(json_object_get(json_object_get(r, "gate"),
 		    "files"), j, f) {
-			char *e = adapter_engine(jsonget_str(f, "new_path") ?
+			char *e = adapter_engine_of_path(jsonget_str(f, "new_path") ?
 			    jsonget_str(f, "new_path") : jsonget_str(f,
 			    "old_path"));
 
