@@ -45,8 +45,8 @@ policy_official_branch(git_repository *repo)
 }
 
 struct werr *
-policy_load_commit(struct policy **out, git_repository *repo,
-    const git_commit *commit, const char *rev)
+policy_commit_file(struct buf *out, int *missing, git_repository *repo,
+    const git_commit *commit, const char *path, const char *rev)
 {
 	git_tree *tree = NULL;
 	git_tree_entry *te = NULL;
@@ -54,37 +54,66 @@ policy_load_commit(struct policy **out, git_repository *repo,
 	struct werr *err = NULL;
 	git_filemode_t mode;
 
-	*out = NULL;
-	if (git_commit_tree(&tree, commit) < 0 ||
-	    git_tree_entry_bypath(&te, tree, POLICY_PATH) < 0) {
-		err = werr_new(WEXIT_INPUT, "'%s' has no %s", rev, POLICY_PATH);
+	*missing = 0;
+	if (git_commit_tree(&tree, commit) < 0)
+		return werr_git("cannot read the tree of '%s'", rev);
+	if (git_tree_entry_bypath(&te, tree, path) < 0) {
+		git_error_clear();
+		*missing = 1;
 		goto out;
 	}
-	/* A symlink is a blob too: only a regular file is a policy. */
+	/* A symlink is a blob too: only a regular file is a file here. */
 	mode = git_tree_entry_filemode(te);
 	if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE) {
-		err = werr_new(WEXIT_INPUT, "%s of '%s' is not a regular file "
-		    "(mode %06o)", POLICY_PATH, rev, (unsigned)mode);
+		*missing = (int)mode;
 		goto out;
 	}
 	if (git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
-		err = werr_git("%s of '%s'", POLICY_PATH, rev);
+		err = werr_git("%s of '%s'", path, rev);
 		goto out;
 	}
 	if ((uint64_t)git_blob_rawsize(blob) > FILE_MAX_CONFIG) {
 		err = werr_new(WEXIT_INPUT, "%s of '%s' is larger than %zu MiB, "
-		    "the most warden reads from such a file", POLICY_PATH, rev,
+		    "the most warden reads from such a file", path, rev,
 		    FILE_MAX_CONFIG >> 20);
 		goto out;
 	}
-	err = policy_load_buffer(out, git_blob_rawcontent(blob),
-	    (size_t)git_blob_rawsize(blob), POLICY_PATH, NULL);
-	if (err != NULL)
-		err = werr_wrap(err, "policy of '%s'", rev);
+	buf_add(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	buf_puts(out, "");
 out:
 	git_blob_free(blob);
 	git_tree_entry_free(te);
 	git_tree_free(tree);
+	return err;
+}
+
+struct werr *
+policy_load_commit(struct policy **out, git_repository *repo,
+    const git_commit *commit, const char *rev)
+{
+	struct buf text = BUF_INIT;
+	struct werr *err;
+	int missing;
+
+	*out = NULL;
+	if ((err = policy_commit_file(&text, &missing, repo, commit,
+	    POLICY_PATH, rev)) != NULL)
+		goto out;
+	if (missing == 1) {
+		err = werr_new(WEXIT_INPUT, "'%s' has no %s", rev, POLICY_PATH);
+		goto out;
+	}
+	if (missing != 0) {
+		err = werr_new(WEXIT_INPUT, "%s of '%s' is not a regular file "
+		    "(mode %06o)", POLICY_PATH, rev, (unsigned)missing);
+		goto out;
+	}
+	err = policy_load_buffer(out, text.data ? text.data : "", text.len,
+	    POLICY_PATH, NULL);
+	if (err != NULL)
+		err = werr_wrap(err, "policy of '%s'", rev);
+out:
+	buf_free(&text);
 	return err;
 }
 

@@ -193,6 +193,16 @@ struct git_oid;
 
 /* The official branch's name (caller frees). */
 char *policy_official_branch(struct git_repository *repo);
+/*
+ * The regular file at path in commit's tree, appended to out, at most
+ * FILE_MAX_CONFIG (else an input error); rev names the commit in
+ * messages. *missing: 0 found; 1 no such entry; else the entry's mode
+ * (a symlink, a directory, a gitlink: not a file). The caller says what
+ * a missing file means.
+ */
+struct werr *policy_commit_file(struct buf *out, int *missing,
+    struct git_repository *repo, const struct git_commit *commit,
+    const char *path, const char *rev);
 /* policy/warden.json of commit's tree; rev names it in messages. */
 struct werr *policy_load_commit(struct policy **out,
     struct git_repository *repo, const struct git_commit *commit,

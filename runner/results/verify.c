@@ -230,46 +230,21 @@ verify_signers_path(const char *repo_root, const struct policy *pol,
 	return NULL;
 }
 
-/* The blob at path in the tree of commit, at most FILE_MAX_CONFIG. */
+/* The signers file at path in the tree of commit. */
 static struct werr *
 tree_file(struct buf *out, git_repository *repo, const git_oid *commit,
     const char *path, const char *rev)
 {
 	git_commit *c = NULL;
-	git_tree *tree = NULL;
-	git_tree_entry *te = NULL;
-	git_blob *blob = NULL;
-	struct werr *err = NULL;
+	struct werr *err;
+	int missing;
 
-	if (git_commit_lookup(&c, repo, commit) < 0 ||
-	    git_commit_tree(&tree, c) < 0) {
-		err = werr_git("cannot read the tree of '%s'", rev);
-		goto out;
-	}
-	if (git_tree_entry_bypath(&te, tree, path) < 0 ||
-	    git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
-	    git_tree_entry_filemode(te) == GIT_FILEMODE_LINK) {
-		git_error_clear();
+	if (git_commit_lookup(&c, repo, commit) < 0)
+		return werr_git("cannot read the tree of '%s'", rev);
+	err = policy_commit_file(out, &missing, repo, c, path, rev);
+	if (err == NULL && missing != 0)
 		err = werr_new(WEXIT_INPUT, "policy publish.allowed_signers "
 		    "names '%s', which is not a file on '%s'", path, rev);
-		goto out;
-	}
-	if (git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0) {
-		err = werr_git("%s of '%s'", path, rev);
-		goto out;
-	}
-	if ((uint64_t)git_blob_rawsize(blob) > FILE_MAX_CONFIG) {
-		err = werr_new(WEXIT_INPUT, "%s of '%s' is larger than %zu MiB, "
-		    "the most warden reads from such a file", path, rev,
-		    FILE_MAX_CONFIG >> 20);
-		goto out;
-	}
-	buf_add(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-	buf_puts(out, "");
-out:
-	git_blob_free(blob);
-	git_tree_entry_free(te);
-	git_tree_free(tree);
 	git_commit_free(c);
 	return err;
 }
