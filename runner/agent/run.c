@@ -255,6 +255,29 @@ agent_succeeded(const struct agent_exec *ex)
 	    WEXITSTATUS(ex->status) == 0;
 }
 
+/*
+ * After an unreviewed step (the agent, its smoke campaign): compare the
+ * repository with guard; on any difference put .git back, record the
+ * reasons and what was restored, and quarantine the run (*changed set).
+ */
+static struct werr *
+quarantine_on_change(struct run *r, const struct sandbox_guard *guard,
+    git_repository *repo, const char **state, int *changed)
+{
+	json_t *reasons = json_array(), *back = json_array();
+	struct werr *err = sandbox_guard_settle(reasons, back, guard, repo);
+
+	*changed = json_array_size(reasons) > 0;
+	if (*changed) {
+		json_object_set(r->rec, "reasons", reasons);
+		json_object_set(r->rec, "restored", back);
+		*state = "quarantined";
+	}
+	json_decref(reasons);
+	json_decref(back);
+	return err;
+}
+
 /* Smoke the queued change before and after; attach the result (and the
  * run) to its review as evidence. Should the smoke campaign change the
  * repository, the run is quarantined and its review rejected. */
@@ -264,8 +287,9 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 	struct agent_smoke_opts so;
 	struct sandbox_guard *guard = NULL;
 	git_repository *repo = NULL;
-	json_t *res = NULL, *ev, *reasons = json_array();
+	json_t *res = NULL, *ev;
 	struct werr *err;
+	int changed;
 
 	if (git_repository_open(&repo, r->o->repo_root) < 0)
 		return werr_git("cannot open '%s'", r->o->repo_root);
@@ -288,16 +312,11 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 	    (err = agent_smoke(&res, &so)) != NULL)
 		goto out;
 	/* What the smoke campaign ran is unreviewed too: the same guard. */
-	if ((err = sandbox_guard_compare(reasons, guard, repo)) != NULL)
+	if ((err = quarantine_on_change(r, guard, repo, state,
+	    &changed)) != NULL)
 		goto out;
-	if (json_array_size(reasons) > 0) {
-		json_t *back = json_array();
-
-		werr_free(sandbox_guard_restore(back, guard));
-		json_object_set(r->rec, "reasons", reasons);
-		json_object_set_new(r->rec, "restored", back);
+	if (changed) {
 		json_object_set(r->rec, "smoke", res);
-		*state = "quarantined";
 		err = review_reject(r->o->store, r->review_id, "quarantined: "
 		    "the smoke campaign of this change changed the repository",
 		    "warden");
@@ -317,7 +336,6 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 		    res);
 out:
 	sandbox_guard_free(guard);
-	json_decref(reasons);
 	json_decref(res);
 	git_repository_free(repo);
 	return err;
@@ -424,10 +442,10 @@ run_agent(struct run *r, const char **state)
 	struct sandbox_spec spec = { 0 };
 	struct sandbox_guard *guard = NULL;
 	struct agent_exec ex;
-	json_t *reasons = json_array();
 	char **argv = NULL, **env = NULL, *what;
 	struct werr *err;
 	size_t i;
+	int changed;
 
 	if ((err = mkdir_p(r->p.home)) != NULL ||
 	    (err = mkdir_p(r->p.tmp)) != NULL ||
@@ -462,17 +480,9 @@ run_agent(struct run *r, const char **state)
 		goto out;
 	json_object_set_new(r->rec, "exit", agent_exec_json(&ex));
 	progress(r, "checking what the agent changed");
-	if ((err = sandbox_guard_compare(reasons, guard, r->o->repo)) != NULL)
+	if ((err = quarantine_on_change(r, guard, r->o->repo, state,
+	    &changed)) != NULL || changed)
 		goto out;
-	if (json_array_size(reasons) > 0) {
-		json_t *back = json_array();
-
-		json_object_set(r->rec, "reasons", reasons);
-		*state = "quarantined";
-		err = sandbox_guard_restore(back, guard);
-		json_object_set_new(r->rec, "restored", back);
-		goto out;
-	}
 	err = judge(r, &ex, state);
 out:
 	for (i = 0; env != NULL && env[i] != NULL; i++)
@@ -482,7 +492,6 @@ out:
 	sandbox_free(&sb);
 	sandbox_spec_free(&spec);
 	sandbox_guard_free(guard);
-	json_decref(reasons);
 	return err;
 }
 

@@ -543,6 +543,18 @@ join_strings(struct buf *b, const json_t *a)
 }
 
 struct werr *
+sandbox_guard_settle(json_t *reasons, json_t *back,
+    const struct sandbox_guard *before, git_repository *repo)
+{
+	struct werr *err;
+
+	if ((err = sandbox_guard_compare(reasons, before, repo)) != NULL ||
+	    json_array_size(reasons) == 0)
+		return err;
+	return sandbox_guard_restore(back, before);
+}
+
+struct werr *
 sandbox_guard_check(const struct sandbox_guard *before, git_repository *repo,
     const char *step)
 {
@@ -550,10 +562,9 @@ sandbox_guard_check(const struct sandbox_guard *before, git_repository *repo,
 	struct buf b = BUF_INIT;
 	struct werr *err;
 
-	if ((err = sandbox_guard_compare(reasons, before, repo)) != NULL ||
+	if ((err = sandbox_guard_settle(reasons, back, before, repo)) != NULL ||
 	    json_array_size(reasons) == 0)
 		goto out;
-	werr_free(sandbox_guard_restore(back, before));
 	join_strings(&b, reasons);
 	if (json_array_size(back) > 0) {
 		buf_puts(&b, "; put back: ");

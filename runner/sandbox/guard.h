@@ -51,6 +51,13 @@ void sandbox_guard_free(struct sandbox_guard *g);
 struct werr *sandbox_guard_campaign(struct sandbox_guard **out,
     git_repository *repo, const char *repo_root);
 /*
+ * After a sandboxed step: compare with before and, on any difference,
+ * put the git directory back. One string per difference goes to
+ * reasons, one per action to back (both empty: nothing changed).
+ */
+struct werr *sandbox_guard_settle(json_t *reasons, json_t *back,
+    const struct sandbox_guard *before, git_repository *repo);
+/*
  * After such a step: NULL when nothing changed; else the git directory is
  * put back and the error (WEXIT_ENV) names the step, what changed and
  * what was put back.
