@@ -181,6 +181,16 @@ make_bench_repo() {
 	"$WARDEN" init "$1" >/dev/null
 }
 
+# submit_engine_change N: in ./bench, queue a patch adding
+# adapters/engines/eN.json as a review (source agent).
+submit_engine_change() {
+	mkdir -p bench/adapters/engines &&
+	printf '{"name": "e%s"}\n' "$1" >"bench/adapters/engines/e$1.json" &&
+	git -C bench add -A && git -C bench diff --cached >"p$1.patch" &&
+	git -C bench reset -q --hard &&
+	warden --repo bench patch submit "p$1.patch" --source agent >/dev/null
+}
+
 # hold_lock REPO TEXT: a `warden journal note TEXT` in the background that
 # takes REPO's writer lock and holds it until release_lock; returns once
 # the lock is held (the holder's note in .warden/warden.lock), so a test

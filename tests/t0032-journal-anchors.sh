@@ -35,15 +35,6 @@ commit_export() {
 	git -C "$1" update-ref refs/heads/official "$c" && rm -f "$idx"
 }
 
-# submit_change N: queue a patch adding adapters/engines/eN.json.
-submit_change() {
-	mkdir -p bench/adapters/engines &&
-	printf '{"name": "e%s"}\n' "$1" >"bench/adapters/engines/e$1.json" &&
-	git -C bench add -A && git -C bench diff --cached >"p$1.patch" &&
-	git -C bench reset -q --hard &&
-	warden --repo bench patch submit "p$1.patch" --source agent >/dev/null
-}
-
 # broken DIR SEQ PATTERN: verify exits 1 at SEQ and says PATTERN.
 broken() {
 	expect_exit 1 warden --repo "$1" journal verify &&
@@ -53,11 +44,11 @@ broken() {
 test_expect_success 'setup: approvals, an export and notes, seq 1 to 10' '
 	make_bench_repo bench &&
 	for n in 1 2 3; do warden --repo bench journal note "note $n" >/dev/null; done &&
-	submit_change 1 &&
+	submit_engine_change 1 &&
 	warden --repo bench review approve 1 --as "M <m@example.org>" >/dev/null &&
 	warden --repo bench journal export >/dev/null &&
 	warden --repo bench journal note "note 4" >/dev/null &&
-	submit_change 2 &&
+	submit_engine_change 2 &&
 	warden --repo bench review approve 2 --as "M <m@example.org>" >/dev/null &&
 	warden --repo bench journal note "note 5" >/dev/null &&
 	test "$(sqlite3 bench/.warden/warden.db "SELECT max(seq) FROM journal")" = 10 &&

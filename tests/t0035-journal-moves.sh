@@ -7,15 +7,6 @@
 # `warden init` layout, a repository's own past) is not a move.
 . "$TOP_SRCDIR/tests/lib.sh"
 
-# submit_change N: queue a patch adding adapters/engines/eN.json.
-submit_change() {
-	mkdir -p bench/adapters/engines &&
-	printf '{"name": "e%s"}\n' "$1" >"bench/adapters/engines/e$1.json" &&
-	git -C bench add -A && git -C bench diff --cached >"p$1.patch" &&
-	git -C bench reset -q --hard &&
-	warden --repo bench patch submit "p$1.patch" --source agent >/dev/null
-}
-
 # unrecorded DIR COMMIT SUBJECT: verify exits 1 naming COMMIT and SUBJECT.
 unrecorded() {
 	expect_exit 1 warden --repo "$1" journal verify &&
@@ -28,7 +19,7 @@ test_expect_success 'setup: history before warden, an approval, an export: verif
 	git -C bench commit -q -am "the maintainer, before any anchor" &&
 	git -C bench branch -f official HEAD &&
 	git -C bench checkout -q --detach HEAD &&
-	submit_change 1 &&
+	submit_engine_change 1 &&
 	warden --repo bench review approve 1 --as "M <m@example.org>" >/dev/null &&
 	warden --repo bench journal export >/dev/null &&
 	expect_exit 0 warden --repo bench journal verify &&
@@ -113,7 +104,7 @@ test_expect_success 'journal adopt refuses a commit that is not on official' '
 '
 
 test_expect_success 'approvals, exports and notes keep verifying clean' '
-	submit_change 2 &&
+	submit_engine_change 2 &&
 	warden --repo bench review approve 2 --as "M <m@example.org>" >/dev/null &&
 	warden --repo bench journal note "a note" >/dev/null &&
 	warden --repo bench journal export >/dev/null &&
