@@ -103,23 +103,6 @@ test_expect_success 'reasoning tokens stream as reasoning_content before the con
 	test "$last_r" -lt "$first_c"
 '
 
-# sim_start_nowait NAME ARGS...: start a server without waiting for health.
-sim_start_nowait() {
-	_n=$1
-	shift
-	rm -f "$TEST_DIR/$_n.port"
-	"$SIMENGINE" --port 0 --port-file "$TEST_DIR/$_n.port" "$@" \
-	    >"$TEST_DIR/$_n.log" 2>&1 &
-	echo $! >"$TEST_DIR/$_n.pid"
-	echo $! >>"$TEST_DIR/.sim-pids"
-	_i=0
-	while [ ! -s "$TEST_DIR/$_n.port" ]; do
-		_i=$((_i + 1))
-		[ "$_i" -lt 1200 ] || { echo "simengine $_n wrote no port"; return 1; }
-		sleep 0.05
-	done
-}
-
 # code NAME PATH [CURL-ARGS...]: the HTTP status of one request.
 code() {
 	_n=$1
@@ -136,12 +119,12 @@ now_ns() {
 # No race with the clock: a delay no test run reaches shows the 503s, a
 # short one is polled until it turns, and it may turn late but not early.
 test_expect_success '--startup-delay answers 503 until ready' '
-	sim_start_nowait long --startup-delay 3600 &&
+	sim_spawn long 1200 --startup-delay 3600 &&
 	test "$(code long /health)" = 503 &&
 	test "$(code long /v1/chat/completions -d "{}")" = 503 &&
 	sim_stop long &&
 	t0=$(now_ns) &&
-	sim_start_nowait s --startup-delay 1 &&
+	sim_spawn s 1200 --startup-delay 1 &&
 	n=0 &&
 	while c=$(code s /health) && [ "$c" = 503 ]; do
 		n=$((n + 1)); [ $n -lt 1200 ] || exit 1; sleep 0.05

@@ -9,10 +9,12 @@
 SIM_PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 SIMCLIENT="$SIM_PYTHON $TOP_SRCDIR/tests/simengine/simclient.py"
 
-# sim_start NAME [ARGS...]: start a server on a free port, wait for health.
-sim_start() {
+# sim_spawn NAME TICKS [ARGS...]: start a server on a free port and wait
+# (TICKS of 50 ms at most) until it wrote its port; not for health.
+sim_spawn() {
 	_n=$1
-	shift
+	_max=$2
+	shift 2
 	rm -f "$TEST_DIR/$_n.port"
 	"$SIMENGINE" --port 0 --port-file "$TEST_DIR/$_n.port" "$@" \
 	    >"$TEST_DIR/$_n.log" 2>&1 &
@@ -21,14 +23,21 @@ sim_start() {
 	_i=0
 	while [ ! -s "$TEST_DIR/$_n.port" ]; do
 		_i=$((_i + 1))
-		if [ "$_i" -gt 100 ] || ! kill -0 "$(cat "$TEST_DIR/$_n.pid")" 2>/dev/null; then
+		if [ "$_i" -gt "$_max" ] || ! kill -0 "$(cat "$TEST_DIR/$_n.pid")" 2>/dev/null; then
 			echo "simengine '$_n' did not start:"
 			cat "$TEST_DIR/$_n.log"
 			return 1
 		fi
 		sleep 0.05
 	done
-	wait_http "http://127.0.0.1:$(sim_port "$_n")/health" 10
+}
+
+# sim_start NAME [ARGS...]: start a server on a free port, wait for health.
+sim_start() {
+	_s=$1
+	shift
+	sim_spawn "$_s" 100 "$@" || return 1
+	wait_http "http://127.0.0.1:$(sim_port "$_s")/health" 10
 }
 
 sim_port() { cat "$TEST_DIR/$1.port"; }
