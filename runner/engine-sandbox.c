@@ -62,13 +62,16 @@ out:
 }
 
 static int
-hidden(char **places, const char *repo, const char *dir)
+hidden(char **places, const char *self_dir, const char *repo,
+    const char *dir)
 {
 	char real[PATH_MAX];
 	size_t i;
 
 	if (realpath(dir, real) == NULL)
 		return 1;	/* nothing there: drop it all the same */
+	if (self_dir != NULL && strcmp(real, self_dir) == 0)
+		return 0;	/* warden's own folder is shown */
 	for (i = 0; places[i] != NULL; i++)
 		if (sandbox_path_under(real, places[i]))
 			return 1;
@@ -81,6 +84,7 @@ sandbox_path(const char *repo)
 {
 	const char *path = getenv("PATH"), *s, *colon;
 	char **places = sandbox_hidden_places();
+	char *self_dir = sandbox_self_dir();
 	struct buf b = BUF_INIT;
 
 	buf_puts(&b, "PATH=");
@@ -89,7 +93,7 @@ sandbox_path(const char *repo)
 
 		colon = strchr(s, ':');
 		dir = colon ? xstrndup(s, (size_t)(colon - s)) : xstrdup(s);
-		if (dir[0] == '/' && !hidden(places, repo, dir)) {
+		if (dir[0] == '/' && !hidden(places, self_dir, repo, dir)) {
 			if (b.len > 5)
 				buf_addch(&b, ':');
 			buf_puts(&b, dir);
@@ -99,6 +103,7 @@ sandbox_path(const char *repo)
 			break;
 	}
 	sandbox_strv_free(places);
+	free(self_dir);
 	return buf_detach(&b);
 }
 

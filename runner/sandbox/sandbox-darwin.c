@@ -72,7 +72,7 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 	struct buf p = BUF_INIT;
 	char *profile = path_join(spec->run_dir, "sandbox.sb");
 	char **places = sandbox_hidden_places();
-	char *self = sandbox_self_exe();
+	char *self = sandbox_self_dir();
 	struct werr *err;
 	size_t i, k = 0;
 
@@ -91,7 +91,7 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 	k = 0;
 	if (self != NULL)
 		k += param(sb, &p, 'S', k, self, "allow file-read*",
-		    "literal");
+		    "subpath");
 	/* In order, as bubblewrap mounts them: a later rule wins. A bind
 	 * over another path (a .git file) is kept read-only at src. */
 	for (i = k = 0; i < spec->nbinds; i++) {

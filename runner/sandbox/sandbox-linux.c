@@ -11,7 +11,8 @@
  * bubblewrap goes, every process of the program goes: no daemon
  * survives), a new session (no terminal injection), no capabilities
  * (root inside cannot remount anything), and, for "none", a network
- * namespace of its own. Then warden's own executable, shown read-only,
+ * namespace of its own. warden's own folder is shown read-only; its
+ * executable
  * applies the network rule and the Landlock scopes and executes the
  * program. Never prints.
  */
@@ -195,7 +196,7 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 	struct view v = { 0 };
 	char **places = sandbox_hidden_places();
 	char **links = sandbox_system_links();
-	char *self = sandbox_self_exe();
+	char *self = sandbox_self_exe(), *self_dir = sandbox_self_dir();
 	char cwd[PATH_MAX];
 	size_t i;
 
@@ -205,6 +206,7 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 		sandbox_strv_free(places);
 		sandbox_strv_free(links);
 		free(self);
+		free(self_dir);
 		return werr_new(WEXIT_ENV, "the network rule \"https\" needs "
 		    "Landlock 4 (Linux 6.7 or later); this kernel has %d",
 		    sandbox_landlock_abi());
@@ -220,8 +222,8 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 		add_hidden(&v, spec->hide[i]);
 	for (i = 0; links[i] != NULL; i++)
 		show(&v, "--ro-bind", links[i], NULL);
-	if (self != NULL)
-		show(&v, "--ro-bind", self, NULL);
+	if (self_dir != NULL)
+		show(&v, "--ro-bind", self_dir, NULL);
 	for (i = 0; i < spec->nbinds; i++) {
 		const struct sandbox_bind *b = &spec->binds[i];
 
@@ -253,6 +255,7 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_spec *spec)
 	sandbox_strv_free(places);
 	sandbox_strv_free(links);
 	free(self);
+	free(self_dir);
 	return NULL;
 }
 

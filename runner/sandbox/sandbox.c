@@ -160,6 +160,20 @@ sandbox_self_exe(void)
 	return xstrdup(real);
 }
 
+char *
+sandbox_self_dir(void)
+{
+	char *self = sandbox_self_exe(), *slash;
+
+	if (self == NULL || (slash = strrchr(self, '/')) == NULL ||
+	    slash == self) {
+		free(self);
+		return NULL;
+	}
+	*slash = '\0';
+	return self;
+}
+
 int
 sandbox_path_under(const char *path, const char *dir)
 {

@@ -132,6 +132,10 @@ void sandbox_push(struct sandbox *sb, const char *s);
 struct werr *sandbox_try(char *const *argv);
 /* warden's own executable, resolved (caller frees), or NULL. */
 char *sandbox_self_exe(void);
+/* The folder holding it (a build tree holds warden-simengine beside it),
+ * shown read-only in every sandbox even inside a hidden place (caller
+ * frees), or NULL. */
+char *sandbox_self_dir(void);
 
 /*
  * The network rule inside the sandbox (Linux): the argument warden's
