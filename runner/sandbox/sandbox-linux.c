@@ -12,9 +12,8 @@
  * survives), a new session (no terminal injection), no capabilities
  * (root inside cannot remount anything), and, for "none", a network
  * namespace of its own. warden's own folder is shown read-only; its
- * executable
- * applies the network rule and the Landlock scopes and executes the
- * program. Never prints.
+ * executable applies the network rule and the Landlock scopes and
+ * executes the program. Never prints.
  */
 #include "config.h"
 
