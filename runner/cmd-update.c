@@ -37,6 +37,21 @@ or_none(const json_t *v)
 }
 
 /* "  name old → new" for each change. */
+/* A failure's reason on one line, and the log tail that may follow it
+ * as a block of indented lines, each quoted (a build's output). */
+static void
+print_detail(const char *detail)
+{
+	const char *nl = strchr(detail, '\n');
+	char *first = xstrndup(detail, nl ? (size_t)(nl - detail) :
+	    strlen(detail));
+
+	printf("  %s\n", quote_msg(first));
+	free(first);
+	if (nl != NULL && nl[1] != '\0')
+		quote_print_lines(stdout, "    ", nl + 1);
+}
+
 static void
 print_changes(const json_t *changes, const char *indent)
 {
@@ -95,9 +110,11 @@ print_report(const struct update_report *r)
 		json_object_foreach(e->held, key, v)
 			printf("  held: %s: %s\n", quote_str(key),
 			    quote_str(json_string_value(v)));
-		if (e->detail != NULL)
-			printf("  %s\n  log: %s\n", quote_msg(e->detail),
+		if (e->detail != NULL) {
+			print_detail(e->detail);
+			printf("  log: %s\n",
 			    e->log_path ? quote_str(e->log_path) : "-");
+		}
 	}
 }
 

@@ -143,7 +143,9 @@ test_expect_success 'a failing tag quotes the compiler s error, keeps the build 
 	cd bench &&
 	expect_exit 1 warden update inc &&
 	expect_grep "^inc: build_failed$" out &&
-	expect_grep "src/d.c:1:1: error: expected declaration before BROKEN" out &&
+	expect_grep "^    .*src/d.c:1:1: error: expected declaration before BROKEN" out &&
+	expect_grep "^  build step .* failed: .*; log tail:$" out &&
+	! grep -q "log tail:.n" out &&
 	log=$(sed -n "s/^  log: //p" out) &&
 	test "$(grep -c "noise after the error" "$log")" = 300 &&
 	test "$(readlink .warden/envs/inc/src)" = builds/work-a &&
