@@ -51,7 +51,7 @@ test_expect_success 'an upstream whose build compiles what changed' '
 	cat >work/build.sh <<-\EOF &&
 	# build.sh COUNTER: "compile" each source whose object is missing or
 	# stale; one line per compile in COUNTER; the environment in COUNTER.env
-	echo "$CMAKE_BUILD_PARALLEL_LEVEL $MAKEFLAGS $WARDEN_JOBS $CCACHE_DIR" >"$1.env"
+	echo "$CMAKE_BUILD_PARALLEL_LEVEL $MAKEFLAGS $WARDEN_JOBS $CCACHE_DIR $CCACHE_BASEDIR $CCACHE_NOHASHDIR" >"$1.env"
 	mkdir -p out
 	for f in src/*.c; do
 		o=out/$(basename "$f" .c).o
@@ -83,7 +83,7 @@ test_expect_success 'the first build compiles everything, with the policy job co
 	expect_grep "^inc: updated" out &&
 	test "$(cd .. && compiled)" = 4 &&
 	test "$(readlink .warden/envs/inc/src)" = builds/work-a &&
-	echo "3 -j3 3 $PWD/.warden/ccache" >../env.want &&
+	echo "3 -j3 3 $PWD/.warden/ccache $PWD/.warden/envs/inc/builds 1" >../env.want &&
 	expect_equal ../env.want ../compiles.env &&
 	stat -c "%i %y" .warden/envs/inc/builds/work-a/src/a.c >../a.stat
 '
@@ -108,7 +108,7 @@ test_expect_success 'without build_jobs, the job count is the machine s cores' '
 	expect_exit 0 warden update inc &&
 	test "$(readlink .warden/envs/inc/src)" = builds/work-b &&
 	n=$(getconf _NPROCESSORS_ONLN) &&
-	echo "$n -j$n $n $PWD/.warden/ccache" >../env.want &&
+	echo "$n -j$n $n $PWD/.warden/ccache $PWD/.warden/envs/inc/builds 1" >../env.want &&
 	expect_equal ../env.want ../compiles.env
 '
 

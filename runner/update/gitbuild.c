@@ -137,18 +137,24 @@ on_path(const char *program)
 	return found;
 }
 
-/* The variables build steps get (NULL-terminated; update_argv_free). */
+/* The variables build steps get (NULL-terminated; update_argv_free).
+ * ccache's paths under builds/ are taken relative to the compiler's
+ * directory (CCACHE_BASEDIR), and the directory is not hashed for debug
+ * builds (CCACHE_NOHASHDIR): the first build of the other work tree then
+ * finds what the first tree compiled. */
 static char **
-build_env(const struct update_ctx *ctx)
+build_env(const struct update_ctx *ctx, const char *builds)
 {
 	int jobs = update_build_jobs(ctx->policy), ccache = on_path("ccache");
-	char **env = xcalloc(7, sizeof(*env));
+	char **env = xcalloc(9, sizeof(*env));
 	size_t n = 0;
 
 	env[n++] = xasprintf("CMAKE_BUILD_PARALLEL_LEVEL=%d", jobs);
 	env[n++] = xasprintf("MAKEFLAGS=-j%d", jobs);
 	env[n++] = xasprintf("WARDEN_JOBS=%d", jobs);
 	env[n++] = xasprintf("CCACHE_DIR=%s/.warden/ccache", ctx->repo_root);
+	env[n++] = xasprintf("CCACHE_BASEDIR=%s", builds);
+	env[n++] = xstrdup("CCACHE_NOHASHDIR=1");
 	if (ccache) {
 		env[n++] = xstrdup("CMAKE_C_COMPILER_LAUNCHER=ccache");
 		env[n++] = xstrdup("CMAKE_CXX_COMPILER_LAUNCHER=ccache");
@@ -197,7 +203,7 @@ update_git_slot_build(char **slot_out, const struct update_ctx *ctx,
 	    (err = slot_checkout(repo, oid, dir, state, b->adapter->source.url,
 	    b->log_path)) != NULL)
 		goto out;
-	env = build_env(ctx);
+	env = build_env(ctx, builds);
 	for (i = 0; i < b->adapter->source.n_build && err == NULL; i++) {
 		if (ctx->on_progress != NULL)
 			ctx->on_progress(ctx->arg, b->k, b->n, b->adapter->name,
