@@ -153,7 +153,7 @@ def check_refs(srcdir):
     readme = read(os.path.join(srcdir, "README.md"))
     if re.search(r"shared notes|DESIGN\.md", readme):
         bad("README points at notes outside the repository (DESIGN.md, shared notes)")
-    generated = {"CYCLE.md", "REPORT.md"}
+    generated = {"CYCLE.md", "REPORT.md", "figures.md"}  # written by warden, ci/real-llama
     for ref in sorted(set(re.findall(r"[A-Za-z0-9_./-]+\.md\b", readme))):
         if ref in generated or ref.startswith(("journals/", ".warden/")):
             continue
