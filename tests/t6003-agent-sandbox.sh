@@ -79,7 +79,7 @@ test_expect_success_if $SANDBOX 'a daemon left in the sandbox goes with it at th
 
 test_expect_success 'required and no sandbox: refused, recorded, exit 3' '
 	agent_use bench good-fix &&
-	agent_policy bench "agent.time_limit_s=30" &&
+	agent_policy bench "agent.time_limit_s=120" &&
 	before=$(sqlite3 bench/.warden/warden.db "select count(*) from agent_runs") &&
 	WARDEN_BWRAP=/nonexistent/bwrap expect_exit 3 bw agent run --engine simfix &&
 	expect_grep "policy requires a sandbox" err &&

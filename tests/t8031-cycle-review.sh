@@ -26,7 +26,7 @@ test_expect_success 'a bench with an engine whose serve flag is wrong, the agent
 	sim_adapter bench simok $FAST &&
 	sim_adapter bench simfix --mode continuos $FAST &&
 	bench_policy bench "cycle.agent=true" "cycle.fidelity=false" \
-	    "agent.command=$(agent_argv good-fix)" "agent.time_limit_s=30" \
+	    "agent.command=$(agent_argv good-fix)" "agent.time_limit_s=120" \
 	    "agent.sandbox=\"best-effort\"" \
 	    "agent.smoke={\"concurrency\": [1], \"prompts\": 3}" &&
 	cycle_commit bench "two engines, the agent on"
@@ -84,7 +84,7 @@ test_expect_success 'a bench whose engine no agent can fix, and an agent that ch
 	sim_adapter b2 simok $FAST &&
 	sim_adapter b2 simbad --mode nonsense $FAST &&
 	bench_policy b2 "cycle.agent=true" "cycle.fidelity=false" "cycle.publish=false" \
-	    "agent.command=[\"true\"]" "agent.time_limit_s=30" \
+	    "agent.command=[\"true\"]" "agent.time_limit_s=120" \
 	    "agent.sandbox=\"best-effort\"" &&
 	cycle_commit b2 "an engine that does not start"
 '
