@@ -37,21 +37,6 @@ or_none(const json_t *v)
 }
 
 /* "  name old → new" for each change. */
-/* A failure's reason on one line, and the log tail that may follow it
- * as a block of indented lines, each quoted (a build's output). */
-static void
-print_detail(const char *detail)
-{
-	const char *nl = strchr(detail, '\n');
-	char *first = xstrndup(detail, nl ? (size_t)(nl - detail) :
-	    strlen(detail));
-
-	printf("  %s\n", quote_msg(first));
-	free(first);
-	if (nl != NULL && nl[1] != '\0')
-		quote_print_lines(stdout, "    ", nl + 1);
-}
-
 static void
 print_changes(const json_t *changes, const char *indent)
 {
@@ -86,6 +71,21 @@ report_json(const struct update_report *r, int dry_run)
 		    r->joined[i].held_by));
 	return json_pack("{s:b, s:i, s:o, s:o}", "dry_run", dry_run, "failed",
 	    r->failed, "joined", joined, "engines", arr);
+}
+
+/* A failure's reason on one line, and the log tail that may follow it
+ * as a block of indented lines, each quoted (a build's output). */
+static void
+print_detail(const char *detail)
+{
+	const char *nl = strchr(detail, '\n');
+	char *first = xstrndup(detail, nl ? (size_t)(nl - detail) :
+	    strlen(detail));
+
+	printf("  %s\n", quote_msg(first));
+	free(first);
+	if (nl != NULL && nl[1] != '\0')
+		quote_print_lines(stdout, "    ", nl + 1);
 }
 
 static void
