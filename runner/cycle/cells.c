@@ -76,9 +76,12 @@ out_of_memory(const json_t *sweep)
 	return ram > 0 && peak >= ram / 100 * 95;
 }
 
-/* One sweep's status and its failed request count. */
+/* One sweep's status and its failed request count. A complete sweep is
+ * degraded below the gate's completion (gates.completion_min of every
+ * gates.completion_of), the line triage and the gate draw. */
 static const char *
-level_status(const json_t *sweep, json_int_t *failed)
+level_status(const json_t *sweep, const struct policy *pol,
+    json_int_t *failed)
 {
 	const char *out = jsonget_str(sweep, "outcome");
 	json_int_t total = jsonget_int(sweep, "total");
@@ -106,7 +109,8 @@ level_status(const json_t *sweep, json_int_t *failed)
 					   server_crash */
 	if (total > 0 && done == 0)
 		return "all-failed";
-	if (total > 0 && *failed * 5 >= total)
+	if (total > 0 && done * pol->gates.completion_of <
+	    total * pol->gates.completion_min)
 		return "degraded";
 	return "ok";
 }
@@ -154,7 +158,7 @@ engine_digest(const json_t *manifest)
 }
 
 json_t *
-cycle_cell_judge(const json_t *sweeps)
+cycle_cell_judge(const json_t *sweeps, const struct policy *pol)
 {
 	const json_t *s, *prov, *first = json_array_get(sweeps, 0);
 	const char *worst = NULL, *st;
@@ -170,7 +174,7 @@ cycle_cell_judge(const json_t *sweeps)
 		double tput = json_number_value(json_object_get(sum,
 		    "output_throughput"));
 
-		st = level_status(s, &failed);
+		st = level_status(s, pol, &failed);
 		line = detail_line(jsonget_str(s, "detail"));
 		json_array_append_new(levels, json_pack("{s:I, s:s, s:s, s:I, "
 		    "s:I, s:s, s:O?, s:O?, s:O?, s:b, s:I}", "concurrency",
@@ -249,7 +253,7 @@ cycle_cell_judge(const json_t *sweeps)
 }
 
 json_t *
-cycle_cells(const json_t *sweeps)
+cycle_cells(const json_t *sweeps, const struct policy *pol)
 {
 	json_t *cells = json_array(), *groups = json_object(), *g;
 	const json_t *s;
@@ -271,7 +275,7 @@ cycle_cells(const json_t *sweeps)
 	}
 	for (i = 0; i < json_array_size(cells); i++) {
 		key = json_string_value(json_array_get(cells, i));
-		g = cycle_cell_judge(json_object_get(groups, key));
+		g = cycle_cell_judge(json_object_get(groups, key), pol);
 		json_array_set_new(cells, i, g);
 	}
 	json_decref(groups);

@@ -99,7 +99,7 @@ cycle_round_cells(json_t **out, struct cyc *c, int round)
 	}
 	if ((err = store_campaign_sweeps_json(c->store, run, &sweeps)) != NULL)
 		return err;
-	*out = cycle_cells(sweeps);
+	*out = cycle_cells(sweeps, c->policy);
 	json_decref(sweeps);
 	return NULL;
 }

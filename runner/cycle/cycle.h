@@ -82,10 +82,11 @@ struct werr *cycle_status(json_t **out, struct store *store,
 
 /* The cells of a campaign run's sweeps (as store_campaign_sweeps_json
  * gives them), in grid order, each judged by cycle_cell_judge. */
-json_t *cycle_cells(const json_t *sweeps);
+json_t *cycle_cells(const json_t *sweeps, const struct policy *pol);
 /* One cell from its sweeps: {"engine", "model", "split", "status",
- * "reason", "notes", "levels", "requests", "failed"}. */
-json_t *cycle_cell_judge(const json_t *sweeps);
+ * "reason", "notes", "levels", "requests", "failed"}; pol gives the
+ * gate's completion line (degraded below it). */
+json_t *cycle_cell_judge(const json_t *sweeps, const struct policy *pol);
 /* "ENGINE/MODEL/SPLIT"; caller frees. */
 char *cycle_cell_key(const json_t *cell);
 /* Is status a failure (not ok, fixed or skipped)? */

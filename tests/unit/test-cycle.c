@@ -1,7 +1,7 @@
 /*
  * test-cycle.c - unit tests of the cycle's pure parts: the status of a
  * cell from stored sweeps (every row of README's table, the order of
- * precedence, the 20 % line of degraded), and the Markdown of a cycle
+ * precedence, the gate's completion line of degraded), and the Markdown of a cycle
  * journal (SiliconBench's sections in order, table text escaped).
  */
 #include "config.h"
@@ -31,6 +31,10 @@ sweep(int c, const char *outcome, int completed, int total,
 	    "provenance", "adapter_sha256", "a", "profile_sha256", "p");
 }
 
+/* The gate of the default policy: 90 of every 100 must complete. */
+static struct policy gate_90 = { .gates = { .completion_min = 90,
+    .completion_of = 100 } };
+
 /* The status of a cell of the given sweeps (references stolen). */
 static char *
 status_of(json_t *a, json_t *b)
@@ -41,7 +45,7 @@ status_of(json_t *a, json_t *b)
 	json_array_append_new(sweeps, a);
 	if (b != NULL)
 		json_array_append_new(sweeps, b);
-	cell = cycle_cell_judge(sweeps);
+	cell = cycle_cell_judge(sweeps, &gate_90);
 	st = strdup(json_string_value(json_object_get(cell, "status")));
 	json_decref(cell);
 	json_decref(sweeps);
@@ -100,9 +104,15 @@ static void
 test_degraded_line(void **state)
 {
 	(void)state;
-	/* 20 % failed is degraded; just under is ok */
-	assert_status("degraded", sweep(1, "complete", 4, 5, ""), NULL);
-	assert_status("ok", sweep(1, "complete", 5, 6, ""), NULL);
+	/* below 90 of 100 is degraded; 90 of 100 is ok */
+	assert_status("degraded", sweep(1, "complete", 89, 100, ""), NULL);
+	assert_status("ok", sweep(1, "complete", 90, 100, ""), NULL);
+	assert_status("degraded", sweep(1, "complete", 8, 9, ""), NULL);
+	/* the policy's line, not a fixed one: 80 of 100 */
+	gate_90.gates.completion_min = 80;
+	assert_status("ok", sweep(1, "complete", 8, 10, ""), NULL);
+	assert_status("degraded", sweep(1, "complete", 79, 100, ""), NULL);
+	gate_90.gates.completion_min = 90;
 }
 
 static void
@@ -128,7 +138,7 @@ test_notes_and_reason(void **state)
 	json_array_append_new(sweeps, sweep(1, "complete", 10, 10, ""));
 	json_array_append_new(sweeps, sweep(8, "not_ready", 0, 10,
 	    "exited before it was ready: exit status 3; log tail:\nboom"));
-	cell = cycle_cell_judge(sweeps);
+	cell = cycle_cell_judge(sweeps, &gate_90);
 	assert_string_equal(json_string_value(json_object_get(cell, "reason")),
 	    "exited before it was ready: exit status 3");
 	assert_string_equal(json_string_value(json_object_get(cell, "notes")),
