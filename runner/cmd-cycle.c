@@ -20,6 +20,7 @@
 #include "cycle/cycle.h"
 #include "jsonget.h"
 #include "output.h"
+#include "spawn.h"
 #include "stopsig.h"
 #include "util.h"
 
@@ -34,11 +35,15 @@ show_progress(void *arg, const struct cycle_progress *p)
 	if (p->eta_s >= 0)
 		snprintf(eta, sizeof(eta), " (cycle eta %.0f min)",
 		    p->eta_s / 60 + 0.5 > 1 ? p->eta_s / 60 : 1.0);
+	if (p->interval_s >= 0)
+		output_progress_interval(p->interval_s);
 	if (p->step_done)
 		output_progress(1, "%s: %s", p->step, p->what);
-	else if (p->line || output_is_tty())
+	else if (p->line)
 		output_progress(!output_is_tty(), "%s%s: %s", p->step, eta,
 		    p->what);
+	else	/* off a terminal, once per interval: long work is alive */
+		output_progress_live("%s: %s", p->step, p->what);
 }
 
 static void
@@ -185,7 +190,10 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	o.arg = ctx;
 	o.stop = &stopsig_flag;
 	stopsig_catch(&sigs);
+	if (ctx->verbosity >= 0)
+		spawn_set_wait_hook(output_progress_tick);
 	err = cycle_run(&res, &o);
+	spawn_set_wait_hook(NULL);
 	stopsig_restore(&sigs);
 	output_progress_end();
 	if (err != NULL && stopsig_flag != 0) {

@@ -14,6 +14,7 @@
 #include "output.h"
 #include "policy.h"
 #include "quote.h"
+#include "spawn.h"
 #include "update.h"
 #include "util.h"
 
@@ -24,9 +25,11 @@ show_progress(void *arg, size_t k, size_t n, const char *engine,
 	int final = strcmp(phase, "done") == 0;
 
 	(void)arg;
-	if (!final && !output_is_tty())
-		return;
-	output_progress(final, "update %zu/%zu %s: %s", k, n, engine, phase);
+	if (final)
+		output_progress(1, "update %zu/%zu %s: %s", k, n, engine, phase);
+	else
+		output_progress_live("update %zu/%zu %s: %s", k, n, engine,
+		    phase);
 }
 
 /* A version string (from a package index: untrusted), quoted. */
@@ -150,8 +153,15 @@ update_exec_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	uc.policy = pol;
 	uc.on_progress = ctx->verbosity >= 0 ? show_progress : NULL;
+	if (ctx->verbosity >= 0) {
+		/* a build or install of many minutes says it is alive */
+		output_progress_interval(pol->campaign.progress_interval_s);
+		spawn_set_wait_hook(output_progress_tick);
+	}
 	err = update_run(&rep, &uc, store, argc > optind ?
 	    (const char *const *)argv + optind : NULL);
+	spawn_set_wait_hook(NULL);
+	output_progress_end();
 	if (err != NULL) {
 		update_report_free(&rep);
 		return err;

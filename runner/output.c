@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,17 @@
 #include "buf.h"
 #include "output.h"
 #include "quote.h"
+#include "util.h"
 
 static int line_open;	/* a live line is drawn and not yet ended */
+
+/* The live line of long work (output_progress_live) and its pace. */
+static struct {
+	char *text;		/* NULL: none */
+	uint64_t since_ns;	/* when the text was set */
+	uint64_t printed_ns;	/* when a line was last printed, 0 never */
+	double interval_s;	/* off a terminal; 0: no repeats */
+} live = { NULL, 0, 0, 30 };
 
 /* The real streams while the guard stands in for them. */
 static FILE *real_stdout, *real_stderr;
@@ -241,6 +251,84 @@ output_progress(int final, const char *fmt, ...)
 	fflush(err);
 	buf_free(&text);
 	buf_free(&b);
+	if (final) {
+		free(live.text);
+		live.text = NULL;
+	}
+}
+
+void
+output_progress_interval(double seconds)
+{
+	live.interval_s = seconds >= 0 ? seconds : 0;
+}
+
+/* "3 min 5 s", "42 s". */
+static void
+elapsed(char *out, size_t n, uint64_t ns)
+{
+	unsigned long long s = ns / 1000000000ULL;
+
+	if (s >= 60)
+		snprintf(out, n, "%llu min %llu s", s / 60, s % 60);
+	else
+		snprintf(out, n, "%llu s", s);
+}
+
+/* Print the live line: on a terminal in place, with how long it has
+ * stood once that is a second or more; off a terminal as a line. */
+static void
+live_print(uint64_t now)
+{
+	char e[40];
+
+	if (now - live.since_ns >= 1000000000ULL) {
+		elapsed(e, sizeof(e), now - live.since_ns);
+		output_progress(0, "%s (%s)", live.text, e);
+	} else
+		output_progress(0, "%s", live.text);
+	live.printed_ns = now;
+}
+
+void
+output_progress_live(const char *fmt, ...)
+{
+	uint64_t now = mono_ns();
+	struct buf b = BUF_INIT;
+	va_list ap;
+	char *text;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	text = buf_detach(&b);
+	if (live.text != NULL && strcmp(live.text, text) == 0) {
+		free(text);	/* the same state: only a tick */
+		output_progress_tick();
+		return;
+	}
+	free(live.text);
+	live.text = text;
+	live.since_ns = now;
+	/* On a terminal every change is drawn; off one, a line at most
+	 * every interval (0: every change), so a log is not flooded. */
+	if (output_is_tty() || live.printed_ns == 0 || live.interval_s <= 0 ||
+	    (double)(now - live.printed_ns) / 1e9 >= live.interval_s)
+		live_print(now);
+}
+
+void
+output_progress_tick(void)
+{
+	uint64_t now;
+
+	if (live.text == NULL)
+		return;
+	now = mono_ns();
+	if (output_is_tty() ? now - live.printed_ns >= 1000000000ULL :
+	    live.interval_s > 0 && (double)(now - live.printed_ns) / 1e9 >=
+	    live.interval_s)
+		live_print(now);
 }
 
 void

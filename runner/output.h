@@ -32,6 +32,21 @@ int output_columns(void);
  * ends the line). */
 void output_progress(int final, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/*
+ * The live line of long work ("update 1/2 llama.cpp: build"): on a
+ * terminal drawn as output_progress(0, ...) is, off one printed as a line
+ * when it changes, but at most once per interval. output_progress_tick()
+ * (called while waiting, e.g. by spawn_run's wait hook) prints it again
+ * with how long it has stood ("(5 min 30 s)"): every second on a
+ * terminal, every interval off one, so a log shows long work is alive.
+ * A final output_progress() ends it.
+ */
+void output_progress_live(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+void output_progress_tick(void);
+/* The interval off a terminal, in seconds (default 30; 0: a line at
+ * every change, none repeated). */
+void output_progress_interval(double seconds);
 /* msg (an error or warning, one line) on stderr as "warden: MSG\n",
  * quoted so it stays one line: a newline or ESC from argv, a file name or
  * a library's message shows escaped. Text after msg's first line break

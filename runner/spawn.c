@@ -477,6 +477,14 @@ spawn_reap_descendants(unsigned *killed)
 	return NULL;
 }
 
+static void (*wait_hook)(void);
+
+void
+spawn_set_wait_hook(void (*fn)(void))
+{
+	wait_hook = fn;
+}
+
 struct werr *
 spawn_run(const struct spawn_opts *opts, unsigned timeout_ms,
     unsigned grace_ms, int *status, int *timed_out)
@@ -500,6 +508,8 @@ spawn_run(const struct spawn_opts *opts, unsigned timeout_ms,
 		sleep_ms(nap);
 		if (nap < 50)
 			nap *= 2;
+		if (wait_hook != NULL)
+			wait_hook();
 	}
 	err = spawn_stop(&p, grace_ms);
 	*status = p.status;

@@ -78,6 +78,13 @@ struct werr *spawn_stop(struct spawn_proc *p, unsigned grace_ms);
 struct werr *spawn_run(const struct spawn_opts *opts, unsigned timeout_ms,
     unsigned grace_ms, int *status, int *timed_out);
 
+/*
+ * A function spawn_run() calls while it waits for its program, about
+ * every 50 ms (the progress of a long build or install: it must be
+ * cheap, and must not spawn). One per process; NULL: none.
+ */
+void spawn_set_wait_hook(void (*fn)(void));
+
 /* Is any process of group pgid still alive (zombies do not count)? */
 int spawn_group_alive(pid_t pgid);
 

@@ -219,4 +219,17 @@ test_expect_success 'a mirror that is not a string is refused by name' '
 	expect_grep "update.mirrors" both
 '
 
+test_expect_success 'off a terminal, a long build says it is alive every interval' '
+	(cd work && sed -i "1a [ ! -f SLOW ] || sleep 4" build.sh && touch SLOW) &&
+	release v7 a.c "a 7" &&
+	cd bench &&
+	bench_policy . "update.mirrors={}" campaign.progress_interval_s=1 &&
+	expect_exit 0 warden update inc &&
+	expect_grep "^update 1/1 inc: build$" err &&
+	expect_grep "^update 1/1 inc: build ([0-9]* s)$" err &&
+	expect_grep "^update 1/1 inc: done$" err &&
+	expect_exit 0 warden -q update inc &&
+	test ! -s err
+'
+
 test_done

@@ -208,6 +208,8 @@ cycle_say(struct cyc *c, int level, const char *fmt, ...)
 	p.step_done = level == CYCLE_DONE;
 	p.line = level != CYCLE_LIVE;
 	p.eta_s = eta(c);
+	p.interval_s = c->policy != NULL ?
+	    c->policy->campaign.progress_interval_s : -1;
 	c->o->on_progress(c->o->arg, &p);
 	buf_free(&b);
 }

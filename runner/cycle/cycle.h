@@ -42,6 +42,8 @@ struct cycle_progress {
 	int line;		/* worth a line in a log (a step starts, a
 				   sweep or cell ends); else a live update */
 	double eta_s;		/* of the whole cycle; -1 unknown */
+	double interval_s;	/* the policy's progress interval (off a
+				   terminal), or -1 before it is read */
 };
 
 struct cycle_opts {
