@@ -86,10 +86,10 @@ show_progress(void *arg, const struct fidelity_progress *p)
 		    p->weighted_f1 * 100, p->elapsed_s);
 		return;
 	}
-	if (output_is_tty())
-		output_progress(0, "cell %zu/%zu %s %s %d-shot: %s %zu/%zu",
-		    p->cell, p->cells, p->engine, p->model, p->shots, p->phase,
-		    p->done, p->total);
+	/* off a terminal, once per progress interval */
+	output_progress_live("cell %zu/%zu %s %s %d-shot: %s %zu/%zu",
+	    p->cell, p->cells, p->engine, p->model, p->shots, p->phase,
+	    p->done, p->total);
 }
 
 /* ---- the table of a run ---- */
@@ -493,6 +493,7 @@ fidelity_measure(struct cmd_ctx *ctx, int argc, char **argv)
 	o.shots = shots;
 	o.nshots = nshots;
 	o.on_progress = ctx->verbosity >= 0 ? show_progress : NULL;
+	output_progress_interval(o.policy->campaign.progress_interval_s);
 	err = fidelity_run(&o, &run_id);
 	if (run_id == NULL)
 		goto out;

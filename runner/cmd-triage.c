@@ -22,6 +22,7 @@
 #include "output.h"
 #include "policy.h"
 #include "quote.h"
+#include "spawn.h"
 #include "triage/triage.h"
 #include "util.h"
 
@@ -31,11 +32,14 @@ show_progress(void *arg, const struct triage_progress *p)
 	const char *nl = strchr(p->what, '\n');
 
 	(void)arg;
-	/* On a terminal every step; in a log, the smoke runs only. */
-	if (!output_is_tty() && p->max == 0)
-		return;
-	output_progress(!output_is_tty(), "triage: %.*s", nl != NULL ?
-	    (int)(nl - p->what) : (int)strlen(p->what), p->what);
+	/* The smoke runs are lines in a log; every other step is the live
+	 * line (off a terminal, once per progress interval). */
+	if (p->max == 0)
+		output_progress_live("triage: %.*s", nl != NULL ?
+		    (int)(nl - p->what) : (int)strlen(p->what), p->what);
+	else
+		output_progress(!output_is_tty(), "triage: %.*s", nl != NULL ?
+		    (int)(nl - p->what) : (int)strlen(p->what), p->what);
 }
 
 /* v's text quoted for one line (package names, versions and reasons
@@ -271,7 +275,12 @@ triage_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	o.engines = ne > 0 ? engines : NULL;
 	o.on_progress = ctx->verbosity >= 0 && !ctx->json ? show_progress :
 	    NULL;
+	if (o.on_progress != NULL) {
+		output_progress_interval(policy->campaign.progress_interval_s);
+		spawn_set_wait_hook(output_progress_tick);	/* builds */
+	}
 	err = triage_run(&res, &o);
+	spawn_set_wait_hook(NULL);
 	output_progress_end();
 	if (err != NULL)
 		goto out;

@@ -28,7 +28,7 @@ test_expect_success 'fidelity scores every cell and prints the table' '
 	expect_grep "^simgood  *qwen3-0.6b  *0 .* complete$" out &&
 	expect_grep "^simbug  *qwen3-0.6b  *0 .* complete$" out &&
 	expect_grep "^simcrash  *qwen3-0.6b  *0 .* server_crash$" out &&
-	test $(grep -c "^cell [1-3]/3 " err) -eq 3
+	test $(grep -c "^cell [1-3]/3 .* answered, weighted F1" err) -eq 3
 '
 
 test_expect_success 'the simulated engine set accuracy 0.8 is recovered within sampling error' '
