@@ -18,9 +18,63 @@
 #include "store.h"
 #include "util.h"
 
+/* "0.4 s", "3 min 5 s", "2 h 7 min"; "-" for null. */
+static const char *
+span(const json_t *v, char *out, size_t n)
+{
+	double d = json_number_value(v);
+	long long t = (long long)(d + 0.5);
+
+	if (!json_is_number(v))
+		snprintf(out, n, "-");
+	else if (d < 60)
+		snprintf(out, n, "%.1f s", d);
+	else if (t < 3600)
+		snprintf(out, n, "%lld min %lld s", t / 60, t % 60);
+	else
+		snprintf(out, n, "%lld h %lld min", t / 3600, t % 3600 / 60);
+	return out;
+}
+
+/* The summary, three lines: cells by status, the snapshot published,
+ * what waits (reviews pending, incidents open). */
+static void
+print_summary(const json_t *sum)
+{
+	const json_t *cells = json_object_get(sum, "cells"), *v;
+	const json_t *open = json_object_get(sum, "incidents_open");
+	json_int_t n = 0, waiting = jsonget_int(sum, "reviews_waiting");
+	const char *key;
+	int k = 0;
+	size_t i;
+
+	json_object_foreach((json_t *)cells, key, v)
+		n += json_integer_value(v);
+	printf("cells:    ");
+	if (n == 0)
+		printf("none judged yet");
+	else {
+		printf("%lld: ", (long long)n);
+		json_object_foreach((json_t *)cells, key, v)
+			printf("%s%lld %s", k++ ? ", " : "",
+			    (long long)json_integer_value(v), quote_str(key));
+	}
+	printf("\nsnapshot: %s\n", json_is_string(json_object_get(sum,
+	    "published")) ? quote_str(jsonget_str(sum, "published")) :
+	    "none published");
+	printf("waiting:  %lld review%s; %zu incident%s open",
+	    (long long)waiting, waiting == 1 ? "" : "s",
+	    json_array_size(open), json_array_size(open) == 1 ? "" : "s");
+	json_array_foreach((json_t *)open, i, v)
+		printf("%s#%lld", i == 0 ? " (" : ", ",
+		    (long long)json_integer_value(v));
+	printf("%s\n", json_array_size(open) > 0 ? ")" : "");
+}
+
 static void
 print_status(const json_t *s)
 {
+	char d[40];
 	const json_t *eta = json_object_get(s, "eta_s"), *r;
 	size_t i;
 
@@ -33,9 +87,12 @@ print_status(const json_t *s)
 		    json_object_get(s, "pid")));
 	printf("\nstarted:  %s\n", quote_str(jsonget_str(s, "started")));
 	if (json_is_string(json_object_get(s, "finished")))
-		printf("finished: %s, exit %lld\n", quote_str(jsonget_str(s,
-		    "finished")),
-		    (long long)json_integer_value(json_object_get(s, "exit")));
+		printf("finished: %s, exit %lld, took %s\n",
+		    quote_str(jsonget_str(s, "finished")),
+		    (long long)json_integer_value(json_object_get(s, "exit")),
+		    span(json_object_get(json_object_get(s, "summary"),
+		    "duration_s"), d, sizeof(d)));
+	print_summary(json_object_get(s, "summary"));
 	if (json_is_string(json_object_get(s, "step")))
 		printf("step:     %s%s%s\n", quote_str(jsonget_str(s, "step")),
 		    json_is_string(json_object_get(s, "what")) ? ": " : "",
@@ -51,12 +108,11 @@ print_status(const json_t *s)
 		printf("          waiting for review: 'warden review list', then "
 		    "'warden cycle'\n");
 	json_array_foreach(json_object_get(s, "steps"), i, r)
-		printf("  round %lld %-9s %-8s %s%s%s\n",
+		printf("  round %lld %-9s %-8s %12s  from %.8s\n",
 		    (long long)jsonget_int(r, "round"), quote_str(jsonget_str(r,
 		    "step")), quote_str(jsonget_str(r, "state")),
-		    quote_str(jsonget_str(r, "started")),
-		    json_is_string(json_object_get(r, "finished")) ? " - " : "",
-		    quote_str(jsonget_str(r, "finished")));
+		    span(json_object_get(r, "duration_s"), d, sizeof(d)),
+		    quote_str(jsonget_str(r, "started")) + 11);
 }
 
 static struct werr *
@@ -102,7 +158,9 @@ const struct cmd_entry cmd_status_entry = {
 	"interrupted, waiting for review, or done; the step under way and,\n"
 	"in the campaign and fidelity steps, the cell and its progress; an\n"
 	"ETA from the cell times so far and the previous cycle's step times;\n"
-	"and every step with its state and times. It reads the store through\n"
+	"a summary (cells by status, the snapshot published, reviews\n"
+	"waiting, incidents open, how long the cycle took); and every step\n"
+	"with its state, duration and start time. It reads the store through\n"
 	"a read-only connection and never takes the writer lock, so it\n"
 	"answers while a cycle runs.\n"
 	"  --json   print it as JSON (null when no cycle has run)\n",

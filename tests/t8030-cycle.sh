@@ -94,11 +94,18 @@ test_expect_success 'the exported Markdown is SiliconBench journal shaped' '
 test_expect_success 'status after the cycle says it is done, step by step' '
 	expect_exit 0 warden --repo bench status &&
 	expect_grep "^cycle c1 (roster test): done, round 1$" out &&
-	expect_grep "^finished: .*, exit 1$" out &&
-	test "$(grep -c "^  round 1 " out)" = 10 &&
+	expect_grep "^finished: .*, exit 1, took [0-9.]* s$" out &&
+	expect_grep "^cells:    7: 2 ok, 1 all-failed, 1 degraded, 1 wrong-model, 1 crashed, 1 skipped$" out &&
+	expect_grep "^snapshot: [0-9a-f]\{16\}$" out &&
+	expect_grep "^waiting:  0 reviews; [0-9]* incidents\{0,1\} open" out &&
+	test "$(grep -c "^  round 1 .* [0-9.]* s  from [0-9:]*$" out)" = 10 &&
 	expect_exit 0 warden --repo bench --json status &&
 	cycle_json out "j[\"state\"] == \"done\"" "j[\"alive\"] is False" \
-	    "[s[\"step\"] for s in j[\"steps\"]] == [\"checkout\", \"update\", \"campaign\", \"fidelity\", \"gate\", \"triage\", \"agent\", \"publish\", \"journal\", \"export\"]"
+	    "[s[\"step\"] for s in j[\"steps\"]] == [\"checkout\", \"update\", \"campaign\", \"fidelity\", \"gate\", \"triage\", \"agent\", \"publish\", \"journal\", \"export\"]" \
+	    "all(s[\"duration_s\"] >= 0 for s in j[\"steps\"])" \
+	    "j[\"summary\"][\"cells\"] == {\"ok\": 2, \"all-failed\": 1, \"degraded\": 1, \"wrong-model\": 1, \"crashed\": 1, \"skipped\": 1}" \
+	    "j[\"summary\"][\"reviews_waiting\"] == 0 and j[\"summary\"][\"duration_s\"] > 0" \
+	    "isinstance(j[\"summary\"][\"incidents_open\"], list)"
 '
 
 test_expect_success 'nothing changed: exit 0, and the skipped cell counts its prior occurrence' '

@@ -17,6 +17,8 @@
 #include "cycle-private.h"
 #include "jsonget.h"
 #include "store-cycle.h"
+#include "store-review.h"
+#include "triage/store-triage.h"
 #include "util.h"
 
 /* The pid holding .warden/cycle.lock, or 0 when no process does. */
@@ -64,6 +66,74 @@ duration(const json_t *row)
 	    "%Y-%m-%dT%H:%M:%S", &b) == NULL)
 		return -1;
 	return difftime(timegm(&b), timegm(&a));
+}
+
+/* A stored time ("2026-12-04T03:50:47.093Z") in seconds since the epoch,
+ * milliseconds kept; -1 when it does not parse. */
+static double
+stamp_s(const char *stamp)
+{
+	struct tm tm;
+	const char *rest;
+	double frac = 0;
+
+	memset(&tm, 0, sizeof(tm));
+	if (stamp == NULL ||
+	    (rest = strptime(stamp, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	if (rest[0] == '.')
+		frac = strtod(rest, NULL);
+	return (double)timegm(&tm) + frac;
+}
+
+/*
+ * What a maintainer asks the morning after: the last round's cells by
+ * status (from the cycle's journal, once written), the snapshot it
+ * published, and what waits now: reviews pending, incidents open.
+ */
+static struct werr *
+summary(json_t **out, struct store *store, const json_t *row,
+    const json_t *steps)
+{
+	json_t *cells = json_object(), *reviews = NULL, *incidents = NULL;
+	json_t *open = json_array(), *v;
+	const json_t *journal = json_object_get(row, "journal"), *sp, *c, *r;
+	const char *snapshot = NULL, *state;
+	struct werr *err;
+	size_t i, j;
+
+	*out = NULL;
+	json_array_foreach(json_object_get(journal, "splits"), i, sp)
+		json_array_foreach(json_object_get(sp, "cells"), j, c) {
+			const char *st = jsonget_str(c, "status");
+
+			v = json_object_get(cells, st);
+			json_object_set_new(cells, st, json_integer(
+			    json_integer_value(v) + 1));
+		}
+	json_array_foreach((json_t *)steps, i, r)
+		if (strcmp(jsonget_str(r, "step"), "publish") == 0 &&
+		    json_is_string(json_object_get(json_object_get(r,
+		    "result"), "snapshot")))
+			snapshot = jsonget_str(json_object_get(r, "result"),
+			    "snapshot");
+	if ((err = store_review_list(store, "pending", &reviews)) != NULL ||
+	    (err = store_triage_incidents(store, NULL, &incidents)) != NULL)
+		goto out;
+	json_array_foreach(incidents, i, r) {
+		state = jsonget_str(r, "state");
+		if (strcmp(state, "fixed") != 0 && strcmp(state, "wontfix") != 0)
+			json_array_append(open, json_object_get(r, "id"));
+	}
+	*out = json_pack("{s:O, s:s?, s:I, s:O}", "cells", cells, "published",
+	    snapshot, "reviews_waiting", (json_int_t)json_array_size(reviews),
+	    "incidents_open", open);
+out:
+	json_decref(cells);
+	json_decref(open);
+	json_decref(reviews);
+	json_decref(incidents);
+	return err;
 }
 
 /* The previous cycle's time of step (round 1), or -1. */
@@ -147,7 +217,7 @@ struct werr *
 cycle_status(json_t **out, struct store *store, const char *repo_root)
 {
 	json_t *row = NULL, *steps = NULL, *prev = NULL, *prev_steps = NULL;
-	json_t *now = NULL, *st;
+	json_t *now = NULL, *st, *sum = NULL;
 	const json_t *r, *cur = NULL;
 	const char *state, *step = NULL;
 	double left = -1, total, d;
@@ -220,21 +290,39 @@ cycle_status(json_t **out, struct store *store, const char *repo_root)
 	} else
 		total = -1;
 	st = json_array();
-	json_array_foreach(steps, i, r)
-		json_array_append_new(st, json_pack("{s:O, s:O, s:O, s:O, s:O}",
-		    "round", json_object_get(r, "round"), "step",
+	json_array_foreach(steps, i, r) {
+		double a = stamp_s(jsonget_str(r, "started"));
+		double b = json_is_string(json_object_get(r, "finished")) ?
+		    stamp_s(jsonget_str(r, "finished")) : -1;
+
+		json_array_append_new(st, json_pack("{s:O, s:O, s:O, s:O, s:O, "
+		    "s:o}", "round", json_object_get(r, "round"), "step",
 		    json_object_get(r, "step"), "state", json_object_get(r,
 		    "state"), "started", json_object_get(r, "started"),
-		    "finished", json_object_get(r, "finished")));
+		    "finished", json_object_get(r, "finished"), "duration_s",
+		    a >= 0 && b >= a ? json_real(b - a) : json_null()));
+	}
+	if ((err = summary(&sum, store, row, steps)) != NULL) {
+		json_decref(st);
+		goto out;
+	}
+	{
+		double a = stamp_s(jsonget_str(row, "created"));
+		double b = json_is_string(json_object_get(row, "finished")) ?
+		    stamp_s(jsonget_str(row, "finished")) : -1;
+
+		json_object_set_new(sum, "duration_s", a >= 0 && b >= a ?
+		    json_real(b - a) : json_null());
+	}
 	*out = json_pack("{s:O, s:O, s:s, s:i, s:b, s:o, s:s?, s:s?, s:o?, "
-	    "s:o, s:o, s:O, s:O, s:O}", "cycle", json_object_get(row, "id"),
+	    "s:o, s:o, s:O, s:O, s:O, s:o}", "cycle", json_object_get(row, "id"),
 	    "roster", json_object_get(row, "roster"), "state", state,
 	    "round", round, "alive", pid != 0, "pid", pid != 0 ?
 	    json_integer(pid) : json_null(), "step", step, "what", what,
 	    "run", now, "eta_s", total >= 0 ? json_real(total) : json_null(),
 	    "steps", st, "started", json_object_get(row, "created"),
 	    "finished", json_object_get(row, "finished"), "exit",
-	    json_object_get(row, "exit_code"));
+	    json_object_get(row, "exit_code"), "summary", sum);
 	now = NULL;
 out:
 	free(what);
