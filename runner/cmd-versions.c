@@ -178,10 +178,16 @@ versions_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (err != NULL)
 		goto out;
-	if (json_object_size(a) == 0) {
-		err = werr_new(WEXIT_PROBLEM, "no manifest recorded%s%s%s%s",
-		    cycle ? " in cycle " : "", cycle ? cycle : "",
-		    engine ? " for " : "", engine ? engine : "");
+	if (json_object_size(a) == 0 && cycle != NULL) {
+		err = werr_new(WEXIT_PROBLEM, "no manifest recorded in cycle "
+		    "%s%s%s", cycle, engine ? " for " : "", engine ? engine : "");
+		goto out;
+	}
+	if (json_object_size(a) == 0 && !ctx->json) {
+		/* nothing updated yet: an empty answer, not a failure */
+		printf("no manifest recorded yet%s%s ('warden update' records "
+		    "one)\n", engine ? " for " : "", engine ? quote_str(engine) :
+		    "");
 		goto out;
 	}
 	if (ctx->json)
@@ -207,6 +213,7 @@ const struct cmd_entry cmd_versions_entry = {
 	"  --diff C1 C2   per engine, every package whose version differs between\n"
 	"                 the manifests of cycles C1 and C2 (old -> new)\n"
 	"  --json         print JSON\n"
-	"Exit 1 when no manifest was recorded.\n",
+	"Exit 1 when cycle C (or C1 and C2) recorded no manifest; with none\n"
+	"recorded yet, plain 'versions' says so and exits 0 ({} with --json).\n",
 	versions_exec,
 };

@@ -27,6 +27,14 @@ json.dump(a, open(p, \"w\"))" &&
 	(cd bench && warden lint)
 '
 
+test_expect_success 'before any update, versions is an empty answer, not a failure' '
+	cd bench &&
+	expect_exit 0 warden versions &&
+	expect_grep "^no manifest recorded yet (.warden update. records one)$" out &&
+	expect_exit 0 warden --json versions &&
+	test "$(cat out)" = "{}"
+'
+
 test_expect_success 'the substitute shim is called with the policy index options' '
 	cd bench &&
 	WARDEN_CYCLE=p1 expect_exit 0 warden update &&
