@@ -283,8 +283,10 @@ agent_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 			    quote_str(jsonget_str(row, "created")),
 			    quote_str(jsonget_str(row, "sandbox")));
 			if (json_is_integer(rid))
-				printf(" review %lld",
-				    (long long)json_integer_value(rid));
+				printf(" review %lld (%s)",
+				    (long long)json_integer_value(rid),
+				    quote_str(jsonget_str(row,
+				    "review_status")));
 			printf("\n");
 		}
 	json_decref(rows);
@@ -354,7 +356,7 @@ const struct cmd_entry cmd_agent_entry = {
 	"           1 not queued, 3 no sandbox where policy requires one\n"
 	"--dry-run  show the argv, sandbox, environment and task context;\n"
 	"           make nothing\n"
-	"list       every run: id, state, task, sandbox, review\n"
+	"list       every run: id, state, task, sandbox, review and its status\n"
 	"show ID    one run: argv, exit, sandbox, diff, gate, smoke, review\n"
 	"--json     the records as JSON",
 	agent_exec,

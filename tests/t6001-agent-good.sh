@@ -90,7 +90,11 @@ test_expect_success 'the run is journaled with argv, exit, sandbox, diffstat, ga
 test_expect_success 'approving the review puts the fix on the official branch' '
 	expect_exit 0 bw review approve 1 --as "Test Maintainer <maintainer@example.org>" &&
 	git -C bench show official:adapters/engines/simfix.json >fixed.json &&
-	expect_grep "\"continuous\"" fixed.json
+	expect_grep "\"continuous\"" fixed.json &&
+	expect_exit 0 bw agent list &&
+	expect_grep "^1  *queued .* review 1 (approved)$" out &&
+	expect_exit 0 bw --json agent list &&
+	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[0][\"review_status\"] == \"approved\", d" out
 '
 
 test_expect_success 'an agent that exits non-zero after a good change is recorded, not queued' '

@@ -157,8 +157,12 @@ store_agent_list(struct store *store, json_t **out)
 	sqlite3_stmt *st;
 	struct werr *err;
 
+	/* with its review's status now: a queued run whose fix was merged
+	 * says so */
 	if ((err = store_prepare(store, &st, "SELECT " AGENT_COLUMNS
-	    " FROM agent_runs ORDER BY id")) != NULL)
+	    ", (SELECT r.status FROM reviews r WHERE r.id = "
+	    "agent_runs.review_id) AS review_status FROM agent_runs "
+	    "ORDER BY id")) != NULL)
 		return err;
 	return store_rows_json(out, store, st, agent_json_cols,
 	    "read agent runs");
