@@ -218,25 +218,33 @@ set_int(json_t *o, const char *key, uint64_t v)
 	json_object_set_new(o, key, json_integer((json_int_t)v));
 }
 
+/* v, or null when nothing was measured (has == 0): no success is not a
+ * figure of zero. */
+static void
+set_measured(json_t *o, const char *key, double v, uint64_t has)
+{
+	json_object_set_new(o, key, has > 0 ? json_real(v) : json_null());
+}
+
 static void
 set_stat(json_t *o, const char *metric, const struct loadgen_stat *st)
 {
 	struct buf k = BUF_INIT;
 
 	buf_printf(&k, "mean_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->mean);
+	set_measured(o, buf_cstr(&k), st->mean, st->n);
 	buf_reset(&k);
 	buf_printf(&k, "median_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->median);
+	set_measured(o, buf_cstr(&k), st->median, st->n);
 	buf_reset(&k);
 	buf_printf(&k, "std_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->std);
+	set_measured(o, buf_cstr(&k), st->std, st->n);
 	buf_reset(&k);
 	buf_printf(&k, "p90_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->p90);
+	set_measured(o, buf_cstr(&k), st->p90, st->n);
 	buf_reset(&k);
 	buf_printf(&k, "p99_%s_ms", metric);
-	set_real(o, buf_cstr(&k), st->p99);
+	set_measured(o, buf_cstr(&k), st->p99, st->n);
 	buf_reset(&k);
 	buf_printf(&k, "%s_samples", metric);
 	set_int(o, buf_cstr(&k), st->n);
@@ -280,9 +288,12 @@ loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
 	set_int(o, "usage_server", s->usage_server);
 	set_int(o, "usage_streamed", s->usage_streamed);
 	set_real(o, "duration", s->duration);
-	set_real(o, "request_throughput", s->request_throughput);
-	set_real(o, "output_throughput", s->output_throughput);
-	set_real(o, "total_token_throughput", s->total_token_throughput);
+	set_measured(o, "request_throughput", s->request_throughput,
+	    s->completed);
+	set_measured(o, "output_throughput", s->output_throughput,
+	    s->completed);
+	set_measured(o, "total_token_throughput", s->total_token_throughput,
+	    s->completed);
 	set_stat(o, "ttft", &s->ttft);
 	set_stat(o, "tpot", &s->tpot);
 	set_stat(o, "itl", &s->itl);

@@ -64,7 +64,26 @@ test_expect_success 'the wall cap ends the engine grid, is recorded, and the nex
 	test "$(sqlite3 .warden/warden.db "select detail from campaign_sweeps where engine = '"'"'simslow'"'"' and concurrency = 1")" = \
 	    "the engine wall cap ended the sweep" &&
 	test "$(sqlite3 .warden/warden.db "select detail from campaign_sweeps where engine = '"'"'simslow'"'"' and concurrency = 16")" = \
-	    "not run: the engine wall cap of 6 s was reached"
+	    "not run: the engine wall cap of 6 s was reached" &&
+	# no success is not a figure of zero: null, where a success gives one
+	warden --json campaign show r2 >r2.json &&
+	python3 - r2.json <<-\PY
+	import json, sys
+	def rows(v):
+	    if isinstance(v, dict):
+	        if "concurrency" in v and "outcome" in v:
+	            yield v
+	        for x in v.values():
+	            yield from rows(x)
+	    elif isinstance(v, list):
+	        for x in v:
+	            yield from rows(x)
+	r = {(x["engine"], x["concurrency"]): x for x in rows(json.load(open(sys.argv[1])))}
+	slow, fast = r[("simslow", 1)], r[("simfast", 1)]
+	for k in ("median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "output_throughput", "request_throughput"):
+	    assert slow[k] is None, (k, slow[k])
+	    assert isinstance(fast[k], float) and fast[k] > 0, (k, fast[k])
+	PY
 '
 
 test_expect_success 'an engine that exits at start is not_ready with its status; the rest of its grid is not run' '
