@@ -55,6 +55,7 @@ test_expect_success 'the published snapshot verifies and matches the committed t
 	git -C bench show official:results/manifest.json >committed &&
 	cmp committed x/results/manifest.json &&
 	git -C bench show official:results/REPORT.md | cmp - x/results/REPORT.md &&
+	expect_grep "completes at least 90 of every 100 requests it is sent (90 %)" x/results/REPORT.md &&
 	sqlite3 bench/.warden/warden.db "select count(*) from journal where kind = '"'"'results.published'"'"'" >n &&
 	test "$(cat n)" = 1 &&
 	warden --repo bench journal verify

@@ -183,10 +183,15 @@ md_gate(struct buf *b, const json_t *gate)
 		buf_printf(b, " | %s |\n", json_is_true(json_object_get(e,
 		    "pass")) ? "pass" : "**fail**");
 	}
+	/* a share of the requests sent, whatever their number (a short
+	 * run sends 8, not 100) */
 	buf_printf(b, "\nA stack passes when it completes at least %lld of "
-	    "%lld requests at every concurrency level (",
-	    (long long)jsonget_int(th, "completion_min"),
-	    (long long)jsonget_int(th, "completion_of"));
+	    "every %lld requests it is sent (%.0f %%) at every concurrency "
+	    "level (", (long long)jsonget_int(th, "completion_min"),
+	    (long long)jsonget_int(th, "completion_of"),
+	    jsonget_int(th, "completion_of") > 0 ? 100.0 * (double)
+	    jsonget_int(th, "completion_min") / (double)jsonget_int(th,
+	    "completion_of") : 0.0);
 	json_array_foreach(json_object_get(th, "concurrency"), i, v)
 		buf_printf(b, "%s%lld", i ? ", " : "", (long long)
 		    json_integer_value(v));
