@@ -122,28 +122,9 @@ print_run(const json_t *r)
 		    json_is_true(json_object_get(smoke, "passed")) ? "passed" :
 		    json_is_string(json_object_get(smoke, "skipped")) ?
 		    quote_msg(jsonget_str(smoke, "skipped")) : "failed");
-		for (k = 0; k < 2; k++) {
-			json_t *ph = json_object_get(smoke, phases[k]), *run, *s;
-			size_t j;
-
-			json_array_foreach(json_object_get(ph, "runs"), i, run)
-				json_array_foreach(json_object_get(run,
-				    "sweeps"), j, s)
-					printf("  %-6s %s %s %s c=%lld: %s "
-					    "%lld/%lld\n", phases[k],
-					    quote_str(jsonget_str(run,
-					    "engine")),
-					    quote_str(jsonget_str(s, "model")),
-					    quote_str(jsonget_str(s, "split")),
-					    (long long)json_integer_value(
-					    json_object_get(s, "concurrency")),
-					    quote_str(jsonget_str(s,
-					    "outcome")),
-					    (long long)json_integer_value(
-					    json_object_get(s, "completed")),
-					    (long long)json_integer_value(
-					    json_object_get(s, "total")));
-		}
+		for (k = 0; k < 2; k++)
+			cmd_print_smoke_side(phases[k], json_object_get(smoke,
+			    phases[k]));
 	}
 	if (json_is_string(json_object_get(r, "error")))
 		printf("error:    %s\n", quote_msg(jsonget_str(r, "error")));

@@ -66,6 +66,76 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	return NULL;
 }
 
+void
+cmd_print_smoke_side(const char *label, const json_t *side)
+{
+	const json_t *run, *sw;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(side, "runs"), i, run)
+		json_array_foreach(json_object_get(run, "sweeps"), j, sw)
+			printf("  %-6s %s %s %s c=%lld: %s %lld/%lld\n", label,
+			    quote_str(jsonget_str(run, "engine")),
+			    quote_str(jsonget_str(sw, "model")),
+			    quote_str(jsonget_str(sw, "split")),
+			    (long long)jsonget_int(sw, "concurrency"),
+			    quote_str(jsonget_str(sw, "outcome")),
+			    (long long)jsonget_int(sw, "completed"),
+			    (long long)jsonget_int(sw, "total"));
+}
+
+/* One piece of evidence, readable: a smoke campaign before and after the
+ * change, triage's confirming smoke runs, an agent run; anything else
+ * as its JSON on one line. */
+static void
+print_evidence(const json_t *x)
+{
+	const char *kind = jsonget_str(x, "kind");
+	const json_t *b = json_object_get(x, "body"), *r, *p;
+	const char *k;
+	size_t i;
+	char *text;
+
+	printf("evidence %s %s", quote_str(jsonget_str(x, "time")),
+	    quote_str(kind));
+	if (strcmp(kind, "smoke") == 0 && json_is_object(b)) {
+		printf(": %s\n", json_is_true(json_object_get(b, "passed")) ?
+		    "passed (fails before, passes after)" : "not passed");
+		cmd_print_smoke_side("before", json_object_get(b, "before"));
+		cmd_print_smoke_side("after", json_object_get(b, "after"));
+		return;
+	}
+	if (strcmp(kind, "triage-smoke") == 0 && json_is_object(b)) {
+		printf(": incident %lld;", (long long)jsonget_int(b,
+		    "incident"));
+		json_array_foreach(json_object_get(b, "culprits"), i, r)
+			printf(" culprit %s %s", quote_str(jsonget_str(r,
+			    "package")), quote_str(jsonget_str(r, "from")));
+		printf("\n");
+		json_array_foreach(json_object_get(b, "smoke"), i, r) {
+			printf("  smoke %lld %s %s pinned", (long long)
+			    jsonget_int(r, "id"), quote_str(jsonget_str(r,
+			    "engine")), quote_str(jsonget_str(r, "purpose")));
+			json_object_foreach(json_object_get(r, "pins"), k, p)
+				printf(" %s=%s", quote_str(k), json_is_string(p) ?
+				    quote_str(json_string_value(p)) :
+				    "unpinned");
+			printf(": %s\n", quote_str(jsonget_str(r, "outcome")));
+		}
+		return;
+	}
+	if (strcmp(kind, "agent-run") == 0 && json_is_object(b)) {
+		printf(": agent run %lld, log %s ('warden agent show %lld')\n",
+		    (long long)jsonget_int(b, "agent_run"),
+		    quote_str(jsonget_str(b, "log")),
+		    (long long)jsonget_int(b, "agent_run"));
+		return;
+	}
+	text = json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY);
+	printf(": %s\n", quote_msg(text ? text : "null"));
+	free(text);
+}
+
 static void
 print_show(json_t *o)
 {
@@ -102,15 +172,8 @@ print_show(json_t *o)
 		printf(" %s %s: %s\n", quote_str(jsonget_str(x, "code")),
 		    quote_str(jsonget_str(x, "path")),
 		    quote_msg(jsonget_str(x, "reason")));
-	json_array_foreach(json_object_get(o, "evidence"), i, x) {
-		char *body = json_dumps(json_object_get(x, "body"),
-		    JSON_COMPACT | JSON_ENCODE_ANY);
-
-		printf("evidence %s %s: %s\n", quote_str(jsonget_str(x,
-		    "time")), quote_str(jsonget_str(x, "kind")),
-		    quote_msg(body ? body : "null"));
-		free(body);
-	}
+	json_array_foreach(json_object_get(o, "evidence"), i, x)
+		print_evidence(x);
 	putchar('\n');
 	quote_print_lines(stdout, "    ", jsonget_str(o, "patch"));
 }

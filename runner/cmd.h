@@ -162,4 +162,9 @@ extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_triage_entry;
 extern const struct cmd_entry cmd_incident_entry;
 
+/* One side of a smoke campaign (its "runs", each with "engine" and
+ * "sweeps") as lines "  before ENGINE MODEL SPLIT c=N: OUTCOME K/T", for
+ * `agent run` and `review show`. cmd-review.c */
+void cmd_print_smoke_side(const char *label, const json_t *side);
+
 #endif

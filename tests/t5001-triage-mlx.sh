@@ -133,7 +133,14 @@ test_expect_success 'one pin patch, clean through the gate, names all three engi
 	    "d[\"gate\"][\"ok\"]" \
 	    "sorted(f[\"new_path\"] for f in d[\"gate\"][\"files\"]) == [\"adapters/engines/mlxlm.json\", \"adapters/engines/vmetal.json\", \"adapters/engines/vmlx.json\"]" \
 	    "d[\"patch\"].count(\"+      \\\"shared==1.0\\\"\") == 3" \
-	    "\"incident 1\" in d[\"note\"]" &&
+	    "\"incident 1\" in d[\"note\"]" \
+	    "[e[\"kind\"] for e in d[\"evidence\"]] == [\"triage-smoke\"]" \
+	    "d[\"evidence\"][0][\"body\"][\"incident\"] == 1" \
+	    "d[\"evidence\"][0][\"body\"][\"culprits\"][0][\"package\"] == \"shared\"" \
+	    "len(d[\"evidence\"][0][\"body\"][\"smoke\"]) >= 1" &&
+	tb review show 1 >review.txt &&
+	expect_grep "^evidence .* triage-smoke: incident 1; culprit shared " review.txt &&
+	expect_grep "^  smoke [0-9]* [a-z]* [a-z-]* pinned shared=1.0: " review.txt &&
 	test "$(sqlite3 bench/.warden/warden.db "select count(*) from reviews")" = 1
 '
 

@@ -34,6 +34,11 @@ test_expect_success 'agent run --engine queues the fix as one review item' '
 '
 
 test_expect_success 'the review item carries the passing smoke run and the agent run' '
+	expect_exit 0 bw review show 1 &&
+	expect_grep "^evidence .* smoke: passed (fails before, passes after)$" out &&
+	expect_grep "^  before simfix qwen3-0.6b chat c=1: not_ready 0/3$" out &&
+	expect_grep "^  after  simfix qwen3-0.6b chat c=1: complete 3/3$" out &&
+	expect_grep "^evidence .* agent-run: agent run 1, log " out &&
 	expect_exit 0 bw --json review show 1 &&
 	python3 - out <<-PY
 	import json, sys

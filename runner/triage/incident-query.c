@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store-triage.h"
+#include "triage-private.h"
 #include "triage.h"
 #include "util.h"
 
@@ -56,6 +57,16 @@ smoke_ids(const json_t *rec)
 		json_array_foreach(json_object_get(t, "smoke"), i, id)
 			json_array_append(ids, id);
 	return ids;
+}
+
+struct werr *
+triage_record_smoke(json_t **out, struct store *store, const json_t *rec)
+{
+	json_t *ids = smoke_ids(rec);
+	struct werr *err = store_triage_smoke_get(store, ids, out);
+
+	json_decref(ids);
+	return err;
 }
 
 struct werr *

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "manifest.h"
+#include "review.h"
+#include "store-review.h"
 #include "store-triage.h"
 #include "store-update.h"
 #include "triage-private.h"
@@ -290,6 +292,36 @@ find_open(int64_t *id, json_t **inc, struct store *store, const char *key)
 	return NULL;
 }
 
+/* The smoke runs that confirmed an incident, attached to the review of
+ * its pin as evidence (kind "triage-smoke"), once: a run resumed after a
+ * kill finds them there. */
+static struct werr *
+attach_smoke(struct triage_ctx *c, int64_t review, int64_t id,
+    const json_t *rec)
+{
+	json_t *have = NULL, *smoke = NULL, *body = NULL, *x;
+	struct werr *err;
+	size_t i;
+
+	if ((err = store_review_evidence(c->o->store, review, &have)) != NULL)
+		return err;
+	json_array_foreach(have, i, x)
+		if (strcmp(json_string_value(json_object_get(x, "kind")) ?
+		    json_string_value(json_object_get(x, "kind")) : "",
+		    "triage-smoke") == 0)
+			goto out;
+	if ((err = triage_record_smoke(&smoke, c->o->store, rec)) != NULL)
+		goto out;
+	body = json_pack("{s:I, s:O?, s:O}", "incident", (json_int_t)id,
+	    "culprits", json_object_get(rec, "culprits"), "smoke", smoke);
+	err = review_add_evidence(c->o->store, review, "triage-smoke", body);
+out:
+	json_decref(body);
+	json_decref(have);
+	json_decref(smoke);
+	return err;
+}
+
 /* Propose the pins of a confirmed incident for engines (all of its
  * engines, or those just added), and record the proposal. */
 static struct werr *
@@ -329,7 +361,8 @@ propose(struct triage_ctx *c, int64_t id, json_t *rec, const json_t *engines)
 	triage_progress(c, "propose", NULL, 0, 0, "incident %lld: proposing "
 	    "the pin in %s", (long long)id, who);
 	if ((err = triage_propose(&review, &gate, c, pins,
-	    buf_cstr(&note))) != NULL)
+	    buf_cstr(&note))) != NULL ||
+	    (review > 0 && (err = attach_smoke(c, review, id, rec)) != NULL))
 		goto out;
 	props = json_object_get(rec, "proposals");
 	if (props == NULL) {

@@ -159,4 +159,9 @@ struct werr *triage_propose(int64_t *review, json_t **gate,
  * propose lifting the pin when it passes. */
 struct werr *triage_lift(struct triage_ctx *c);
 
+/* The smoke runs an incident's record names, in order (a new array of
+ * their rows). incident-query.c */
+struct werr *triage_record_smoke(json_t **out, struct store *store,
+    const json_t *rec);
+
 #endif
