@@ -207,7 +207,7 @@ sweep_provenance(const struct run *r, const struct walk *w,
 	    "profile_sha256", provenance_repo_digest(r->o->repo_root,
 	    w->profile ? w->profile->path : NULL),
 	    "workload_sha256", wl ? wl->digest : "",
-	    "engine_argv", e != NULL ? e->argv_text : NULL,
+	    "engine_argv", e != NULL ? e->argv_provenance : NULL,
 	    "engine_manifest", sweep_manifest(r, pt->engine));
 }
 
@@ -433,7 +433,7 @@ campaign_sweep_run(struct run *r, struct walk *w, size_t i)
 	res.served_model = sw.eng->served_model;
 	res.gpu_hint = r->gpu_hint;
 	res.log_path = sw.eng->log_path;
-	res.engine_argv = sw.eng->argv_text;
+	res.engine_argv = sw.eng->argv_provenance;
 	if (sw.eng->state != ENGINE_READY) {
 		res.outcome = engine_state_name(sw.eng->state);
 		res.detail = sw.eng->detail;

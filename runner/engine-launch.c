@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine-private.h"
@@ -294,6 +295,43 @@ engine_launch_build(struct launch *l, const struct engine_params *p,
 	}
 	buf_free(&b);
 	return NULL;
+}
+
+char *
+engine_argv_provenance(char **argv, const char *root, int port)
+{
+	struct buf b = BUF_INIT;
+	size_t i, rl = root != NULL ? strlen(root) : 0, pl;
+	char ps[16];
+	const char *a;
+
+	while (rl > 1 && root[rl - 1] == '/')
+		rl--;
+	snprintf(ps, sizeof(ps), "%d", port);
+	pl = strlen(ps);
+	for (i = 0; argv[i] != NULL; i++) {
+		if (i > 0)
+			buf_addch(&b, ' ');
+		a = argv[i];
+		if (port > 0 && strcmp(a, ps) == 0) {
+			buf_puts(&b, "{port}");
+			continue;
+		}
+		while (*a != '\0') {
+			if (rl > 0 && strncmp(a, root, rl) == 0 &&
+			    (a[rl] == '/' || a[rl] == '\0')) {
+				buf_addch(&b, '.');
+				a += rl;
+			} else if (port > 0 && a[0] == ':' &&
+			    strncmp(a + 1, ps, pl) == 0 &&
+			    (a[pl + 1] < '0' || a[pl + 1] > '9')) {
+				buf_puts(&b, ":{port}");
+				a += pl + 1;
+			} else
+				buf_addch(&b, *a++);
+		}
+	}
+	return buf_detach(&b);
 }
 
 char *

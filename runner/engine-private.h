@@ -61,6 +61,10 @@ void engine_spawn_opts(struct spawn_opts *so, char ***full,
 
 /* argv joined by spaces, for records (caller frees). */
 char *engine_join_argv(char **argv);
+/* argv joined as engine_join_argv() does, with root (the bench) as "."
+ * wherever a path starts with it, and the port, alone or after ':', as
+ * "{port}". */
+char *engine_argv_provenance(char **argv, const char *root, int port);
 /* The directory part of path ("." when none; caller frees). */
 char *engine_dir_of(const char *path);
 

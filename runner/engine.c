@@ -329,6 +329,8 @@ engine_launch(struct engine *e, const struct engine_params *p)
 		return err;
 	}
 	e->argv_text = engine_join_argv(l->argv);
+	e->argv_provenance = engine_argv_provenance(l->argv, p->repo_root,
+	    e->port);
 	e->started_ns = mono_ns();
 	e->log_changed_ns = e->started_ns;
 	if (engine_steps_pre_start(e, l, &why) != 0) {
@@ -434,6 +436,7 @@ engine_free(struct engine *e)
 	free(e->served_model);
 	free(e->detail);
 	free(e->argv_text);
+	free(e->argv_provenance);
 	if (e->launch != NULL)
 		engine_sandbox_free(e->launch);
 	engine_launch_free(e->launch);

@@ -86,6 +86,9 @@ struct engine {
 	char *served_model;	/* what /v1/models listed (NULL: not asked) */
 	char *detail;		/* what went wrong, with the log tail */
 	char *argv_text;	/* the expanded command line, for records */
+	char *argv_provenance;	/* the same, for what is published: the
+				   bench's root as ".", the port as
+				   "{port}" (no local path, no port) */
 	uint64_t started_ns, ready_ns;
 	unsigned stop_grace_ms;
 	/* hang detection: the log file's growth */

@@ -63,7 +63,8 @@ test_expect_success 'each sweep has provenance and its journal entries' '
 	sqlite3 .warden/warden.db "select provenance from campaign_sweeps where seq = 0" >prov &&
 	expect_grep "\"adapter_sha256\":\"[0-9a-f]\{64\}\"" prov &&
 	expect_grep "\"workload_sha256\":\"[0-9a-f]\{64\}\"" prov &&
-	expect_grep "\"engine_argv\":\"warden-simengine --host 127.0.0.1 --port [0-9]* --model Qwen/Qwen3-0.6B " prov &&
+	expect_grep "\"engine_argv\":\"warden-simengine --host 127.0.0.1 --port {port} --model Qwen/Qwen3-0.6B " prov &&
+	! grep -q "$TEST_DIR" prov &&
 	test -s "$(sqlite3 .warden/warden.db "select log_path from campaign_sweeps where seq = 0")" &&
 	sqlite3 .warden/warden.db "select provenance from campaign_runs" >runprov &&
 	expect_grep "\"warden_version\":" runprov &&

@@ -132,7 +132,7 @@ fidelity_cell_finish(struct frun *r, int64_t cell_id, struct answers *a,
 	res.outcome = outcome;
 	res.detail = detail;
 	res.served_model = eng != NULL ? eng->served_model : NULL;
-	res.engine_argv = eng != NULL ? eng->argv_text : NULL;
+	res.engine_argv = eng != NULL ? eng->argv_provenance : NULL;
 	res.scores = fidelity_cell_scores((const char *const *)t->labels,
 	    t->nlabels, gold, pred, how, r->nitems);
 	res.predictions = preds;

@@ -514,6 +514,12 @@ test_weights_under_models_dir(void **state)
 	    "/abs/tiny --from org/tiny-GGUF", srcdir);
 	assert_non_null(strstr(e->argv_text, want));
 	free(want);
+	/* what is published names no local path under the bench, no port */
+	assert_non_null(strstr(e->argv_provenance, "--weights "
+	    "./.warden/models/tiny-BF16.gguf --dir /abs/tiny --from "
+	    "org/tiny-GGUF"));
+	assert_non_null(strstr(e->argv_provenance, "--port {port}"));
+	assert_null(strstr(e->argv_provenance, srcdir));
 	engine_free(e);
 	fixture_free(&f);
 }
