@@ -25,6 +25,28 @@ str(const json_t *o, const char *key, const char *dflt)
 	return s != NULL ? s : dflt;
 }
 
+/* The update's constraints on package key (a pin "key==1.0", a version
+ * held back "key!=2.0"), as " (pinned: key==1.0)". */
+static void
+print_constraints(const json_t *constraints, const char *key)
+{
+	const json_t *c;
+	const char *t;
+	size_t i, n = strlen(key);
+	int k = 0;
+
+	json_array_foreach((json_t *)constraints, i, c) {
+		t = json_string_value(c);
+		if (t == NULL || strncmp(t, key, n) != 0 ||
+		    strchr("=!<>~", t[n]) == NULL || t[n] == '\0')
+			continue;
+		printf("%s%s", k++ ? ", " : strncmp(t + n, "==", 2) == 0 ?
+		    " (pinned: " : " (constraint: ", quote_str(t));
+	}
+	if (k > 0)
+		printf(")");
+}
+
 static void
 print_manifest(const char *engine, const json_t *m)
 {
@@ -40,8 +62,11 @@ print_manifest(const char *engine, const json_t *m)
 	if (json_is_string(json_object_get(m, "python")))
 		printf(", python %s", str(m, "python", "?"));
 	printf(")\n");
-	json_object_foreach(json_object_get(m, "packages"), key, v)
-		printf("  %s %s\n", key, quote_str(json_string_value(v)));
+	json_object_foreach(json_object_get(m, "packages"), key, v) {
+		printf("  %s %s", key, quote_str(json_string_value(v)));
+		print_constraints(json_object_get(m, "constraints"), key);
+		printf("\n");
+	}
 	json_object_foreach(json_object_get(m, "toolchain"), key, v)
 		printf("  toolchain %s: %s\n", key,
 		    quote_str(json_string_value(v)));

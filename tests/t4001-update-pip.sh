@@ -91,7 +91,10 @@ a[\"source\"][\"pins\"] = [\"shared==1.0\"]; json.dump(a, open(p, \"w\"))" &&
 	expect_grep "^  shared 2.0 → 1.0$" out &&
 	expect_grep "^engb: unchanged" out &&
 	test "$(closure enga)" = "enga=1.0 shared=1.0" &&
-	test "$(closure engb)" = "engb=1.0 shared=2.0"
+	test "$(closure engb)" = "engb=1.0 shared=2.0" &&
+	expect_exit 0 warden versions enga &&
+	expect_grep "^  shared 1.0 (pinned: shared==1.0)$" out &&
+	expect_grep "^  enga 1.0$" out
 '
 
 test_expect_success 'a policy hold keeps a package where it is' '
