@@ -38,7 +38,7 @@ merge_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	struct snapshot s;
 	struct policy *pol;
 	struct werr *err, *gerr = NULL;
-	char *signers = NULL;
+	struct signers signers = { NULL, BUF_INIT };
 	json_t *sum = NULL;
 	int ch, required = 0, have_m = 0, have_s = 0;
 
@@ -72,10 +72,11 @@ merge_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	    (err = cmd_ctx_policy(ctx, &pol)) != NULL ||
 	    (err = snapshot_sign_key(&sp.sign_key, pol, key_arg)) != NULL)
 		goto out;
-	signers = verify_signers_path(root, pol, signers_arg);
-	required = pol->publish.require_signature;
+	if ((err = verify_signers_for(&signers, &required, root, pol,
+	    signers_arg)) != NULL)
+		goto out;
 	if ((err = merge_snapshots(&m, (const char *const *)argv + optind,
-	    (size_t)(argc - optind), signers, required)) != NULL)
+	    (size_t)(argc - optind), &signers, required)) != NULL)
 		goto out;
 	have_m = 1;
 	sp.repo_root = root;
@@ -100,7 +101,7 @@ out:
 	if (have_m)
 		merge_result_free(&m);
 	json_decref(sum);
-	free(signers);
+	signers_free(&signers);
 	return err;
 }
 
@@ -117,6 +118,7 @@ const struct cmd_entry cmd_merge_entry = {
 	"  --tree DIR          also write the tree under DIR/results\n"
 	"  --sign-key FILE     sign the manifest with this SSH key\n"
 	"  --allowed-signers FILE  check the parts' signatures with this file\n"
+	"                      (default: as verify, the official policy's)\n"
 	"  --json              print the summary as JSON\n"
 	"Exit 1 when a part does not verify, inputs differ or cells overlap.\n",
 	merge_exec,

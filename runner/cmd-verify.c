@@ -20,22 +20,24 @@
 #include "results/snapshot.h"
 #include "results/verify.h"
 
-/* The allowed_signers file and whether policy requires a signature:
- * from the repository we are in, if any. */
-static void
-signers_of(char **out, int *required, struct cmd_ctx *ctx, const char *arg)
+/* The signers and whether policy requires a signature: from the trusted
+ * policy of the repository we are in, if any (verify_signers_for). */
+static struct werr *
+signers_of(struct signers *out, int *required, struct cmd_ctx *ctx,
+    const char *arg)
 {
 	struct policy *pol = NULL;
 	const char *root = NULL;
 	struct werr *err;
 
-	if ((err = cmd_ctx_repo(ctx, &root)) != NULL ||
-	    (err = cmd_ctx_policy(ctx, &pol)) != NULL) {
+	if ((err = cmd_ctx_repo(ctx, &root)) != NULL) {
 		werr_free(err);		/* outside a benchmark repository */
+		root = NULL;
+	} else if ((err = cmd_ctx_policy(ctx, &pol)) != NULL) {
+		werr_free(err);
 		pol = NULL;
 	}
-	*required = pol != NULL && pol->publish.require_signature;
-	*out = verify_signers_path(root, pol, arg);
+	return verify_signers_for(out, required, root, pol, arg);
 }
 
 static struct werr *
@@ -50,7 +52,6 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	struct signers sig;
 	struct snapshot s;
 	struct werr *err, *gerr = NULL;
-	char *signers = NULL;
 	json_t *doc, *probs;
 	int ch, required;
 	size_t i;
@@ -71,20 +72,13 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_verify_entry, "'verify' takes one "
 		    "snapshot archive");
-	signers_of(&signers, &required, ctx, signers_arg);
-	if ((err = snapshot_read(&s, argv[optind])) != NULL) {
-		free(signers);
+	if ((err = snapshot_read(&s, argv[optind])) != NULL)
 		return err;
-	}
-	memset(&sig, 0, sizeof(sig));
-	if (signers != NULL && snapshot_member(&s, SNAPSHOT_SIGNATURE) != NULL)
-		err = signers_read_file(&sig, signers);
-	if (err == NULL)
+	if ((err = signers_of(&sig, &required, ctx, signers_arg)) == NULL)
 		err = verify_snapshot(&vr, &s, sig.name != NULL ? &sig : NULL,
 		    required);
 	signers_free(&sig);
 	snapshot_free(&s);
-	free(signers);
 	if (err != NULL)
 		return err;
 	if (ctx->json) {
@@ -127,8 +121,9 @@ const struct cmd_entry cmd_verify_entry = {
 	"signature against allowed_signers. Names every changed, removed or\n"
 	"added member and a bad signature. Reads at most 256 MiB of an archive\n"
 	"($WARDEN_SNAPSHOT_MAX_MIB lowers it), 128 MiB of one member.\n"
-	"  --allowed-signers FILE  ssh-keygen allowed_signers (default: policy\n"
-	"                      publish.allowed_signers of this repository)\n"
+	"  --allowed-signers FILE  ssh-keygen allowed_signers (default: the\n"
+	"                      publish.allowed_signers of the policy on the\n"
+	"                      official branch, never the working tree's)\n"
 	"  --json              print the result as JSON\n"
 	"Exit 1 when anything differs.\n",
 	verify_exec,

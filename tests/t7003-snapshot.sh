@@ -128,7 +128,7 @@ test_expect_success 'the plots are well-formed SVG and render to PNG' '
 '
 
 test_expect_success_if "$(command -v ssh-keygen >/dev/null && echo yes)" \
-    'a signed snapshot verifies against allowed_signers, a bad signature does not' '
+    'a signed snapshot verifies against the allowed_signers official names, a bad signature does not' '
 	ssh-keygen -q -t ed25519 -N "" -C maint -f key &&
 	ssh-keygen -q -t ed25519 -N "" -C other -f otherkey &&
 	echo "maintainer@example.org $(cat key.pub)" >bench/policy/allowed_signers &&
@@ -140,6 +140,9 @@ test_expect_success_if "$(command -v ssh-keygen >/dev/null && echo yes)" \
 	expect_grep "members  15, signed" out &&
 	WARDEN_SIGNING_KEY=key warden --repo bench snapshot --output s2.tar.gz >/dev/null &&
 	cmp s.tar.gz s2.tar.gz &&
+	expect_exit 1 warden --repo bench verify s.tar.gz &&
+	expect_grep "member results/manifest.json.sig cannot be checked: no allowed_signers" out &&
+	git -C bench branch -f official main &&
 	expect_exit 0 warden --repo bench verify s.tar.gz &&
 	expect_grep "verifies: 13 members match the manifest, signed by maintainer@example.org$" out &&
 	expect_exit 1 warden --repo bench verify a.tar.gz &&

@@ -1,6 +1,6 @@
 #!/bin/sh
-# t7006: snapshots handed in are untrusted. `gate --snapshot` and `publish
-# --snapshot` check them with the signers and requirement of the policy on
+# t7006: snapshots handed in are untrusted. `gate --snapshot`, `publish
+# --snapshot`, `verify` and `merge` check them with the signers and requirement of the policy on
 # the official tip (never the working tree's); verify, gate and publish
 # refuse any archive that is not byte for byte the one warden writes
 # (reordered members, a second gzip member, trailing data) and bound what
@@ -52,13 +52,21 @@ test_expect_success 'a resealed unsigned snapshot with one number changed is ref
 	refused forged.tar.gz "^warden: forged.tar.gz does not verify: removed member results/manifest.json.sig: policy requires a signed manifest$"
 '
 
-test_expect_success 'the working tree cannot relax the requirement or name other signers' '
+test_expect_success 'the working tree cannot relax the requirement or name other signers (gate, verify, merge)' '
 	bench_policy bench "publish={\"allowed_signers\": \"mine\"}" &&
 	echo "maintainer@example.org $(cat otherkey.pub)" >bench/mine &&
 	expect_exit 1 warden --repo bench gate --snapshot forged.tar.gz &&
 	expect_grep "policy requires a signed manifest" err &&
 	expect_exit 1 warden --repo bench gate --snapshot other.tar.gz &&
 	expect_grep "^warden: other.tar.gz does not verify: bad signature results/manifest.json.sig: no key of .official:policy/allowed_signers. made the signature" err &&
+	expect_exit 1 warden --repo bench verify forged.tar.gz &&
+	expect_grep "^forged.tar.gz: removed member results/manifest.json.sig: policy requires a signed manifest$" out &&
+	expect_exit 1 warden --repo bench verify other.tar.gz &&
+	expect_grep "^other.tar.gz: bad signature results/manifest.json.sig: no key of .official:policy/allowed_signers. made the signature" out &&
+	expect_exit 0 warden --repo bench verify signed.tar.gz &&
+	expect_grep "signed by maintainer@example.org$" out &&
+	expect_exit 1 warden --repo bench merge other.tar.gz signed.tar.gz &&
+	expect_grep "^warden: other.tar.gz does not verify: bad signature" err &&
 	git -C bench checkout -q -- policy && rm bench/mine &&
 	refused other.tar.gz "bad signature results/manifest.json.sig"
 '

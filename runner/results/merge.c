@@ -78,25 +78,21 @@ add_part(struct merge_result *m, struct resultset *part, const char *path)
 
 static struct werr *
 merge_one(struct merge_result *m, const char *path, const char *first,
-    const char *allowed_signers, int require_signature)
+    const struct signers *signers, int require_signature)
 {
 	char hex[SHA256_HEX_LEN + 1];
 	struct verify_report vr;
 	struct resultset part;
-	struct signers signers;
 	struct snapshot s;
 	const json_t *man;
 	struct werr *err = NULL;
 
 	memset(&vr, 0, sizeof(vr));
-	memset(&signers, 0, sizeof(signers));
 	if ((err = snapshot_read(&s, path)) != NULL)
 		return err;
-	if (allowed_signers != NULL &&
-	    snapshot_member(&s, SNAPSHOT_SIGNATURE) != NULL)
-		err = signers_read_file(&signers, allowed_signers);
-	if (err == NULL && (err = verify_snapshot(&vr, &s, signers.name !=
-	    NULL ? &signers : NULL, require_signature)) == NULL &&
+	if ((err = verify_snapshot(&vr, &s, signers != NULL &&
+	    signers->name != NULL ? signers : NULL,
+	    require_signature)) == NULL &&
 	    vr.nproblems > 0)
 		err = werr_new(WEXIT_PROBLEM, "%s does not verify: %s", path,
 		    vr.problems[0]);
@@ -129,7 +125,6 @@ merge_one(struct merge_result *m, const char *path, const char *first,
 	err = add_part(m, &part, path);
 	resultset_free(&part);
 out:
-	signers_free(&signers);
 	verify_report_free(&vr);
 	snapshot_free(&s);
 	return err;
@@ -137,7 +132,7 @@ out:
 
 struct werr *
 merge_snapshots(struct merge_result *m, const char *const *paths, size_t n,
-    const char *allowed_signers, int require_signature)
+    const struct signers *signers, int require_signature)
 {
 	struct werr *err = NULL;
 	size_t i;
@@ -150,7 +145,7 @@ merge_snapshots(struct merge_result *m, const char *const *paths, size_t n,
 		return werr_usage("merge needs two snapshots or more");
 	}
 	for (i = 0; i < n && err == NULL; i++)
-		err = merge_one(m, paths[i], paths[0], allowed_signers,
+		err = merge_one(m, paths[i], paths[0], signers,
 		    require_signature);
 	if (err != NULL)
 		merge_result_free(m);

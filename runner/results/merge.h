@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "results/resultset.h"
+#include "results/sign.h"
 
 struct merge_result {
 	struct resultset rs;	/* the union of the parts' run documents */
@@ -26,9 +27,10 @@ struct merge_result {
 	int64_t source_date;	/* the latest of the parts' */
 };
 
-/* Merge the snapshot archives at paths. Mismatches are WEXIT_PROBLEM. */
+/* Merge the snapshot archives at paths, each verified with signers (NULL:
+ * none) and the requirement. Mismatches are WEXIT_PROBLEM. */
 struct werr *merge_snapshots(struct merge_result *out,
-    const char *const *paths, size_t n, const char *allowed_signers,
+    const char *const *paths, size_t n, const struct signers *signers,
     int require_signature);
 void merge_result_free(struct merge_result *m);
 

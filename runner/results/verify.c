@@ -217,19 +217,6 @@ verify_snapshot(struct verify_report *r, const struct snapshot *s,
 	return NULL;
 }
 
-char *
-verify_signers_path(const char *repo_root, const struct policy *pol,
-    const char *arg)
-{
-	if (arg != NULL)
-		return xstrdup(arg);
-	if (pol != NULL && pol->publish.allowed_signers != NULL)
-		return pol->publish.allowed_signers[0] == '/' ?
-		    xstrdup(pol->publish.allowed_signers) :
-		    path_join(repo_root, pol->publish.allowed_signers);
-	return NULL;
-}
-
 /* The signers file at path in the tree of commit. */
 static struct werr *
 tree_file(struct buf *out, git_repository *repo, const git_oid *commit,
@@ -281,5 +268,56 @@ out:
 	free(branch);
 	policy_free(pol);
 	git_repository_free(repo);
+	return err;
+}
+
+/* Whether the repository at repo_root has its official branch. */
+static int
+has_official(const char *repo_root)
+{
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	char *branch, *refname;
+	int found;
+
+	if (git_repository_open(&repo, repo_root) < 0)
+		return 0;
+	branch = policy_official_branch(repo);
+	refname = xasprintf("refs/heads/%s", branch);
+	found = git_reference_lookup(&ref, repo, refname) == 0;
+	git_reference_free(ref);
+	free(refname);
+	free(branch);
+	git_repository_free(repo);
+	return found;
+}
+
+struct werr *
+verify_signers_for(struct signers *out, int *required, const char *repo_root,
+    const struct policy *worktree, const char *arg)
+{
+	const char *file;
+	struct werr *err;
+	char *path;
+
+	memset(out, 0, sizeof(*out));
+	*required = 0;
+	if (repo_root != NULL && has_official(repo_root)) {
+		if ((err = verify_trusted_signers(out, required,
+		    repo_root)) != NULL || arg == NULL)
+			return err;
+		signers_free(out);
+		return signers_read_file(out, arg);
+	}
+	if (worktree != NULL)
+		*required = worktree->publish.require_signature;
+	if (arg != NULL)
+		return signers_read_file(out, arg);
+	if (worktree == NULL || (file = worktree->publish.allowed_signers) ==
+	    NULL || repo_root == NULL)
+		return NULL;
+	path = file[0] == '/' ? xstrdup(file) : path_join(repo_root, file);
+	err = signers_read_file(out, path);
+	free(path);
 	return err;
 }

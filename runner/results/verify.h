@@ -39,12 +39,6 @@ struct werr *verify_snapshot(struct verify_report *r, const struct snapshot *s,
     const struct signers *signers, int require_signature);
 void verify_report_free(struct verify_report *r);
 
-/* The allowed_signers file to check with: arg, else policy's
- * publish.allowed_signers under repo_root (pol may be NULL outside a
- * repository); caller frees, NULL for none. */
-char *verify_signers_path(const char *repo_root, const struct policy *pol,
-    const char *arg);
-
 /*
  * The signers and requirement a snapshot handed to gate or publish is
  * checked with: the trusted policy's (policy_load_trusted, the official
@@ -54,5 +48,18 @@ char *verify_signers_path(const char *repo_root, const struct policy *pol,
  */
 struct werr *verify_trusted_signers(struct signers *out, int *required,
     const char *repo_root);
+
+/*
+ * The signers and requirement verify and merge check with. In a
+ * repository with an official branch, the trusted policy's (as
+ * verify_trusted_signers), the file arg in place of its signers when
+ * given: a working tree (a pull request's checkout) never names the keys
+ * a snapshot is checked with. Where there is no official branch yet (a
+ * bench before its first publish) there is no trusted policy: the working
+ * tree's policy worktree (NULL outside a repository), its
+ * publish.allowed_signers under repo_root. out->name is NULL for none.
+ */
+struct werr *verify_signers_for(struct signers *out, int *required,
+    const char *repo_root, const struct policy *worktree, const char *arg);
 
 #endif
