@@ -135,18 +135,11 @@ print_text(const struct allowlist_report *r, json_t *lint)
 	buf_free(&out);
 }
 
-/* Markdown table cell text: '|' and newlines would end the cell. */
+/* Markdown table cell text: one line, '|' escaped (quote_md). */
 static void
 md_cell(struct buf *out, const char *s)
 {
-	for (; s != NULL && *s != '\0'; s++) {
-		if (*s == '|')
-			buf_puts(out, "\\|");
-		else if (*s == '\n' || *s == '\r')
-			buf_addch(out, ' ');
-		else
-			buf_addch(out, *s);
-	}
+	quote_md(out, s);
 }
 
 static void
@@ -195,6 +188,7 @@ github_summary(struct buf *md, const struct allowlist_report *r, json_t *lint,
 		}
 		buf_addch(md, '\n');
 	}
+	quote_md_doc(md);
 }
 
 /* ::error annotations, each at the file and line it is about (for a gate

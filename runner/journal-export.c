@@ -20,6 +20,7 @@
 
 #include "cycle/cycle.h"
 #include "journal.h"
+#include "quote.h"
 #include "official.h"
 #include "store.h"
 #include "util.h"
@@ -47,18 +48,12 @@ md_entry(void *arg, const struct journal_entry *e)
 	char *body = strcmp(e->kind, "cycle.journal") == 0 ?
 	    xstrdup("(the cycle journal, rendered above)") :
 	    json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS);
-	const char *s;
 
-	buf_printf(&x->md, "| %lld | %s | `%s` | %s | ", (long long)e->seq,
-	    e->time, e->kind, e->subject[0] != '\0' ? e->subject : "-");
-	for (s = body != NULL ? body : ""; *s != '\0'; s++) {
-		if (*s == '|')
-			buf_puts(&x->md, "\\|");
-		else if (*s == '\n')
-			buf_addch(&x->md, ' ');
-		else
-			buf_addch(&x->md, *s);
-	}
+	buf_printf(&x->md, "| %lld | %s | `%s` | ", (long long)e->seq,
+	    e->time, e->kind);
+	quote_md(&x->md, e->subject[0] != '\0' ? e->subject : "-");
+	buf_puts(&x->md, " | ");
+	quote_md(&x->md, body != NULL ? body : "");
 	buf_printf(&x->md, " | `%.12s` |\n", e->hash);
 	free(body);
 	return NULL;
@@ -190,8 +185,10 @@ build_tree(git_oid *out, int *entries, struct store *store,
 		buf_reset(&x.md);
 		paths[n] = xasprintf("journals/%s.md", key);
 		if ((err = md_header(&x.md, store, key)) != NULL ||
-		    (err = journal_each(store, &cf, md_entry, &x)) != NULL ||
-		    (err = add_file(u, ids, &n, repo, paths[n], &x.md)) != NULL)
+		    (err = journal_each(store, &cf, md_entry, &x)) != NULL)
+			goto out;
+		quote_md_doc(&x.md);	/* no byte a terminal acts on */
+		if ((err = add_file(u, ids, &n, repo, paths[n], &x.md)) != NULL)
 			goto out;
 	}
 	if (git_tree_create_updated(out, repo, base, n, u) < 0)

@@ -120,6 +120,35 @@ quote_print_lines(FILE *fp, const char *indent, const char *s)
 	buf_free(&b);
 }
 
+void
+quote_md(struct buf *out, const char *s)
+{
+	struct buf q = BUF_INIT;
+	const char *p;
+
+	if (s == NULL)
+		return;
+	quote_term(&q, s, strlen(s), QUOTE_KEEP_BACKSLASH);
+	for (p = buf_cstr(&q); *p != '\0'; p++)
+		if (*p == '|')
+			buf_puts(out, "\\|");
+		else
+			buf_addch(out, *p);
+	buf_free(&q);
+}
+
+void
+quote_md_doc(struct buf *md)
+{
+	struct buf q = BUF_INIT;
+
+	quote_term(&q, md->data != NULL ? md->data : "", md->len,
+	    QUOTE_KEEP_LINES | QUOTE_KEEP_BACKSLASH);
+	buf_reset(md);
+	buf_add(md, q.data, q.len);
+	buf_free(&q);
+}
+
 static const char *
 quote_ring(const char *s, unsigned flags)
 {

@@ -41,6 +41,19 @@ void quote_term(struct buf *out, const char *s, size_t len, unsigned flags);
  * block ends with a newline. */
 void quote_print_lines(FILE *fp, const char *indent, const char *s);
 
+/*
+ * Markdown a maintainer reads with cat as often as on GitHub (REPORT.md,
+ * journals/CYCLE.md, pr-check's comment). quote_md() appends the field s
+ * (NULL: nothing) for a table cell or a list item: quoted to stay one line
+ * (QUOTE_KEEP_BACKSLASH; a newline shows as "\n", so a field cannot start
+ * a line of its own) and '|' as "\|", so it cannot end a cell.
+ * quote_md_doc() passes a whole document through quote_term() keeping
+ * its lines: the rule under the fields, no byte a terminal acts on
+ * reaches the file whatever a writer forgot.
+ */
+void quote_md(struct buf *out, const char *s);
+void quote_md_doc(struct buf *md);
+
 /* s quoted for one line (flags 0), valid until sixteen more calls; NULL is
  * shown as "". For printf arguments: printf("%s\n", quote_str(path)). */
 const char *quote_str(const char *s);

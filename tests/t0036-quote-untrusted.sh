@@ -213,4 +213,23 @@ test_expect_success 'an engine whose log attacks: campaign and campaign show quo
 	PY
 '
 
+test_expect_success 'REPORT.md: an engine message in a reason is quoted, one line, in its cell' '
+	python3 - eng/.warden/warden.db <<-\PY &&
+	import sqlite3, sys
+	db = sqlite3.connect(sys.argv[1])
+	db.execute("UPDATE campaign_sweeps SET detail = ?",
+	    ("refused\x1b[2J a | b\ngate: clean\x07 \u202e",))
+	db.commit()
+	PY
+	(cd eng && expect_exit 0 warden snapshot --tree snap --output s.tar.gz) &&
+	term_safe eng/snap/results/REPORT.md &&
+	python3 - eng/snap/results/REPORT.md <<-\PY
+	import sys
+	lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+	want = "- hostile, coverage: qwen3-0.6b: no request completed (not_ready: " \
+	    "refused\\x1b[2J a \\| b)"
+	assert want in lines, [l for l in lines if "coverage" in l]
+	PY
+'
+
 test_done

@@ -13,19 +13,14 @@
 
 #include "cycle.h"
 #include "jsonget.h"
+#include "quote.h"
 
-/* Text for a table cell: '|' escaped, line breaks as spaces. */
+/* Text for a table cell or a list item: one line, '|' escaped
+ * (quote_md). */
 static void
 cell_text(struct buf *md, const char *s)
 {
-	for (; *s != '\0'; s++) {
-		if (*s == '|')
-			buf_puts(md, "\\|");
-		else if (*s == '\n' || *s == '\r')
-			buf_addch(md, ' ');
-		else
-			buf_addch(md, *s);
-	}
+	quote_md(md, s);
 }
 
 static void
@@ -36,13 +31,14 @@ list_strings(struct buf *md, const json_t *arr, const char *none)
 
 	if (json_array_size(arr) == 0)
 		buf_puts(md, none);
-	json_array_foreach((json_t *)arr, i, v)
+	json_array_foreach((json_t *)arr, i, v) {
+		buf_puts(md, i ? ", " : "");
 		if (json_is_integer(v))	/* incidents: their numbers */
-			buf_printf(md, "%s#%lld", i ? ", " : "",
-			    (long long)json_integer_value(v));
+			buf_printf(md, "#%lld", (long long)json_integer_value(v));
 		else
-			buf_printf(md, "%s%s", i ? ", " : "", json_is_string(v) ?
-			    json_string_value(v) : "?");
+			cell_text(md, json_is_string(v) ? json_string_value(v) :
+			    "?");
+	}
 }
 
 static void
@@ -62,11 +58,16 @@ summary(struct buf *md, const json_t *j)
 	if (json_array_size(json_object_get(s, "versions")) == 0)
 		buf_puts(md, "nothing moved");
 	json_array_foreach(json_object_get(s, "versions"), i, v) {
-		buf_printf(md, "%s%s %s → %s (%s", i ? "; " : "",
-		    jsonget_str(v, "package"), json_is_string(json_object_get(v,
-		    "old")) ? jsonget_str(v, "old") : "(none)",
-		    json_is_string(json_object_get(v, "new")) ? jsonget_str(v,
-		    "new") : "(removed)", jsonget_str(v, "engine"));
+		buf_puts(md, i ? "; " : "");
+		cell_text(md, jsonget_str(v, "package"));
+		buf_addch(md, ' ');
+		cell_text(md, json_is_string(json_object_get(v, "old")) ?
+		    jsonget_str(v, "old") : "(none)");
+		buf_puts(md, " → ");
+		cell_text(md, json_is_string(json_object_get(v, "new")) ?
+		    jsonget_str(v, "new") : "(removed)");
+		buf_puts(md, " (");
+		cell_text(md, jsonget_str(v, "engine"));
 		if (jsonget_int(j, "rounds") > 1)
 			buf_printf(md, ", round %lld",
 			    (long long)jsonget_int(v, "round"));
@@ -104,8 +105,10 @@ summary(struct buf *md, const json_t *j)
 	json_array_foreach(json_object_get(s, "reviews_waiting"), i, v) {
 		buf_printf(md, "%s#%lld (%s) waiting", i ? "; " : "",
 		    (long long)jsonget_int(v, "id"), jsonget_str(v, "source"));
-		if (jsonget_str(v, "note")[0] != '\0')
-			buf_printf(md, ": %s", jsonget_str(v, "note"));
+		if (jsonget_str(v, "note")[0] != '\0') {
+			buf_puts(md, ": ");
+			cell_text(md, jsonget_str(v, "note"));
+		}
 	}
 	v = json_object_get(s, "published");
 	if (v != NULL)
@@ -171,8 +174,10 @@ fixes(struct buf *md, const json_t *j)
 		    "`%.12s`", (long long)jsonget_int(r, "id"),
 		    jsonget_str(r, "source"), jsonget_str(r, "decided_by"),
 		    jsonget_str(r, "decided"), jsonget_str(r, "merged_commit"));
-		if (jsonget_str(r, "note")[0] != '\0')
-			buf_printf(md, ": %s", jsonget_str(r, "note"));
+		if (jsonget_str(r, "note")[0] != '\0') {
+			buf_puts(md, ": ");
+			cell_text(md, jsonget_str(r, "note"));
+		}
 		buf_puts(md, "\n");
 		n++;
 	}
@@ -258,7 +263,9 @@ suspicious(struct buf *md, const json_t *j)
 		if (jsonget_int(s, "concurrency") > 0)
 			buf_printf(md, " c=%lld", (long long)jsonget_int(s,
 			    "concurrency"));
-		buf_printf(md, ": %s\n", jsonget_str(s, "why"));
+		buf_puts(md, ": ");
+		cell_text(md, jsonget_str(s, "why"));
+		buf_addch(md, '\n');
 	}
 	buf_puts(md, "\n");
 }
@@ -304,4 +311,5 @@ cycle_render_markdown(struct buf *md, const json_t *j)
 	oom(md, j);
 	suspicious(md, j);
 	timeline(md, j);
+	quote_md_doc(md);
 }

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "jsonget.h"
+#include "quote.h"
 #include "util.h"
 #include "results/report.h"
 
@@ -122,19 +123,12 @@ cell_num(struct buf *b, const json_t *v, double scale, int decimals,
 	    json_number_value(v) / scale, suffix);
 }
 
-/* Table cells must not break the table. */
+/* Table cells must not break the table (quote_md). */
 static void
 cell_text(struct buf *b, const char *s)
 {
 	buf_puts(b, " | ");
-	for (; *s != '\0'; s++) {
-		if (*s == '|')
-			buf_puts(b, "\\|");
-		else if (*s == '\n')
-			buf_addch(b, ' ');
-		else
-			buf_addch(b, *s);
-	}
+	quote_md(b, s);
 }
 
 static int
@@ -158,7 +152,7 @@ static void
 engine_cell(struct buf *b, const json_t *row, int many)
 {
 	buf_puts(b, "| ");
-	buf_puts(b, jsonget_str(row, "engine"));
+	quote_md(b, jsonget_str(row, "engine"));
 	if (many)
 		buf_printf(b, " @%.8s", jsonget_str(row, "machine"));
 }
@@ -214,9 +208,11 @@ md_gate(struct buf *b, const json_t *gate)
 			    checks[j]), "failures"), m, f) {
 				if (k++ == 0)
 					buf_puts(b, "\nWhy:\n\n");
-				buf_printf(b, "- %s, %s: %s\n",
-				    jsonget_str(e, "engine"), checks[j],
-				    jsonget_str(f, "why"));
+				buf_puts(b, "- ");
+				quote_md(b, jsonget_str(e, "engine"));
+				buf_printf(b, ", %s: ", checks[j]);
+				quote_md(b, jsonget_str(f, "why"));
+				buf_addch(b, '\n');
 			}
 		}
 	buf_puts(b, "\n");
@@ -403,5 +399,6 @@ report_markdown(const json_t *info, const json_t *comparison,
 	md_tables(&b, comparison, plots, nplots);
 	md_fidelity(&b, fidelity_rows);
 	md_memory(&b, gate, plots, nplots);
+	quote_md_doc(&b);
 	return buf_detach(&b);
 }

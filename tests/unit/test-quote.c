@@ -169,6 +169,27 @@ test_quote_str_ring(void **state)
 	quote_release();
 }
 
+/* A Markdown field stays in its cell and line; a document keeps its
+ * lines and loses every byte a terminal acts on. */
+static void
+test_markdown_field_and_document(void **state)
+{
+	struct buf b = BUF_INIT;
+
+	(void)state;
+	quote_md(&b, "a|b\n- **Gate**: passed\x1b[2J\\x");
+	assert_string_equal(buf_cstr(&b),
+	    "a\\|b\\n- **Gate**: passed\\x1b[2J\\x");
+	quote_md(&b, NULL);
+	buf_reset(&b);
+	buf_puts(&b, "# T\n\n| a | b\x1b]52;c;aGk=\x07 |\n\xe2\x80\xae\n");
+	quote_md_doc(&b);
+	assert_string_equal(buf_cstr(&b),
+	    "# T\n\n| a | b\\x1b]52;c;aGk=\\x07 |\n\\xe2\\x80\\xae\n");
+	assert_safe(buf_cstr(&b), 1);
+	buf_free(&b);
+}
+
 static void
 test_pending_tail(void **state)
 {
@@ -196,6 +217,7 @@ main(void)
 		cmocka_unit_test(test_every_byte_is_safe),
 		cmocka_unit_test(test_quote_str_ring),
 		cmocka_unit_test(test_pending_tail),
+		cmocka_unit_test(test_markdown_field_and_document),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
