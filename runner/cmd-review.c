@@ -124,6 +124,12 @@ print_evidence(const json_t *x)
 		}
 		return;
 	}
+	if (strcmp(kind, "expects") == 0 && json_is_object(b)) {
+		printf(": its %s attaches %s evidence before it can be "
+		    "approved\n", quote_str(jsonget_str(b, "by")),
+		    quote_str(jsonget_str(b, "kind")));
+		return;
+	}
 	if (strcmp(kind, "agent-run") == 0 && json_is_object(b)) {
 		printf(": agent run %lld, log %s ('warden agent show %lld')\n",
 		    (long long)jsonget_int(b, "agent_run"),
@@ -228,9 +234,11 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "as", required_argument, NULL, 'a' },
 		{ "comment", required_argument, NULL, 'c' },
+		{ "without-evidence", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *as = NULL, *comment = NULL, *branch;
+	int without_evidence = 0;
 	struct allowlist_report r;
 	git_repository *repo = NULL;
 	struct store *store;
@@ -246,6 +254,8 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 			as = optarg;
 		else if (ch == 'c')
 			comment = optarg;
+		else if (ch == 'w')
+			without_evidence = 1;
 	}
 	if (err != NULL)
 		return err;
@@ -262,7 +272,8 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if ((err = open_repo(ctx, &repo, &branch)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL)
 		goto out;
-	err = review_approve(commit, &r, store, repo, branch, id, as, comment);
+	err = review_approve(commit, &r, store, repo, branch, id, as, comment,
+	    without_evidence);
 	if (err != NULL && r.nv > 0) {
 		struct buf v = BUF_INIT;
 
@@ -353,14 +364,17 @@ const struct cmd_entry cmd_review_entry = {
 	"review",
 	"list [--status pending|approved|rejected]\n"
 	"show N\n"
-	"approve N --as \"Name <email>\" [--comment TEXT]\n"
+	"approve N --as \"Name <email>\" [--comment TEXT] [--without-evidence]\n"
 	"reject N --reason TEXT [--as \"Name <email>\"]",
 	"list, inspect, approve or reject queued changes",
 	"list     queued changes, oldest first\n"
 	"show     one change: its gate result, diffstat, evidence and patch\n"
 	"approve  re-run the gate against the current official tip and, when\n"
 	"         clean, commit the change there with a Reviewed-by trailer;\n"
-	"         a change that no longer applies stays pending\n"
+	"         a change that no longer applies stays pending; an agent's\n"
+	"         change without its smoke evidence, or triage's pin without\n"
+	"         its smoke runs, stays pending unless --without-evidence\n"
+	"         (the journal records what was missing)\n"
 	"reject   record the rejection and its reason\n"
 	"-q: approve and reject print nothing on success.\n"
 	"--json: list and show print the rows; approve {review, status, branch,\n"

@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "journal.h"
+#include "jsonget.h"
 #include "official.h"
 #include "review.h"
 #include "review-private.h"
@@ -39,8 +40,8 @@ static struct werr *
 journal_approve_failed(struct store *store, int64_t id,
     const struct allowlist_report *r, const char *why)
 {
-	json_t *body = json_pack("{s:I, s:s, s:o}", "id", (json_int_t)id,
-	    "why", why, "gate", review_report_json(r));
+	json_t *body = json_pack("{s:I, s:s, s:o*}", "id", (json_int_t)id,
+	    "why", why, "gate", r != NULL ? review_report_json(r) : NULL);
 	char *subject = xasprintf("review/%lld", (long long)id);
 	struct werr *err;
 
@@ -54,6 +55,41 @@ journal_approve_failed(struct store *store, int64_t id,
 	json_decref(body);
 	free(subject);
 	return err;
+}
+
+/* *missing: the evidence review id expects (an "expects" entry,
+ * review.h) and does not have, or NULL. */
+static struct werr *
+evidence_missing(char **missing, struct store *store, int64_t id)
+{
+	json_t *ev = NULL, *x, *y, *body;
+	struct werr *err;
+	const char *kind;
+	size_t i, j;
+	int have;
+
+	*missing = NULL;
+	if ((err = store_review_evidence(store, id, &ev)) != NULL)
+		return err;
+	json_array_foreach(ev, i, x) {
+		if (strcmp(jsonget_str(x, "kind"), "expects") != 0)
+			continue;
+		body = json_loads(jsonget_str(x, "body"), 0, NULL);
+		kind = jsonget_str(body, "kind");
+		have = 0;
+		json_array_foreach(ev, j, y)
+			if (strcmp(jsonget_str(y, "kind"), kind) == 0)
+				have = 1;
+		if (!have && *missing == NULL)
+			*missing = xasprintf("review %lld has no %s evidence, "
+			    "which its %s promised when it queued the change "
+			    "(the run was interrupted, or its smoke campaign "
+			    "was stopped by the post-run guard)",
+			    (long long)id, kind, jsonget_str(body, "by"));
+		json_decref(body);
+	}
+	json_decref(ev);
+	return NULL;
 }
 
 struct werr *
@@ -81,7 +117,8 @@ review_approve_finish(struct store *store, const char *op, const char *commit,
 static struct werr *
 approve_held(char *commit_out, struct allowlist_report *r,
     struct store *store, git_repository *repo, const char *official_branch,
-    int64_t id, const git_signature *approver, const char *comment)
+    int64_t id, const git_signature *approver, const char *comment,
+    int without_evidence)
 {
 	struct official_change c;
 	struct review_base b;
@@ -89,6 +126,7 @@ approve_held(char *commit_out, struct allowlist_report *r,
 	json_t *body = NULL, *data = NULL;
 	char now[32], tip[GIT_OID_HEXSZ + 1];
 	char *patch = NULL, *commit = NULL, *msg = NULL, *who = NULL;
+	char *missing = NULL;
 	char *refname = xasprintf("refs/heads/%s", official_branch);
 	char *subject = xasprintf("review/%lld", (long long)id);
 	char *op = xasprintf("%lld", (long long)id);
@@ -98,8 +136,15 @@ approve_held(char *commit_out, struct allowlist_report *r,
 	memset(&b, 0, sizeof(b));
 	if ((err = official_check_free(repo, official_branch)) != NULL ||
 	    (err = review_load_pending(store, id, &patch, &commit)) != NULL ||
+	    (err = evidence_missing(&missing, store, id)) != NULL ||
 	    (err = review_base_open(&b, repo, refname)) != NULL)
 		goto out;
+	if (missing != NULL && !without_evidence) {
+		werr_free(journal_approve_failed(store, id, NULL, missing));
+		err = werr_new(WEXIT_PROBLEM, "%s; it stays pending (review "
+		    "approve --without-evidence takes it without)", missing);
+		goto out;
+	}
 	if (git_oid_fromstr(&qid, commit) < 0 ||
 	    git_commit_lookup(&queued, repo, &qid) < 0) {
 		err = werr_git("cannot read the queued commit of review %lld",
@@ -120,8 +165,8 @@ approve_held(char *commit_out, struct allowlist_report *r,
 	who = review_person_string(approver);
 	msg = approve_message(queued, who);
 	utc_now_iso(now, sizeof(now));
-	body = json_pack("{s:I, s:s, s:s?}", "id", (json_int_t)id, "by", who,
-	    "comment", comment);
+	body = json_pack("{s:I, s:s, s:s?, s:s?}", "id", (json_int_t)id, "by",
+	    who, "comment", comment, "without_evidence", missing);
 	data = json_pack("{s:s, s:s, s:s*}", "decided", now, "by", who,
 	    "comment", comment);
 	memset(&c, 0, sizeof(c));
@@ -148,6 +193,7 @@ out:
 	json_decref(data);
 	free(patch);
 	free(commit);
+	free(missing);
 	free(msg);
 	free(who);
 	free(refname);
@@ -159,7 +205,7 @@ out:
 struct werr *
 review_approve(char *commit_out, struct allowlist_report *r,
     struct store *store, git_repository *repo, const char *official_branch,
-    int64_t id, const char *as, const char *comment)
+    int64_t id, const char *as, const char *comment, int without_evidence)
 {
 	git_signature *approver = NULL;
 	struct werr *err;
@@ -171,7 +217,7 @@ review_approve(char *commit_out, struct allowlist_report *r,
 		return err;
 	if ((err = store_hold(store)) == NULL) {
 		err = approve_held(commit_out, r, store, repo, official_branch,
-		    id, approver, comment);
+		    id, approver, comment, without_evidence);
 		store_unhold(store);
 	}
 	git_signature_free(approver);

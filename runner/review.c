@@ -218,6 +218,27 @@ out:
 	return err;
 }
 
+/* The "expects" evidence of a submission that names one (review.h). */
+static struct werr *
+expects_evidence(struct store *store, int64_t id, const char *now,
+    const struct review_submission *s)
+{
+	json_t *b;
+	char *text;
+	struct werr *err;
+	int found;
+
+	if (s->expects == NULL)
+		return NULL;
+	b = json_pack("{s:s, s:s}", "kind", s->expects, "by", s->source);
+	text = json_dumps(b, JSON_COMPACT);
+	err = store_review_add_evidence(store, id, now, "expects", text,
+	    &found);
+	free(text);
+	json_decref(b);
+	return err;
+}
+
 struct werr *
 review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
     git_repository *repo, const struct review_base *b,
@@ -286,11 +307,13 @@ review_submit(int64_t *id_out, struct allowlist_report *r, struct store *store,
 		goto out;
 	}
 	fault_point("review.ref");
-	if ((err = store_review_set_commit(store, id, hex)) != NULL)
+	if ((err = store_review_set_commit(store, id, hex)) != NULL ||
+	    (err = expects_evidence(store, id, now, s)) != NULL)
 		goto out;
-	body = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I}", "id",
+	body = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:s?}", "id",
 	    (json_int_t)id, "source", s->source, "author", who, "commit", hex,
-	    "base", base_hex, "ref", refname, "files", (json_int_t)r->nfiles);
+	    "base", base_hex, "ref", refname, "files", (json_int_t)r->nfiles,
+	    "expects", s->expects);
 	if ((err = journal_append(store, "review.submitted", refname + 12,
 	    body, NULL)) != NULL)
 		goto out;
@@ -414,6 +437,7 @@ review_load_pending(struct store *store, int64_t id, char **patch,
 	*patch = row.patch;
 	*commit = row.commit_id;
 	free(row.status);
+	free(row.source);
 	return NULL;
 }
 

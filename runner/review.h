@@ -52,6 +52,12 @@ struct review_submission {
 	const char *note;		/* first line of the message, or NULL */
 	const char *patch;
 	size_t len;
+	/* NULL, or the kind of evidence the submitter will attach before the
+	 * change may be approved (the agent run: "smoke", once the post-run
+	 * guard found nothing). Recorded with the review in one transaction
+	 * as evidence of kind "expects", so a run killed before it attached
+	 * the evidence leaves a review approve refuses. */
+	const char *expects;
 };
 
 /*
@@ -77,12 +83,16 @@ struct werr *review_show(json_t **out, struct store *store, int64_t id);
  * of the branch) through official.c, so a crash at any point leaves the
  * branch and the review's status in agreement. A change that no longer
  * applies stays pending. Text that is not UTF-8 in as or comment is an
- * input error before anything changes.
+ * input error before anything changes. A review that expects evidence
+ * (review_submission.expects) it does not have stays pending
+ * (WEXIT_PROBLEM, journaled as review.approve-failed) unless
+ * without_evidence; the journal's review.approve entry then says what was
+ * missing.
  */
 struct werr *review_approve(char *commit_out /* 41 */,
     struct allowlist_report *r, struct store *store, git_repository *repo,
     const char *official_branch, int64_t id, const char *as,
-    const char *comment);
+    const char *comment, int without_evidence);
 /* The store side of a landed approval (official_kinds[]'s finish for
  * "review.approve"): review op becomes approved with commit. */
 struct werr *review_approve_finish(struct store *store, const char *op,

@@ -74,8 +74,8 @@ store_review_get(struct store *store, int64_t id, int *found,
 
 	*found = 0;
 	memset(out, 0, sizeof(*out));
-	if ((err = store_prepare(store, &st, "SELECT status, patch, commit_id FROM "
-	    "reviews WHERE id = ?")) != NULL)
+	if ((err = store_prepare(store, &st, "SELECT status, patch, commit_id, "
+	    "source FROM reviews WHERE id = ?")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) == SQLITE_ROW) {
@@ -83,6 +83,7 @@ store_review_get(struct store *store, int64_t id, int *found,
 		out->status = column_strdup(st, 0);
 		out->patch = column_strdup(st, 1);
 		out->commit_id = column_strdup(st, 2);
+		out->source = column_strdup(st, 3);
 	}
 	sqlite3_finalize(st);
 	return NULL;
@@ -94,6 +95,7 @@ store_review_free(struct store_review *r)
 	free(r->status);
 	free(r->patch);
 	free(r->commit_id);
+	free(r->source);
 	memset(r, 0, sizeof(*r));
 }
 

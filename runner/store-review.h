@@ -43,6 +43,7 @@ struct store_review {
 	char *status;			/* pending, approved, rejected */
 	char *patch;
 	char *commit_id;		/* the queued commit, hex */
+	char *source;			/* agent, community, triage */
 };
 
 /* Read review id into *out (free with store_review_free); *found is 0

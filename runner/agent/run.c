@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent-private.h"
+#include "fault.h"
 #include "journal.h"
 #include "review.h"
 #include "store.h"
@@ -317,6 +318,7 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 		goto out;
 	if (changed) {
 		json_object_set(r->rec, "smoke", res);
+		fault_point("agent.guarded");	/* .git back, review pending */
 		err = review_reject(r->o->store, r->review_id, "quarantined: "
 		    "the smoke campaign of this change changed the repository",
 		    "warden");
@@ -381,6 +383,7 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 	sub.note = note;
 	sub.patch = patch.data;
 	sub.len = patch.len;
+	sub.expects = "smoke";	/* approve refuses the review until smoke() */
 	progress(r, "gating the change");
 	if (queue && refused == 0)
 		err = review_submit(&r->review_id, &rep, o->store, o->repo,

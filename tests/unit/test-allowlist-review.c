@@ -84,7 +84,7 @@ static int64_t
 submit(struct fx *f, const char *patch)
 {
 	struct review_submission s = { "agent", "A <a@example.org>", "note",
-	    patch, strlen(patch) };
+	    patch, strlen(patch), NULL };
 	struct allowlist_report r;
 	int64_t id;
 
@@ -152,7 +152,7 @@ test_policy_change_refused(void **state)
 	    "-{\n"
 	    "+{ \n";
 	struct review_submission s = { "community", NULL, NULL, widen,
-	    sizeof(widen) - 1 };
+	    sizeof(widen) - 1, NULL };
 	struct allowlist_report r;
 	json_t *rows;
 	int64_t id;
@@ -181,7 +181,7 @@ test_approve_and_reject(void **state)
 	assert_int_equal(submit(f, new_adapter), 2);
 	allowlist_report_init(&r);
 	assert_null(review_approve(commit, &r, f->store, f->repo, "official", 1,
-	    "M <m@example.org>", "ok"));
+	    "M <m@example.org>", "ok", 0));
 	allowlist_report_free(&r);
 	assert_int_equal(git_oid_fromstr(&id, commit), 0);
 	assert_int_equal(git_commit_lookup(&c, f->repo, &id), 0);
@@ -191,7 +191,7 @@ test_approve_and_reject(void **state)
 	/* the same file again no longer applies: stays pending */
 	allowlist_report_init(&r);
 	expect_error(review_approve(commit, &r, f->store, f->repo,
-	    "official", 2, "M <m@example.org>", NULL));
+	    "official", 2, "M <m@example.org>", NULL, 0));
 	assert_true(r.nv > 0);
 	allowlist_report_free(&r);
 	assert_null(review_reject(f->store, 2, "duplicate", NULL));
