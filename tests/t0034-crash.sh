@@ -71,6 +71,13 @@ crash_at() {
 	rm -rf "$_d" && cp -r "$_name.base" "$_d" &&
 	_rc=0 &&
 	(cd "$_d" && WARDEN_FAULT=$_point exec "$@" >../run.out 2>../run.err) || _rc=$?
+	if [ "$_rc" -eq 0 ] && [ -n "$UNREACHED_OK" ]; then
+		# the request writer commits by time, so a busy machine may
+		# pass fewer commits than the traced run: not a defect
+		echo "$_name $_point: not reached this time" >>"$TEST_DIR/unreached"
+		rm -rf "$_d"
+		return 0
+	fi
 	if [ "$_rc" -ne 137 ]; then
 		echo "$_name $_point: exit $_rc, not killed"; cat run.err; return 1
 	fi
@@ -210,10 +217,13 @@ test_expect_success "campaign killed at seeded store commits (seed $SEED)" '
 	    head -n 8 >points &&
 	test "$(wc -l <points)" -ge 3 &&
 	cat points &&
+	: >unreached &&
 	for p in $(cat points); do
-		crash_at campaign "$p" campaigned "$WARDEN" campaign --limit 4 \
-		    --run-id crash || exit 1
-	done
+		UNREACHED_OK=1 crash_at campaign "$p" campaigned "$WARDEN" \
+		    campaign --limit 4 --run-id crash || exit 1
+	done &&
+	cat unreached &&
+	test "$(grep -c "^campaign " "$KILLS")" -ge 3
 '
 
 # Both engines updated to shared 2.0: environment and current manifest.
