@@ -6,10 +6,12 @@
  * written with the store, as an approval is.
  *
  * It never moves a branch or writes to the repository; it refuses a
- * commit that is not on the official branch's first-parent history.
+ * commit that is not on the official branch's first-parent history, and
+ * one an entry already records (a second record would say nothing new).
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,24 @@ out:
 	return err;
 }
 
+struct recorded {
+	const char *commit;
+	int64_t seq;
+	char kind[64];
+};
+
+static struct werr *
+find_record(void *arg, const struct journal_entry *e)
+{
+	struct recorded *r = arg;
+
+	if (r->seq == 0 && journal_entry_records(e, r->commit)) {
+		r->seq = e->seq;
+		snprintf(r->kind, sizeof(r->kind), "%s", e->kind);
+	}
+	return NULL;
+}
+
 struct werr *
 journal_adopt(int64_t *seq, char *commit_out, struct store *store,
     git_repository *repo, const char *branch, const char *rev)
@@ -54,6 +74,7 @@ journal_adopt(int64_t *seq, char *commit_out, struct store *store,
 	git_commit *c = NULL;
 	struct werr *err = NULL;
 	json_t *body = NULL;
+	struct recorded rec = { NULL, 0, "" };
 	const char *summary;
 	int found;
 	size_t n;
@@ -72,6 +93,15 @@ journal_adopt(int64_t *seq, char *commit_out, struct store *store,
 		err = werr_new(WEXIT_INPUT, "commit %.12s is not on the "
 		    "first-parent history of '%s': only a move of official "
 		    "can be adopted", commit_out, branch);
+		goto out;
+	}
+	rec.commit = commit_out;
+	if ((err = journal_each(store, NULL, find_record, &rec)) != NULL)
+		goto out;
+	if (rec.seq != 0) {
+		err = werr_new(WEXIT_INPUT, "commit %.12s is already recorded "
+		    "by journal seq %lld (%s): nothing to adopt", commit_out,
+		    (long long)rec.seq, rec.kind);
 		goto out;
 	}
 	summary = git_commit_summary(c) ? git_commit_summary(c) : "";

@@ -178,6 +178,24 @@ records_moves(const char *kind)
 	return 0;
 }
 
+int
+journal_entry_records(const struct journal_entry *e, const char *commit)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!records_moves(e->kind) || !json_is_object(e->body))
+		return 0;
+	if ((v = json_object_get(e->body, "commit")) != NULL &&
+	    json_is_string(v) && strcmp(json_string_value(v), commit) == 0)
+		return 1;
+	json_array_foreach(json_object_get(e->body, "adopted"), i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v),
+		    commit) == 0)
+			return 1;
+	return 0;
+}
+
 /* The commits e records as moves of official: its "commit", and the
  * maintainer's commits a publish took up ("adopted"). */
 static void

@@ -154,12 +154,17 @@ struct werr *journal_verify(struct store *store, int64_t *broken_seq,
     char **why, int64_t *count);
 void journal_verdict_free(struct journal_verdict *v);
 
+/* Does e record commit (hex) as a move of official: an entry of a move's
+ * kind naming it as its "commit" or among the "adopted"? */
+int journal_entry_records(const struct journal_entry *e, const char *commit);
+
 /*
  * Record a maintainer's move of the official branch that warden did not
  * make (official.adopted: commit, branch, subject), so journal verify finds
  * it recorded: rev must name a commit on the first-parent history of
- * branch (else an input error). *seq the entry; commit_out (41) the
- * commit. Takes its own store transaction.
+ * branch (else an input error) that no entry records yet (else an input
+ * error naming the entry). *seq the entry; commit_out (41) the commit.
+ * Takes its own store transaction.
  */
 struct werr *journal_adopt(int64_t *seq, char *commit_out,
     struct store *store, struct git_repository *repo, const char *branch,

@@ -93,11 +93,17 @@ test_expect_success 'journal adopt records a maintainer commit: verify and expor
 	expect_exit 0 warden --repo a5 journal verify
 '
 
-test_expect_success 'journal adopt refuses a commit that is not on official' '
+test_expect_success 'journal adopt refuses a commit that is not on official, or one already recorded' '
 	git -C a5 checkout -q -b elsewhere official~2 &&
 	echo x >>a5/README.md && git -C a5 commit -q -am "elsewhere" &&
 	expect_exit 2 warden --repo a5 journal adopt elsewhere &&
 	expect_grep "^warden: commit [0-9a-f]\{12\} is not on the first-parent history of .official.: only a move of official can be adopted$" err &&
+	expect_exit 2 warden --repo a5 journal adopt side &&
+	expect_grep "^warden: commit [0-9a-f]\{12\} is already recorded by journal seq [0-9]* (official.adopted): nothing to adopt$" err &&
+	a=$(git -C a5 log --format=%H --grep="^Warden-Operation: review.approve" official | head -n 1) &&
+	test -n "$a" &&
+	expect_exit 2 warden --repo a5 journal adopt "$a" &&
+	expect_grep "^warden: commit [0-9a-f]\{12\} is already recorded by journal seq [0-9]* (review.approved): nothing to adopt$" err &&
 	expect_exit 2 warden --repo a5 journal adopt no-such-rev &&
 	expect_grep "^warden: .no-such-rev. names no commit$" err &&
 	expect_exit 2 warden --repo a5 journal adopt
