@@ -30,6 +30,9 @@ test_expect_success 'snapshot writes snapshots/ID.tar.gz and the tree' '
 	test -f tree/results/qwen3-0.6b/chat/simslow_c1.json &&
 	test -f tree/results/fidelity/qwen3-0.6b/simslow_f1.json &&
 	test -f tree/results/fidelity/reference/qwen3-0.6b/simfast_f1.json &&
+	jcheck tree/results/fidelity/qwen3-0.6b/simslow_f1.json \
+	    "all(len(p) == 6 for c in o[\"cells\"] for p in c[\"predictions\"])" \
+	    "all(isinstance(p[5], str) and p[5] for c in o[\"cells\"] for p in c[\"predictions\"] if p[4] == \"ok\")" &&
 	for f in REPORT.md comparison.json gate.json fidelity.json manifest.json \
 	    plots/throughput-qwen3-0.6b-chat.svg plots/ttft-qwen3-0.6b-chat.svg \
 	    plots/memory-qwen3-0.6b-chat.svg \

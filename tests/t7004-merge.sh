@@ -91,4 +91,32 @@ test_expect_success 'a part that does not verify is refused; one part is a usage
 	expect_grep "usage: warden merge" err
 '
 
+# refshard DIR ENGINE REF: a shard that imported the fidelity reference REF
+# (a shared input of the fleet) and measured ENGINE, snapshot without its
+# own fidelity run.
+refshard() {
+	git clone -q bench "$1" &&
+	warden --repo "$1" fidelity import-reference --engine vllm-a100 \
+	    --run-id ref1 "$3" >/dev/null &&
+	warden --repo "$1" campaign --engine "$2" --limit 4 --run-id "$1" \
+	    >/dev/null &&
+	warden --repo "$1" snapshot --no-fidelity --output "$1.tar.gz" >/dev/null
+}
+
+test_expect_success 'shards carrying the same reference merge, with the reference once; a different one is refused' '
+	gold_reference bench ref.jsonl 0 &&
+	refshard r1 sima ref.jsonl && refshard r2 simb ref.jsonl &&
+	expect_exit 0 warden --repo bench merge --output rm.tar.gz --tree rt \
+	    r1.tar.gz r2.tar.gz &&
+	expect_exit 0 warden verify rm.tar.gz &&
+	test "$(find rt/results/fidelity -name "*.json" | wc -l)" = 1 &&
+	test -f rt/results/qwen3-0.6b/chat/sima_r1.json &&
+	test -f rt/results/qwen3-0.6b/chat/simb_r2.json &&
+	sed "s/\"answer\": \"[a-z_]*\"/\"answer\": \"none\"/" ref.jsonl >other-ref.jsonl &&
+	refshard r3 simb other-ref.jsonl &&
+	expect_exit 1 warden --repo bench merge --output x.tar.gz r1.tar.gz r3.tar.gz &&
+	expect_grep "overlapping runs: r3.tar.gz: .results/fidelity/reference/" err &&
+	test ! -e x.tar.gz
+'
+
 test_done

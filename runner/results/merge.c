@@ -56,6 +56,37 @@ same_inputs(const json_t *a, const json_t *b, const char *pa, const char *pb)
 	return NULL;
 }
 
+/*
+ * Is doc the fidelity reference, already in the union? A shared input
+ * every shard of a fleet carries (snapshot packs it with --no-fidelity
+ * too): its copies are one document, not an overlap. An imported
+ * reference is the same when it came from the same file (its sha256) for
+ * the same task, whatever machine imported it when; a measured one only
+ * when it is the same document.
+ */
+static int
+same_reference(const struct merge_result *m, const char *p, const json_t *doc)
+{
+	const json_t *had = json_object_get(m->rs.docs, p);
+	const json_t *ph, *pd;
+	const char *sha;
+
+	if (had == NULL || strcmp(jsonget_str(doc, "kind"), "fidelity") != 0 ||
+	    !json_is_true(json_object_get(doc, "reference")) ||
+	    !json_is_true(json_object_get(had, "reference")))
+		return 0;
+	if (json_equal((json_t *)had, (json_t *)doc))
+		return 1;
+	ph = json_object_get(had, "provenance");
+	pd = json_object_get(doc, "provenance");
+	sha = jsonget_str(pd, "imported_sha256");
+	return strcmp(jsonget_str(had, "run_kind"), "imported") == 0 &&
+	    strcmp(jsonget_str(doc, "run_kind"), "imported") == 0 &&
+	    sha[0] != '\0' && strcmp(sha, jsonget_str(ph, "imported_sha256")) == 0 &&
+	    strcmp(jsonget_str(pd, "task_sha256"), jsonget_str(ph,
+	    "task_sha256")) == 0;
+}
+
 /* Add part's documents to the union; an overlap names both parts. */
 static struct werr *
 add_part(struct merge_result *m, struct resultset *part, const char *path)
@@ -65,7 +96,8 @@ add_part(struct merge_result *m, struct resultset *part, const char *path)
 	struct werr *err;
 
 	json_object_foreach(part->docs, p, doc)
-		if ((err = resultset_add_doc(&m->rs, p, doc, path)) != NULL) {
+		if (!same_reference(m, p, doc) &&
+		    (err = resultset_add_doc(&m->rs, p, doc, path)) != NULL) {
 			err->exit = WEXIT_PROBLEM;
 			return werr_wrap(err, "overlapping runs");
 		}

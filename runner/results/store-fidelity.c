@@ -431,18 +431,22 @@ cell_predictions(struct store *store, int64_t cell_id, json_t **out)
 
 	*out = NULL;
 	if ((err = store_prepare(store, &st, "SELECT item_id, gold, predicted, "
-	    "parse, outcome FROM fidelity_predictions WHERE cell_id = ?1 "
-	    "ORDER BY idx")) != NULL)
+	    "parse, outcome, answer FROM fidelity_predictions WHERE "
+	    "cell_id = ?1 ORDER BY idx")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, cell_id);
 	*out = json_array();
+	/* [item, gold, predicted, parse, outcome, answer]: the answer as
+	 * stored (its first bytes), null for a failed request */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(*out, json_pack("[s, s, s, s, s]",
+		json_array_append_new(*out, json_pack("[s, s, s, s, s, o]",
 		    (const char *)sqlite3_column_text(st, 0),
 		    (const char *)sqlite3_column_text(st, 1),
 		    (const char *)sqlite3_column_text(st, 2),
 		    (const char *)sqlite3_column_text(st, 3),
-		    (const char *)sqlite3_column_text(st, 4)));
+		    (const char *)sqlite3_column_text(st, 4),
+		    sqlite3_column_type(st, 5) == SQLITE_NULL ? json_null() :
+		    json_text((const char *)sqlite3_column_text(st, 5))));
 	if (rc != SQLITE_DONE) {
 		err = store_error(store, "read predictions");
 		json_decref(*out);
