@@ -181,7 +181,7 @@ sweep_manifest(const struct run *r, const char *engine)
 {
 	const struct campaign_env *env = campaign_env_of(r, engine);
 	struct werr *err;
-	json_t *m = NULL;
+	json_t *m = NULL, *rel;
 
 	if (env != NULL)
 		err = env->manifest_id > 0 ? store_update_manifest(r->o->store,
@@ -192,7 +192,11 @@ sweep_manifest(const struct run *r, const char *engine)
 		werr_free(err);
 		return json_null();
 	}
-	return m != NULL ? m : json_null();
+	if (m == NULL)
+		return json_null();
+	rel = provenance_relative(m, r->o->repo_root);
+	json_decref(m);
+	return rel;
 }
 
 static json_t *

@@ -57,7 +57,12 @@ for s in rows:
     m = s[\"provenance\"][\"engine_manifest\"]
     assert m[\"packages\"] == {\"engx\": \"1.0\", \"dep\": \"2.0\"}, m
     assert m[\"engine\"] == \"engx\" and m[\"cycle\"] == \"p1\" and len(m[\"sha256\"]) == 64, m
-    assert isinstance(m[\"id\"], int), m" &&
+    assert isinstance(m[\"id\"], int), m
+    assert \"$TEST_DIR\" not in json.dumps(m) and m[\"env_dir\"].startswith(\"./.warden/envs/\"), m" &&
+	warden snapshot --tree snap --output s.tar.gz >/dev/null &&
+	sha=$(sqlite3 .warden/warden.db "select sha256 from update_manifests m join update_current c on c.manifest_id = m.id where c.engine = '"'"'engx'"'"'" | cut -c1-12) &&
+	expect_grep "^| engx | 1.0 | .$sha. | 3.99.1 | 2 | - | 2 |$" snap/results/REPORT.md &&
+	! grep -r "$TEST_DIR" snap/results >/dev/null &&
 	test "$(sqlite3 .warden/warden.db "select count(*) from campaign_sweeps where json_extract(provenance, '"'"'$.engine_manifest.id'"'"') is null")" = 0
 '
 

@@ -56,7 +56,7 @@ test_expect_success 'the manifest has the sha256 of every input and output' '
 	    "len(o[\"outputs\"]) == 13 and \"results/manifest.json\" not in o[\"outputs\"]"
 '
 
-test_expect_success 'REPORT.md holds the gate, per-concurrency, fidelity and memory tables' '
+test_expect_success 'REPORT.md holds the gate, per-concurrency, fidelity and memory tables, and what ran' '
 	r=tree/results/REPORT.md &&
 	expect_grep "^## Audit gates (SiliconBench Table 5)$" $r &&
 	expect_grep "^| simfast | ✓ | ✓ | ✓ | pass |$" $r &&
@@ -65,6 +65,10 @@ test_expect_success 'REPORT.md holds the gate, per-concurrency, fidelity and mem
 	expect_grep "^## Fidelity$" $r &&
 	expect_grep "^| simslow | qwen3-0.6b | 0 | " $r &&
 	expect_grep "^## Memory$" $r &&
+	expect_grep "^## What ran$" $r &&
+	cpus=$(getconf _NPROCESSORS_ONLN) &&
+	expect_grep "^| [0-9a-f]* | .* ($(uname -m)) | $cpus | [0-9.]* | - | $(uname -s) $(uname -r) |$" $r &&
+	expect_grep "^| simfast | no version manifest (no .warden update. before it ran) | - | - | - | - | 8 |$" $r &&
 	expect_grep "^!\[Output throughput, qwen3-0.6b / chat\](plots/throughput-qwen3-0.6b-chat.svg)$" $r
 '
 

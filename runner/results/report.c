@@ -395,6 +395,7 @@ report_markdown(const json_t *info, const json_t *comparison,
 	    "output. Throughput is output tokens of successful requests over "
 	    "the sweep's wall time; TTFT runs to the first streamed content; "
 	    "ITL is per request, (last − first token) / (tokens − 1).\n\n");
+	report_md_what_ran(&b, json_object_get(info, "ran"));
 	md_gate(&b, gate);
 	md_tables(&b, comparison, plots, nplots);
 	md_fidelity(&b, fidelity_rows);

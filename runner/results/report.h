@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "buf.h"
+
 #include "results/plot.h"
 #include "results/resultset.h"
 
@@ -19,7 +21,18 @@
  * "scaling": [...]}]}: one row per (engine, machine, concurrency). */
 json_t *report_comparison(const struct resultset *rs);
 
-/* REPORT.md. info: {"commit", "warden_version", "results_sha256"}; gate
+/* What ran (report-ran.c): {"machines": [{machine, cpu, arch, cpus,
+ * memory_bytes, gpu_working_set_hint_bytes, os, os_release}], "engines":
+ * {ENGINE: {"versions": [{manifest_sha256 (null: no manifest), kind,
+ * engine_version, python, packages (a count), commit}], "prompts":
+ * [distinct requests per sweep]}}} from the campaign runs' provenance. */
+json_t *report_what_ran(const struct resultset *rs);
+/* Its section of REPORT.md ("## What ran"); nothing when ran is not an
+ * object. */
+void report_md_what_ran(struct buf *b, const json_t *ran);
+
+/* REPORT.md. info: {"commit", "warden_version", "results_sha256", "ran"
+ * (report_what_ran)}; gate
  * from gate_evaluate(); fidelity rows from fidelity_table(). Caller
  * frees. */
 char *report_markdown(const json_t *info, const json_t *comparison,

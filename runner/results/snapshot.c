@@ -336,8 +336,8 @@ build_outputs(struct snapshot *s, const struct resultset *rs,
 	fid = resultset_docs(rs, "fidelity");
 	refs = resultset_docs(rs, "reference");
 	rows = fidelity_table(fid, refs);
-	info = json_pack("{s:s, s:s}", "commit", p->commit, "warden_version",
-	    PACKAGE_VERSION);
+	info = json_pack("{s:s, s:s, s:o}", "commit", p->commit,
+	    "warden_version", PACKAGE_VERSION, "ran", report_what_ran(rs));
 	md = report_markdown(info, comparison, gate, rows, plots, nplots);
 	snapshot_add(s, "results/REPORT.md", md, strlen(md));
 	add_json(s, "results/comparison.json", comparison);
