@@ -77,9 +77,13 @@ test_expect_success 'the first cycle: every cell has its status, the results are
 test_expect_success 'the exported Markdown is SiliconBench journal shaped' '
 	md bench c1 >c1.md &&
 	grep "^## " c1.md >heads &&
-	printf "%s\n" "## Summary" "## qwen3-0.6b / chat" "## Fixes" "## Skipped" \
-	    "## OOM" "## Suspicious" "## Timeline" "## Journal entries" >want &&
+	printf "%s\n" "## Summary" "## Versions" "## qwen3-0.6b / chat" "## Fixes" \
+	    "## Skipped" "## OOM" "## Suspicious" "## Timeline" \
+	    "## Journal entries" >want &&
 	expect_equal want heads &&
+	expect_grep "^Machine .[0-9a-f]*.: .* ($(uname -m)), $(getconf _NPROCESSORS_ONLN) cores, [0-9.]* GiB, $(uname -s) $(uname -r)\.$" c1.md &&
+	expect_grep "^| Framework | Version | Manifest sha256 | Python | Packages | Commit | Updated in cycle |$" c1.md &&
+	test "$(grep -c "^| sim[a-z]* | " c1.md)" -ge 7 &&
 	expect_grep "^| Framework | Status | Notes |$" c1.md &&
 	expect_grep "^| simzero | all-failed | c=1 0/6 (6 empty), c=4 0/6 (6 empty) |$" c1.md &&
 	expect_grep "^| simwrong | wrong-model | c=1 0/6 wrong_model, c=4 0/6 wrong_model; serves .another-model., the profile names" c1.md &&

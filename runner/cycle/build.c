@@ -559,6 +559,7 @@ cycle_build_journal(json_t **out, struct cyc *c)
 	json_object_set(journal, "agent", tasks);
 	json_object_set_new(journal, "skipped", skipped(cells, c->steps));
 	findings(journal, cells, prev_cells, gate);
+	json_object_set_new(journal, "ran", cycle_what_ran(c));
 	json_object_set_new(journal, "timeline", cycle_timeline(c->steps));
 	json_object_set_new(journal, "previous", prev_id != NULL ?
 	    json_string(prev_id) : json_null());

@@ -125,6 +125,60 @@ summary(struct buf *md, const json_t *j)
 	    "waiting") == 0 ? "waiting for review" : "something broke");
 }
 
+/* The machine and every engine's version, changed this cycle or not. */
+static void
+versions(struct buf *md, const json_t *j)
+{
+	const json_t *ran = json_object_get(j, "ran"), *hw, *os, *e;
+	size_t i;
+
+	if (!json_is_object(ran))
+		return;		/* a journal of an older warden */
+	hw = json_object_get(ran, "hardware");
+	os = json_object_get(ran, "os");
+	buf_puts(md, "## Versions\n\nMachine `");
+	cell_text(md, jsonget_str(ran, "machine"));
+	buf_puts(md, "`: ");
+	cell_text(md, jsonget_str(hw, "cpu"));
+	buf_puts(md, " (");
+	cell_text(md, jsonget_str(hw, "arch"));
+	buf_printf(md, "), %lld cores, %.1f GiB, ", (long long)jsonget_int(hw,
+	    "cpus"), (double)jsonget_int(hw, "memory_bytes") / 1073741824.0);
+	cell_text(md, jsonget_str(os, "name"));
+	buf_addch(md, ' ');
+	cell_text(md, jsonget_str(os, "release"));
+	buf_puts(md, ".\n\n| Framework | Version | Manifest sha256 | Python | "
+	    "Packages | Commit | Updated in cycle |\n"
+	    "|---|---|---|---|--:|---|---|\n");
+	json_array_foreach(json_object_get(ran, "engines"), i, e) {
+		buf_puts(md, "| ");
+		cell_text(md, jsonget_str(e, "engine"));
+		if (!json_is_string(json_object_get(e, "manifest_sha256"))) {
+			buf_puts(md, " | no version manifest | - | - | - | - "
+			    "| - |\n");
+			continue;
+		}
+		buf_puts(md, " | ");
+		cell_text(md, json_is_string(json_object_get(e,
+		    "engine_version")) ? jsonget_str(e, "engine_version") : "-");
+		buf_printf(md, " | `%.12s` | ", jsonget_str(e,
+		    "manifest_sha256"));
+		cell_text(md, json_is_string(json_object_get(e, "python")) ?
+		    jsonget_str(e, "python") : "-");
+		buf_printf(md, " | %lld | ", (long long)jsonget_int(e,
+		    "packages"));
+		if (json_is_string(json_object_get(e, "commit")))
+			buf_printf(md, "`%.12s`", jsonget_str(e, "commit"));
+		else
+			buf_puts(md, "-");
+		buf_puts(md, " | ");
+		cell_text(md, json_is_string(json_object_get(e, "updated_in")) ?
+		    jsonget_str(e, "updated_in") : "-");
+		buf_puts(md, " |\n");
+	}
+	buf_puts(md, "\n");
+}
+
 static void
 splits(struct buf *md, const json_t *j)
 {
@@ -305,6 +359,7 @@ cycle_render_markdown(struct buf *md, const json_t *j)
 	    "previous")) ? "; the previous cycle was " : "",
 	    jsonget_str(j, "previous"));
 	summary(md, j);
+	versions(md, j);
 	splits(md, j);
 	fixes(md, j);
 	skipped(md, j);
