@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "jsonget.h"
 #include "manifest.h"
 #include "output.h"
 #include "quote.h"
@@ -80,41 +81,81 @@ or_none(const json_t *v)
 	return json_is_string(v) ? json_string_value(v) : "(none)";
 }
 
-/* {engines: [{engine, from, to, changes}]} between two cycles. */
-static json_t *
-diff_doc(const json_t *a, const json_t *b, const char *c1, const char *c2)
+/*
+ * The manifests recorded between from and to (both manifests of one
+ * engine), each with what moved from the one before: the path the net
+ * change took, as the journals of the cycles between list it (a package
+ * moved and moved back nets to nothing, and is still shown).
+ */
+static struct werr *
+steps_between(json_t **out, struct store *store, const char *engine,
+    const json_t *from, const json_t *to)
 {
-	json_t *rows = json_array(), *ma, *mb;
+	const json_t *prev = from, *m;
+	json_t *list = NULL;
+	struct werr *err;
+	size_t i;
+
+	*out = json_array();
+	if ((err = store_update_between(store, engine, jsonget_int(from, "id"),
+	    jsonget_int(to, "id"), &list)) != NULL)
+		return err;
+	json_array_foreach(list, i, m) {
+		json_array_append_new(*out, json_pack("{s:O, s:O, s:o}",
+		    "cycle", json_object_get(m, "cycle"), "manifest",
+		    json_object_get(m, "id"), "changes", manifest_diff(prev, m)));
+		prev = m;
+	}
+	json_decref(list);
+	return NULL;
+}
+
+/* {engines: [{engine, from, to, changes, steps}]} between two cycles. */
+static struct werr *
+diff_doc(json_t **out, struct store *store, const json_t *a, const json_t *b,
+    const char *c1, const char *c2)
+{
+	json_t *rows = json_array(), *ma, *mb, *steps;
+	struct werr *err;
 	const char *key;
 	json_t *v;
 
+	*out = NULL;
 	json_object_foreach((json_t *)a, key, v) {
 		mb = json_object_get(b, key);
-		json_array_append_new(rows, json_pack("{s:s, s:O, s:o, s:o}",
-		    "engine", key, "from", json_object_get(v, "id"),
+		steps = NULL;
+		if (mb != NULL && (err = steps_between(&steps, store, key, v,
+		    mb)) != NULL) {
+			json_decref(rows);
+			return err;
+		}
+		json_array_append_new(rows, json_pack("{s:s, s:O, s:o, s:o, "
+		    "s:o}", "engine", key, "from", json_object_get(v, "id"),
 		    "to", mb ? json_integer(json_integer_value(json_object_get(
 		    mb, "id"))) : json_null(), "changes", mb ?
-		    manifest_diff(v, mb) : json_null()));
+		    manifest_diff(v, mb) : json_null(), "steps", steps ? steps :
+		    json_array()));
 	}
 	json_object_foreach((json_t *)b, key, v) {
 		if ((ma = json_object_get(a, key)) != NULL)
 			continue;
-		json_array_append_new(rows, json_pack("{s:s, s:n, s:O, s:n}",
-		    "engine", key, "from", "to", json_object_get(v, "id"),
-		    "changes"));
+		json_array_append_new(rows, json_pack("{s:s, s:n, s:O, s:n, "
+		    "s:[]}", "engine", key, "from", "to", json_object_get(v,
+		    "id"), "changes", "steps"));
 	}
-	return json_pack("{s:s, s:s, s:o}", "from_cycle", c1, "to_cycle", c2,
+	*out = json_pack("{s:s, s:s, s:o}", "from_cycle", c1, "to_cycle", c2,
 	    "engines", rows);
+	return NULL;
 }
 
 static void
 print_diff(const json_t *doc)
 {
 	const char *c1 = str(doc, "from_cycle", "?"), *c2 = str(doc, "to_cycle", "?");
-	const json_t *row, *ch;
+	const json_t *row, *ch, *steps, *st;
 	const char *key;
 	json_t *c;
-	size_t i;
+	size_t i, k, moves;
 
 	json_array_foreach(json_object_get(doc, "engines"), i, row) {
 		ch = json_object_get(row, "changes");
@@ -124,12 +165,33 @@ print_diff(const json_t *doc)
 			    json_is_null(json_object_get(row, "from")) ? c1 : c2);
 			continue;
 		}
-		printf("%zu package%s moved from %s to %s\n", json_object_size(ch),
-		    json_object_size(ch) == 1 ? "" : "s", c1, c2);
+		steps = json_object_get(row, "steps");
+		printf("%zu package%s moved from %s to %s", json_object_size(ch),
+		    json_object_size(ch) == 1 ? "" : "s", quote_str(c1),
+		    quote_str(c2));
+		moves = 0;
+		json_array_foreach(steps, k, st)
+			moves += json_object_size(json_object_get(st,
+			    "changes")) > 0;
+		if (moves > 1)
+			printf(", in %zu updates", moves);
+		printf("\n");
 		json_object_foreach((json_t *)ch, key, c)
-			printf("  %s %s \u2192 %s\n", key,
-			    or_none(json_object_get(c, "old")),
-			    or_none(json_object_get(c, "new")));
+			printf("  %s %s \u2192 %s\n", quote_str(key),
+			    quote_str(or_none(json_object_get(c, "old"))),
+			    quote_str(or_none(json_object_get(c, "new"))));
+		if (moves < 2)
+			continue;	/* one move is the net change itself */
+		json_array_foreach(steps, k, st)
+			json_object_foreach(json_object_get(st, "changes"), key,
+			    c)
+				printf("    %s (manifest %lld): %s %s \u2192 %s\n",
+				    quote_str(str(st, "cycle", "?")),
+				    (long long)jsonget_int(st, "manifest"),
+				    quote_str(key), quote_str(or_none(
+				    json_object_get(c, "old"))),
+				    quote_str(or_none(json_object_get(c,
+				    "new"))));
 	}
 }
 
@@ -183,7 +245,8 @@ versions_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			    "", engine ? engine : "");
 			goto out;
 		}
-		doc = diff_doc(a, b, d1, d2);
+		if ((err = diff_doc(&doc, store, a, b, d1, d2)) != NULL)
+			goto out;
 		if (ctx->json)
 			output_json(doc);
 		else
@@ -236,7 +299,9 @@ const struct cmd_entry cmd_versions_entry = {
 	"toolchain versions, model digests.\n"
 	"  --cycle C      the manifests recorded in cycle C (the newest per engine)\n"
 	"  --diff C1 C2   per engine, every package whose version differs between\n"
-	"                 the manifests of cycles C1 and C2 (old -> new)\n"
+	"                 the manifests of cycles C1 and C2 (old -> new), and\n"
+	"                 when more than one manifest came between them, what\n"
+	"                 each moved (a package moved and moved back shows)\n"
 	"  --json         print JSON\n"
 	"Exit 1 when cycle C (or C1 and C2) recorded no manifest; with none\n"
 	"recorded yet, plain 'versions' says so and exits 0 ({} with --json).\n",

@@ -127,7 +127,17 @@ json.dump({\"info\": {\"version\": \"3.0\"}, \"releases\": rel}, open(\"index/sh
 	expect_grep "^  held: shared: 3.0 is younger than update.min_release_age_days" out &&
 	expect_grep "^engb: unchanged" out &&
 	test "$(closure enga)" = "enga=1.0 shared=2.0" &&
-	test "$(closure engb)" = "engb=1.0 shared=2.0"
+	test "$(closure engb)" = "engb=1.0 shared=2.0" &&
+	last=$(sqlite3 .warden/warden.db "select cycle from update_manifests where scratch = 0 order by id desc limit 1") &&
+	expect_exit 0 warden versions --diff c2 "$last" enga &&
+	expect_grep "^enga: 0 packages moved from c2 to $last, in 2 updates$" out &&
+	expect_grep "^    c3 (manifest [0-9]*): shared 2.0 → 1.0$" out &&
+	expect_grep "^    $last (manifest [0-9]*): shared 1.0 → 2.0$" out &&
+	expect_exit 0 warden --json versions --diff c2 "$last" enga &&
+	python3 -c "
+import json; d = json.load(open(\"out\")); e = d[\"engines\"][0]
+assert e[\"changes\"] == {}, e
+assert [s[\"changes\"] for s in e[\"steps\"] if s[\"changes\"]] == [{\"shared\": {\"old\": \"2.0\", \"new\": \"1.0\"}}, {\"shared\": {\"old\": \"1.0\", \"new\": \"2.0\"}}], e"
 '
 
 test_expect_success 'a policy group moves a shared dependency in all engines or none' '

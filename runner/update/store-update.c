@@ -300,6 +300,34 @@ store_update_cycle(struct store *store, const char *cycle, const char *engine,
 }
 
 struct werr *
+store_update_between(struct store *store, const char *engine,
+    int64_t after_id, int64_t upto_id, json_t **out)
+{
+	sqlite3_stmt *st;
+	struct werr *err;
+	int rc;
+
+	*out = NULL;
+	if ((err = store_prepare(store, &st, "SELECT " MANIFEST_COLUMNS
+	    " FROM update_manifests m WHERE m.scratch = 0 AND m.engine = ?1 "
+	    "AND m.id > ?2 AND m.id <= ?3 ORDER BY m.id")) != NULL)
+		return err;
+	store_bind_text(st, 1, engine);
+	sqlite3_bind_int64(st, 2, after_id);
+	sqlite3_bind_int64(st, 3, upto_id);
+	*out = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(*out, row_manifest(st));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(*out);
+		*out = NULL;
+		return store_error(store, "read manifests");
+	}
+	return NULL;
+}
+
+struct werr *
 store_update_current_all(struct store *store, json_t **out)
 {
 	sqlite3_stmt *st;

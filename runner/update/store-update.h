@@ -127,6 +127,11 @@ struct werr *store_update_manifest(struct store *store, int64_t id,
 struct werr *store_update_current(struct store *store, const char *engine,
     json_t **out);
 
+/* Every live manifest of engine recorded after manifest after_id up to
+ * upto_id, oldest first: a new array (empty when upto_id <= after_id). */
+struct werr *store_update_between(struct store *store, const char *engine,
+    int64_t after_id, int64_t upto_id, json_t **out);
+
 /* The newest live manifest of each engine recorded in cycle (engine
  * NULL: all engines): a new object {engine: manifest}. */
 struct werr *store_update_cycle(struct store *store, const char *cycle,
