@@ -121,6 +121,11 @@ json.dump({\"info\": {\"version\": \"3.0\"}, \"releases\": rel}, open(\"index/sh
 	cd bench &&
 	bench_policy . "update.holds=[]" update.min_release_age_days=7 \
 	    "update.index.json_url=\"file://$TEST_DIR/index/{package}/json\"" &&
+	expect_exit 0 warden update --dry-run enga engb &&
+	expect_grep "^enga: would_update$" out &&
+	expect_grep "^  held: shared: 3.0 is younger than update.min_release_age_days" out &&
+	expect_grep "^engb: would_stay$" out &&
+	test "$(grep -c "^  held: shared: 3.0 is younger" out)" = 2 &&
 	expect_exit 0 warden update enga engb &&
 	expect_grep "^enga: updated" out &&
 	expect_grep "^  shared 1.0 → 2.0$" out &&
