@@ -280,52 +280,6 @@ provenance_repo_digest(const char *repo_root, const char *path)
 	return v;
 }
 
-/* s with every occurrence of root (as a path: followed by '/' or the
- * end) written as ".". */
-static json_t *
-relative_text(const char *s, const char *root, size_t rl)
-{
-	struct buf b = BUF_INIT;
-	json_t *v;
-
-	while (*s != '\0')
-		if (strncmp(s, root, rl) == 0 && (s[rl] == '/' || s[rl] == '\0')) {
-			buf_addch(&b, '.');
-			s += rl;
-		} else
-			buf_addch(&b, *s++);
-	v = json_text(buf_cstr(&b));
-	buf_free(&b);
-	return v;
-}
-
-json_t *
-provenance_relative(const json_t *v, const char *root)
-{
-	size_t rl = root != NULL ? strlen(root) : 0, i;
-	const char *key;
-	json_t *out, *x;
-
-	while (rl > 1 && root[rl - 1] == '/')
-		rl--;
-	if (json_is_string(v) && rl > 1)
-		return relative_text(json_string_value(v), root, rl);
-	if (json_is_object(v)) {
-		out = json_object();
-		json_object_foreach((json_t *)v, key, x)
-			json_object_set_new(out, key, provenance_relative(x,
-			    root));
-		return out;
-	}
-	if (json_is_array(v)) {
-		out = json_array();
-		json_array_foreach(v, i, x)
-			json_array_append_new(out, provenance_relative(x, root));
-		return out;
-	}
-	return json_deep_copy(v);
-}
-
 json_t *
 provenance_os(void)
 {

@@ -62,10 +62,6 @@ json_t *provenance_file_digest(const char *path);
 /* The same for a path relative to repo_root (absolute paths as they
  * are): adapters and profiles keep their repository-relative name. */
 json_t *provenance_repo_digest(const char *repo_root, const char *path);
-/* A deep copy of v (NULL: null) whose strings write the bench's root
- * (root, as a path) as ".": what is published names no local path (an
- * engine manifest's env_dir and build). */
-json_t *provenance_relative(const json_t *v, const char *root);
 /* {"cpu", "cpus", "memory_bytes", "gpu_working_set_hint_bytes", "arch"} */
 json_t *provenance_hardware(uint64_t gpu_hint);
 /* {"name", "release", "version"} of uname(3) */

@@ -194,7 +194,7 @@ sweep_manifest(const struct run *r, const char *engine)
 	}
 	if (m == NULL)
 		return json_null();
-	rel = provenance_relative(m, r->o->repo_root);
+	rel = json_paths_relative(m, r->o->repo_root);
 	json_decref(m);
 	return rel;
 }

@@ -41,13 +41,89 @@ collect_cycles(void *arg, const struct journal_entry *e)
 	return NULL;
 }
 
+#define MD_VALUE_MAX 80	/* bytes of one value shown */
+#define MD_BODY_MAX 400		/* bytes of one entry's summary */
+
+/* One value of a body, short: a string (cut at MD_VALUE_MAX), a number,
+ * a list by its length, an object by its fields. */
+static void
+md_value(struct buf *b, const json_t *v)
+{
+	const char *s;
+	size_t n;
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		s = json_string_value(v);
+		n = strlen(s);
+		if (n > MD_VALUE_MAX) {
+			n = MD_VALUE_MAX;
+			while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+				n--;	/* not inside a UTF-8 sequence */
+		}
+		buf_add(b, s, n);
+		if (n < strlen(s))
+			buf_puts(b, "…");
+		break;
+	case JSON_INTEGER:
+		buf_printf(b, "%lld", (long long)json_integer_value(v));
+		break;
+	case JSON_REAL:
+		buf_printf(b, "%g", json_real_value(v));
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		buf_puts(b, json_is_true(v) ? "yes" : "no");
+		break;
+	case JSON_NULL:
+		buf_puts(b, "none");
+		break;
+	case JSON_ARRAY:
+		buf_printf(b, "%zu item%s", json_array_size(v),
+		    json_array_size(v) == 1 ? "" : "s");
+		break;
+	case JSON_OBJECT:
+		buf_printf(b, "%zu field%s", json_object_size(v),
+		    json_object_size(v) == 1 ? "" : "s");
+		break;
+	}
+}
+
+/* An entry's body as a person reads it: "field value; field value",
+ * short; journal.jsonl beside it keeps the whole record. */
+static char *
+md_body(const json_t *body)
+{
+	struct buf b = BUF_INIT;
+	const char **keys;
+	const char *key;
+	json_t *v;
+	size_t n = 0, i;
+
+	if (!json_is_object(body)) {
+		md_value(&b, body);
+		return buf_detach(&b);
+	}
+	keys = xcalloc(json_object_size(body) + 1, sizeof(*keys));
+	json_object_foreach((json_t *)body, key, v)
+		keys[n++] = key;
+	qsort(keys, n, sizeof(*keys), strcmp_ptr);
+	for (i = 0; i < n && b.len < MD_BODY_MAX; i++) {
+		buf_printf(&b, "%s%s ", i ? "; " : "", keys[i]);
+		md_value(&b, json_object_get(body, keys[i]));
+	}
+	if (i < n)
+		buf_printf(&b, "; … %zu more", n - i);
+	free(keys);
+	return buf_detach(&b);
+}
+
 static struct werr *
 md_entry(void *arg, const struct journal_entry *e)
 {
 	struct export_state *x = arg;
 	char *body = strcmp(e->kind, "cycle.journal") == 0 ?
-	    xstrdup("(the cycle journal, rendered above)") :
-	    json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS);
+	    xstrdup("(the cycle journal, rendered above)") : md_body(e->body);
 
 	buf_printf(&x->md, "| %lld | %s | `%s` | ", (long long)e->seq,
 	    e->time, e->kind);
@@ -131,7 +207,9 @@ md_header(struct buf *md, struct store *store, const char *cycle)
 		    "Exported by `warden journal export` from the hash-chained "
 		    "journal;\n`warden journal verify` checks it. Do not "
 		    "edit.\n\n", cycle);
-	buf_puts(md, "| seq | time (UTC) | kind | subject | body | hash |\n"
+	buf_puts(md, "Each entry in short; `journals/journal.jsonl` beside this "
+	    "file holds every entry whole, as the hash chain covers it.\n\n"
+	    "| seq | time (UTC) | kind | subject | what | hash |\n"
 	    "|---:|---|---|---|---|---|\n");
 	json_decref(journal);
 	return NULL;

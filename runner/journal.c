@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +100,32 @@ journal_entry_json(const struct journal_entry *e)
 	    "prev_hash", e->prev_hash, "hash", e->hash);
 }
 
+/* body with the bench's root written as "." (json_paths_relative), as
+ * given and as the file system names it: the journal is published, and
+ * a local path is nobody else's. A new reference. */
+static json_t *
+body_relative(struct store *store, const json_t *body)
+{
+	static const char tail[] = "/.warden/warden.db";
+	const char *path = store_path(store);
+	size_t n = strlen(path);
+	char real[PATH_MAX], *root;
+	json_t *a, *b;
+
+	if (n <= sizeof(tail) - 1 || strcmp(path + n - (sizeof(tail) - 1),
+	    tail) != 0)
+		return json_incref((json_t *)body);
+	root = xstrndup(path, n - (sizeof(tail) - 1));
+	a = json_paths_relative(body, root);
+	if (realpath(root, real) != NULL && strcmp(real, root) != 0) {
+		b = json_paths_relative(a, real);
+		json_decref(a);
+		a = b;
+	}
+	free(root);
+	return a;
+}
+
 struct werr *
 journal_append(struct store *store, const char *kind, const char *subject,
     json_t *body, int64_t *seq_out)
@@ -111,14 +138,19 @@ journal_append(struct store *store, const char *kind, const char *subject,
 	char now[40];
 	char *canon = NULL, *body_text = NULL;
 	struct werr *err = NULL;
+	json_t *rel;
 
 	if ((err = journal_check_entry(kind, subject, body)) != NULL)
 		return err;
+	rel = body_relative(store, body);
+	body = rel;
 	memset(&e, 0, sizeof(e));
 	e.seq = 1;
 	if (sqlite3_prepare_v2(db, "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1",
-	    -1, &st, NULL) != SQLITE_OK)
-		return store_error(store, "read journal head");
+	    -1, &st, NULL) != SQLITE_OK) {
+		err = store_error(store, "read journal head");
+		goto out;
+	}
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		e.seq = sqlite3_column_int64(st, 0) + 1;
 		snprintf(prev, sizeof(prev), "%s", (const char *)sqlite3_column_text(st, 1));
@@ -178,6 +210,7 @@ journal_append(struct store *store, const char *kind, const char *subject,
 		*seq_out = e.seq;
 out:
 	sqlite3_finalize(st);
+	json_decref(rel);
 	free(canon);
 	free(body_text);
 	return err;

@@ -93,6 +93,10 @@ void text_make_utf8(struct buf *b, size_t from);
  * engines that output must not silently drop. */
 struct json_t;
 struct json_t *json_text(const char *s);
+/* A deep copy of v whose strings write root (a path: followed by '/' or
+ * the end) as ".": what is published names no local path (an engine
+ * manifest's env_dir, a journal entry's log). root NULL or "/": a copy. */
+struct json_t *json_paths_relative(const struct json_t *v, const char *root);
 
 /* strcmp on (const char **) for qsort. */
 int strcmp_ptr(const void *a, const void *b);

@@ -84,6 +84,13 @@ test_expect_success 'the exported Markdown is SiliconBench journal shaped' '
 	expect_grep "^Machine .[0-9a-f]*.: .* ($(uname -m)), $(getconf _NPROCESSORS_ONLN) cores, [0-9.]* GiB, $(uname -s) $(uname -r)\.$" c1.md &&
 	expect_grep "^| Framework | Version | Manifest sha256 | Python | Packages | Commit | Updated in cycle |$" c1.md &&
 	test "$(grep -c "^| sim[a-z]* | " c1.md)" -ge 7 &&
+	expect_grep "^Each entry in short; .journals/journal.jsonl. beside this file holds every entry whole" c1.md &&
+	expect_grep "^| [0-9]* | [0-9T:.Z-]* | .campaign.sweep.finish. | simok/qwen3-0.6b/chat/c1 | completed 6; failed 0; outcome complete; run_id c1-r1-campaign; seq 0 | .[0-9a-f]*. |$" c1.md &&
+	! grep "^| [0-9]* | [0-9T:.Z-]* | .[a-z.]*. | .* | {" c1.md &&
+	! grep -n "$TEST_DIR" c1.md &&
+	git -C bench show official:journals/journal.jsonl >jsonl &&
+	! grep -n "$TEST_DIR" jsonl &&
+	expect_grep "log ./.warden/logs/update/c1/simok.log" c1.md &&
 	expect_grep "^| Framework | Status | Notes |$" c1.md &&
 	expect_grep "^| simzero | all-failed | c=1 0/6 (6 empty), c=4 0/6 (6 empty) |$" c1.md &&
 	expect_grep "^| simwrong | wrong-model | c=1 0/6 wrong_model, c=4 0/6 wrong_model; serves .another-model., the profile names" c1.md &&
