@@ -29,7 +29,6 @@
 #include "power.h"
 #include "repo.h"
 #include "runlock.h"
-#include "sandbox/sandbox.h"
 #include "sha256.h"
 #include "store-campaign.h"
 #include "util.h"
@@ -363,21 +362,10 @@ run_create(struct run *r, const char *machine)
 static struct werr *
 decide_sandbox(struct run *r)
 {
-	const char *mode = r->o->policy->agent.sandbox;
-	struct sandbox_caps caps;
-	struct werr *err;
-
-	if (!r->o->untrusted || strcmp(mode, "off") == 0)
+	if (!r->o->untrusted)
 		return NULL;
-	if ((err = sandbox_probe(&caps)) == NULL) {
-		r->sandbox = caps.kind;
-		return NULL;
-	}
-	if (strcmp(mode, "required") == 0)
-		return werr_wrap(err, "policy requires a sandbox for engines "
-		    "of unreviewed changes ('agent.sandbox' is \"required\")");
-	werr_free(err);
-	return NULL;
+	return engine_sandbox_decide(&r->sandbox, r->o->policy->agent.sandbox,
+	    "engines of unreviewed changes");
 }
 
 /*

@@ -274,10 +274,11 @@ engine_launch_build(struct launch *l, const struct engine_params *p,
 		l->cwd = xstrdup(p->repo_root);
 	}
 	if (a->serve.own_home) {
+		/* real folders: a scratch build may have left links there */
 		for (i = 0; i < sizeof(home_dirs) / sizeof(home_dirs[0]); i++) {
 			buf_reset(&b);
 			buf_printf(&b, "%s%s", l->vars.home, home_subs[i]);
-			if ((err = mkdir_p(buf_cstr(&b))) != NULL) {
+			if ((err = mkdir_real(buf_cstr(&b))) != NULL) {
 				buf_free(&b);
 				return err;
 			}

@@ -6,11 +6,12 @@
  *
  * Everything shown is decided here, by warden, from paths warden made:
  * never from the adapter or the profile, which are the untrusted part.
- * Builds argv and strings only; never starts or prints anything.
+ * Builds argv and strings only; never prints, and starts nothing but
+ * the sandbox's probe (engine_sandbox_decide(), which triage's scratch
+ * builds share).
  */
 #include "config.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,9 @@
 #define PYVENV_CFG_MAX 4096
 
 /* Where the Python of env_dir's venv lives (its pyvenv.cfg "home", one
- * folder up: the installation), or NULL. */
+ * folder up: the installation), or NULL. The file is the venv's, which
+ * a scratch build wrote: only a real Python installation that shows
+ * nothing hidden is taken (sandbox_python_installation()). */
 static char *
 venv_python(const char *env_dir)
 {
@@ -56,55 +59,13 @@ venv_python(const char *env_dir)
 		}
 	}
 out:
+	if (home != NULL && !sandbox_python_installation(home)) {
+		free(home);
+		home = NULL;
+	}
 	buf_free(&b);
 	free(cfg);
 	return home;
-}
-
-static int
-hidden(char **places, const char *self_dir, const char *repo,
-    const char *dir)
-{
-	char real[PATH_MAX];
-	size_t i;
-
-	if (realpath(dir, real) == NULL)
-		return 1;	/* nothing there: drop it all the same */
-	if (self_dir != NULL && strcmp(real, self_dir) == 0)
-		return 0;	/* warden's own folder is shown */
-	for (i = 0; places[i] != NULL; i++)
-		if (sandbox_path_under(real, places[i]))
-			return 1;
-	return sandbox_path_under(real, repo);
-}
-
-/* PATH without the folders the sandbox hides. */
-static char *
-sandbox_path(const char *repo)
-{
-	const char *path = getenv("PATH"), *s, *colon;
-	char **places = sandbox_hidden_places();
-	char *self_dir = sandbox_self_dir();
-	struct buf b = BUF_INIT;
-
-	buf_puts(&b, "PATH=");
-	for (s = path != NULL ? path : "/usr/bin:/bin";; s = colon + 1) {
-		char *dir;
-
-		colon = strchr(s, ':');
-		dir = colon ? xstrndup(s, (size_t)(colon - s)) : xstrdup(s);
-		if (dir[0] == '/' && !hidden(places, self_dir, repo, dir)) {
-			if (b.len > 5)
-				buf_addch(&b, ':');
-			buf_puts(&b, dir);
-		}
-		free(dir);
-		if (colon == NULL)
-			break;
-	}
-	sandbox_strv_free(places);
-	free(self_dir);
-	return buf_detach(&b);
 }
 
 static void
@@ -127,15 +88,13 @@ env_has(char *const *env, size_t n, const char *name)
 }
 
 static void
-build_env(struct launch *l, const struct engine_params *p)
+build_env(struct launch *l, const struct sandbox_spec *spec)
 {
 	static const char *const pass[] = { "LANG", "LC_ALL", "LC_CTYPE",
 	    "TZ" };
-	char real[PATH_MAX];
 	size_t n = 0, i;
 
-	env_push(&l->env_all, &n, sandbox_path(realpath(p->sandbox_repo,
-	    real) ? real : p->sandbox_repo));
+	env_push(&l->env_all, &n, sandbox_env_path(spec));
 	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
 		if (getenv(pass[i]) != NULL)
 			env_push(&l->env_all, &n, xasprintf("%s=%s", pass[i],
@@ -149,6 +108,26 @@ build_env(struct launch *l, const struct engine_params *p)
 }
 
 struct werr *
+engine_sandbox_decide(const char **kind, const char *mode, const char *what)
+{
+	struct sandbox_caps caps;
+	struct werr *err;
+
+	*kind = NULL;
+	if (strcmp(mode, "off") == 0)
+		return NULL;
+	if ((err = sandbox_probe(&caps)) == NULL) {
+		*kind = caps.kind;
+		return NULL;
+	}
+	if (strcmp(mode, "required") == 0)
+		return werr_wrap(err, "policy requires a sandbox for %s "
+		    "('agent.sandbox' is \"required\")", what);
+	werr_free(err);
+	return NULL;
+}
+
+struct werr *
 engine_sandbox_build(struct launch *l, const struct engine_params *p)
 {
 	struct sandbox_spec spec;
@@ -159,7 +138,9 @@ engine_sandbox_build(struct launch *l, const struct engine_params *p)
 	char *logdir = engine_dir_of(p->log_path);
 
 	memset(&spec, 0, sizeof(spec));
-	if ((err = mkdir_p(l->vars.home)) != NULL)
+	/* {home} is shown writable: a real folder, never a link a build
+	 * left there to somewhere else */
+	if ((err = mkdir_real(l->vars.home)) != NULL)
 		goto out;
 	sandbox_spec_hide(&spec, p->sandbox_repo);
 	sandbox_spec_bind(&spec, p->repo_root, NULL, SANDBOX_READ);
@@ -177,7 +158,7 @@ engine_sandbox_build(struct launch *l, const struct engine_params *p)
 	spec.run_dir = xstrdup(p->env_dir);
 	if ((err = sandbox_prepare(&l->sb, &spec)) != NULL)
 		goto out;
-	build_env(l, p);
+	build_env(l, &spec);
 out:
 	sandbox_spec_free(&spec);
 	free(python);

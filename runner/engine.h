@@ -136,6 +136,18 @@ void engine_free(struct engine *e);
 
 const char *engine_state_name(enum engine_state state);
 
+/*
+ * The sandbox programs of content no maintainer approved run in (the
+ * engines and steps of an unreviewed change's smoke campaign, triage's
+ * scratch builds), as policy agent.sandbox (mode) says: *kind the
+ * sandbox's name ("bubblewrap", "sandbox-exec"), or NULL for none: "off",
+ * or "best-effort" where none works here. "required" where none works is
+ * an error (WEXIT_ENV) naming what for (e.g. "engines of unreviewed
+ * changes"). Runs the sandbox's probe (sandbox/sandbox.h).
+ */
+struct werr *engine_sandbox_decide(const char **kind, const char *mode,
+    const char *what);
+
 /* The last max_bytes of a log file, from a line start where possible. */
 void engine_log_tail(struct buf *out, const char *path, size_t max_bytes);
 

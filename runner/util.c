@@ -336,6 +336,19 @@ mkdir_p(const char *path)
 	return NULL;
 }
 
+struct werr *
+mkdir_real(const char *path)
+{
+	struct stat st;
+	struct werr *err;
+
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return NULL;
+	if ((err = path_remove_tree(path)) != NULL)
+		return err;
+	return mkdir_p(path);
+}
+
 static int
 remove_entry(const char *path, const struct stat *st, int flag,
     struct FTW *ftw)

@@ -55,6 +55,11 @@ struct werr *file_write_atomic(const char *path, const void *data, size_t len);
 struct werr *file_append(const char *path, const void *data, size_t len);
 /* mkdir -p, mode 0755. */
 struct werr *mkdir_p(const char *path);
+/* mkdir_p, then path a directory of its own: a symbolic link or
+ * anything but a directory there is removed first (never followed).
+ * For a folder of one that content no maintainer approved could write
+ * (a triage scratch environment), before warden uses or shows it. */
+struct werr *mkdir_real(const char *path);
 /* rm -rf, never following a symbolic link (a link is removed, not what
  * it points at). A path that does not exist is not an error. */
 struct werr *path_remove_tree(const char *path);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdint.h>
@@ -274,4 +275,120 @@ sandbox_system_links(void)
 	}
 	sandbox_strv_free(places);
 	return v;
+}
+
+/* Is real (a real path) under dir once dir is resolved? */
+static int
+under_real(const char *real, const char *dir)
+{
+	char rdir[PATH_MAX];
+
+	return dir != NULL && realpath(dir, rdir) != NULL &&
+	    sandbox_path_under(real, rdir);
+}
+
+/* Does the sandbox of spec show folder real (a real path)? */
+static int
+shown(const struct sandbox_spec *spec, char **places, const char *self_dir,
+    const char *real)
+{
+	const struct sandbox_bind *b;
+	int visible = 1;
+	size_t i;
+
+	for (i = 0; places[i] != NULL && visible; i++)
+		if (sandbox_path_under(real, places[i]))
+			visible = 0;
+	for (i = 0; i < spec->nhide && visible; i++)
+		if (under_real(real, spec->hide[i]))
+			visible = 0;
+	if (self_dir != NULL && sandbox_path_under(real, self_dir))
+		visible = 1;
+	for (i = 0; i < spec->nbinds; i++) {
+		b = &spec->binds[i];
+		if (under_real(real, b->how != SANDBOX_HIDE && b->dst != NULL ?
+		    b->dst : b->src))
+			visible = b->how != SANDBOX_HIDE;
+	}
+	return visible;
+}
+
+char *
+sandbox_env_path(const struct sandbox_spec *spec)
+{
+	const char *path = getenv("PATH"), *s, *colon;
+	char **places = sandbox_hidden_places();
+	char *self_dir = sandbox_self_dir();
+	struct buf b = BUF_INIT;
+	char real[PATH_MAX];
+
+	buf_puts(&b, "PATH=");
+	for (s = path != NULL ? path : "/usr/bin:/bin";; s = colon + 1) {
+		char *dir;
+
+		colon = strchr(s, ':');
+		dir = colon ? xstrndup(s, (size_t)(colon - s)) : xstrdup(s);
+		if (dir[0] == '/' && realpath(dir, real) != NULL &&
+		    shown(spec, places, self_dir, real)) {
+			if (b.len > 5)
+				buf_addch(&b, ':');
+			buf_puts(&b, dir);
+		}
+		free(dir);
+		if (colon == NULL)
+			break;
+	}
+	sandbox_strv_free(places);
+	free(self_dir);
+	return buf_detach(&b);
+}
+
+int
+sandbox_shows_hidden(const char *dir)
+{
+	char **places = sandbox_hidden_places(), real[PATH_MAX], home[PATH_MAX];
+	const char *homes[2] = { getenv("HOME"), NULL };
+	struct passwd *pw = getpwuid(getuid());
+	int shows = 0;
+	size_t i;
+
+	if (realpath(dir, real) == NULL) {
+		sandbox_strv_free(places);
+		return 0;	/* nothing there: nothing shown */
+	}
+	homes[1] = pw != NULL ? pw->pw_dir : NULL;
+	for (i = 0; places[i] != NULL && !shows; i++)
+		shows = sandbox_path_under(places[i], real);
+	for (i = 0; i < 2 && !shows; i++)
+		shows = homes[i] != NULL && realpath(homes[i], home) != NULL &&
+		    sandbox_path_under(home, real);
+	sandbox_strv_free(places);
+	return shows;
+}
+
+int
+sandbox_python_installation(const char *dir)
+{
+	static const char *const names[] = { "bin/python3", "bin/python" };
+	struct dirent *de;
+	struct stat st;
+	char *path;
+	int python = 0, lib = 0;
+	size_t i;
+	DIR *d;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]) && !python; i++) {
+		path = path_join(dir, names[i]);
+		python = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(path, X_OK) == 0;
+		free(path);
+	}
+	path = path_join(dir, "lib");
+	if (python && (d = opendir(path)) != NULL) {
+		while (!lib && (de = readdir(d)) != NULL)
+			lib = strncmp(de->d_name, "python3", 7) == 0;
+		closedir(d);
+	}
+	free(path);
+	return python && lib && !sandbox_shows_hidden(dir);
 }

@@ -1,8 +1,9 @@
 /*
  * sandbox.h - the OS sandbox around every program that comes from
- * content no maintainer has approved: the maintainer agent, and the
+ * content no maintainer has approved: the maintainer agent, the
  * engine servers, pre_start and stop steps of a smoke campaign of an
- * unreviewed change (agent, pr-check, triage's scratch runs). bubblewrap
+ * unreviewed change (agent, pr-check, triage's scratch runs), and the
+ * programs of triage's scratch builds (update/scratchbox.c). bubblewrap
  * on Linux (sandbox-linux.c), sandbox-exec with a generated profile on
  * macOS (sandbox-darwin.c); the network rule on Linux through Landlock
  * (netlimit.c).
@@ -122,6 +123,32 @@ char **sandbox_hidden_places(void);
  */
 char **sandbox_system_links(void);
 void sandbox_strv_free(char **v);
+
+/*
+ * "PATH=" and the folders of warden's PATH that the sandbox of spec
+ * shows: a folder outside every hidden place (sandbox_hidden_places()
+ * and spec->hide), or inside one but shown back (warden's own folder, a
+ * bind of spec not hidden again by a later one). Relative and missing
+ * folders are left out. The environment of every sandboxed program
+ * starts from it. Caller frees.
+ */
+char *sandbox_env_path(const struct sandbox_spec *spec);
+
+/*
+ * Would showing dir show back what the sandbox hides: is it (once
+ * resolved) a hidden place or the user's home, or does it hold one?
+ * (A home can lie inside another hidden place: a test's HOME in /tmp.)
+ * 0 for a dir that does not exist. A folder warden shows back inside a
+ * hidden place must pass this.
+ */
+int sandbox_shows_hidden(const char *dir);
+/*
+ * May dir, named by content no maintainer approved (a venv's pyvenv.cfg),
+ * be shown as the Python installation a program runs on? Only a real
+ * one: it holds an executable bin/python3 (or bin/python) and a
+ * lib/python3.* folder, and sandbox_shows_hidden() says no.
+ */
+int sandbox_python_installation(const char *dir);
 
 /* Is path dir itself or below it ("/" holds everything)? */
 int sandbox_path_under(const char *path, const char *dir);

@@ -5,7 +5,10 @@
  * pinned to other versions, then a small campaign of the engine from
  * that environment (policy triage.smoke: its levels and prompts, over
  * the models and splits of its failing cells), and the verdict recorded
- * with what was pinned and the log tail. See triage-private.h.
+ * with what was pinned and the log tail. See triage-private.h. The
+ * build and the campaign run what no maintainer approved: both in the
+ * sandbox (update.h ctx->untrusted, campaign.h untrusted), both checked
+ * by the post-run guard (sandbox/guard.h).
  *
  * Never prints; never touches the engine's live environment or its
  * current manifest (the scratch build is recorded as a scratch
@@ -126,7 +129,12 @@ struct outcome {
 	int64_t manifest_id;
 };
 
-/* Build the scratch environment; on failure o says why. */
+/*
+ * Build the scratch environment, in the sandbox as policy agent.sandbox
+ * says (the decision a campaign of unreviewed engines makes: "required"
+ * with no sandbox here is an error before anything runs); on failure o
+ * says why.
+ */
 static struct werr *
 build(struct outcome *o, struct triage_ctx *c, const struct triage_smoke_req *r,
     const struct adapter *a, const char *dir, const char *log_path)
@@ -141,6 +149,10 @@ build(struct outcome *o, struct triage_ctx *c, const struct triage_smoke_req *r,
 	memset(&uc, 0, sizeof(uc));
 	uc.repo_root = c->o->repo_root;
 	uc.policy = c->o->policy;
+	uc.untrusted = 1;
+	if ((err = engine_sandbox_decide(&uc.sandbox,
+	    c->o->policy->agent.sandbox, "triage's scratch builds")) != NULL)
+		return err;
 	memset(&b, 0, sizeof(b));
 	b.adapter = a;
 	b.env_dir = dir;
@@ -166,6 +178,32 @@ build(struct outcome *o, struct triage_ctx *c, const struct triage_smoke_req *r,
 	err = store_update_record_scratch(c->o->store, r->engine, dir,
 	    res.manifest, &o->manifest_id);
 	update_build_result_free(&res);
+	return err;
+}
+
+/*
+ * The scratch build under the post-run guard: the repository is recorded
+ * before (*guard, which the smoke campaign's check uses too) and checked
+ * after, so a build step that touched it (refs, hooks, config, the
+ * checkout) is caught, .git is put back and the smoke run stops with the
+ * guard's error.
+ */
+static struct werr *
+guarded_build(struct outcome *o, struct triage_ctx *c,
+    const struct triage_smoke_req *r, const struct adapter *a,
+    const char *dir, const char *log_path, struct sandbox_guard **guard)
+{
+	struct werr *err;
+	char *step;
+
+	if ((err = sandbox_guard_campaign(guard, c->o->repo,
+	    c->o->repo_root)) != NULL ||
+	    (err = build(o, c, r, a, dir, log_path)) != NULL)
+		return err;
+	step = xasprintf("triage's scratch build of %s (%s)", r->engine,
+	    r->purpose);
+	err = sandbox_guard_check(*guard, c->o->repo, step);
+	free(step);
 	return err;
 }
 
@@ -214,10 +252,12 @@ judge(struct outcome *o, const json_t *sweeps, const struct triage_ctx *c)
 	buf_free(&tail);
 }
 
-/* Run the smoke campaign of the engine from dir. */
+/* Run the smoke campaign of the engine from dir; the guard, taken
+ * before the scratch build, checks the repository after it. */
 static struct werr *
 campaign(struct outcome *o, struct triage_ctx *c,
-    const struct triage_smoke_req *r, const char *dir)
+    const struct triage_smoke_req *r, const char *dir,
+    const struct sandbox_guard *guard)
 {
 	const char *engines[2] = { r->engine, NULL };
 	const char **models = distinct(r->cells, "model");
@@ -225,7 +265,6 @@ campaign(struct outcome *o, struct triage_ctx *c,
 	const struct policy *pol = c->o->policy;
 	struct campaign_env env;
 	struct campaign_opts co;
-	struct sandbox_guard *guard = NULL;
 	json_t *sweeps = NULL;
 	struct werr *err;
 	char *got = NULL;
@@ -255,9 +294,6 @@ campaign(struct outcome *o, struct triage_ctx *c,
 		goto out;
 	}
 	co.untrusted = 1;
-	if ((err = sandbox_guard_campaign(&guard, c->o->repo,
-	    c->o->repo_root)) != NULL)
-		goto out;
 	err = campaign_run(&co, &got);
 	if (err == NULL) {
 		char *step = xasprintf("triage's smoke run %s", o->run_id);
@@ -270,7 +306,6 @@ campaign(struct outcome *o, struct triage_ctx *c,
 		goto out;
 	judge(o, sweeps, c);
 out:
-	sandbox_guard_free(guard);
 	json_decref(sweeps);
 	free(got);
 	free(models);
@@ -314,6 +349,7 @@ triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 {
 	int64_t base_id = json_integer_value(json_object_get(r->base, "id"));
 	struct store_triage_smoke row;
+	struct sandbox_guard *guard = NULL;
 	struct adapter *a = NULL;
 	struct outcome o;
 	struct werr *err;
@@ -344,9 +380,10 @@ triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 		o.detail = xstrdup(err->msg);
 		werr_free(err);
 		err = NULL;
-	} else if ((err = build(&o, c, r, a, dir, log_path)) != NULL)
+	} else if ((err = guarded_build(&o, c, r, a, dir, log_path,
+	    &guard)) != NULL)
 		goto out;
-	if (o.verdict == NULL && (err = campaign(&o, c, r, dir)) != NULL)
+	if (o.verdict == NULL && (err = campaign(&o, c, r, dir, guard)) != NULL)
 		goto out;
 	memset(&row, 0, sizeof(row));
 	row.triage_run = c->run_id;
@@ -369,6 +406,7 @@ triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 	    "%zu: %s%s%s", r->engine, r->k, res->verdict, o.detail ? ": " : "",
 	    o.detail ? o.detail : "");
 out:
+	sandbox_guard_free(guard);
 	adapter_free(a);
 	free(o.detail);
 	free(o.log_tail);

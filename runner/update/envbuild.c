@@ -6,7 +6,8 @@
  * and releases younger than update.min_release_age_days); brew sources
  * through the brew shim; git sources in gitenv.c; `none` asks the
  * program for its version. The result is the environment's manifest.
- * Never prints.
+ * An untrusted build (a triage scratch environment) runs every program
+ * in the box of scratchbox.c. Never prints.
  */
 #include "config.h"
 
@@ -263,7 +264,7 @@ make_venv(const struct update_ctx *ctx, const char *venv, const char *log)
 	if (!ctx->policy->update.venv_pip)
 		argv_push(&argv, &n, "--without-pip");
 	argv_push(&argv, &n, venv);
-	err = update_exec("venv", argv, NULL, log, NULL,
+	err = update_exec(ctx, "venv", argv, NULL, log, NULL,
 	    ctx->policy->update.shim_timeout_s);
 	update_argv_free(argv);
 	return err;
@@ -414,9 +415,9 @@ build_none(struct update_build_result *res, const struct update_ctx *ctx,
 	out_path = xasprintf("%s.version", b->log_path);
 	if ((err = update_expand_argv(&argv, &b->adapter->source.version_argv,
 	    b->adapter, ctx->repo_root, b->env_dir, NULL, NULL)) == NULL &&
-	    (err = update_exec("version_argv", argv, NULL, b->log_path, out_path,
-	    ctx->policy->update.shim_timeout_s)) == NULL &&
-	    (err = file_read(&text, out_path)) == NULL) {
+	    (err = update_exec(ctx, "version_argv", argv, NULL, b->log_path,
+	    out_path, ctx->policy->update.shim_timeout_s)) == NULL &&
+	    (err = file_read_max(&text, out_path, FILE_MAX_CONFIG)) == NULL) {
 		nl = strchr(buf_cstr(&text), '\n');
 		if (nl != NULL)
 			*nl = '\0';
@@ -442,12 +443,21 @@ struct werr *
 update_env_build(struct update_build_result *res, const struct update_ctx *ctx,
     const struct update_build *b)
 {
+	struct update_ctx boxed;
+	struct update_box *box = NULL;
 	struct werr *err = NULL;
 	char *own = own_package(b->adapter);
 
 	memset(res, 0, sizeof(*res));
 	res->held = json_object();
 	res->outcome = "failed";
+	if (ctx->untrusted) {
+		if ((err = update_box_open(&box, ctx, b)) != NULL)
+			goto out;
+		boxed = *ctx;
+		boxed.box = box;
+		ctx = &boxed;
+	}
 	switch (b->adapter->source.kind) {
 	case SOURCE_PIP:
 		err = build_pip(res, ctx, b, own);
@@ -462,10 +472,15 @@ update_env_build(struct update_build_result *res, const struct update_ctx *ctx,
 		err = build_none(res, ctx, b, own);
 		break;
 	}
+	if (err == NULL && box != NULL)
+		json_object_set_new(res->manifest, "sandbox",
+		    json_string(box->kind != NULL ? box->kind : "none"));
+out:
 	if (err != NULL) {
 		json_decref(res->manifest);
 		res->manifest = NULL;
 	}
+	update_box_close(box);
 	free(own);
 	return err;
 }

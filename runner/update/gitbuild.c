@@ -9,11 +9,12 @@
  * and commit a work tree holds; a tree of another source, or of none
  * known, starts afresh. Build steps get the job count of policy
  * (CMAKE_BUILD_PARALLEL_LEVEL, MAKEFLAGS) and ccache's directory under
- * .warden/. A commit that failed to build in an engine's live
- * environment is recorded in env_dir/build-failed.json (gitenv.c) and not
- * built again until another commit is the target or the caller asks
- * (ctx->retry_failed); triage's scratch builds record nothing. Never
- * prints.
+ * .warden/ (a triage scratch build: its own, in its environment). A
+ * commit that failed to build in an engine's live environment is
+ * recorded in env_dir/build-failed.json (gitenv.c) and not built again
+ * until another commit is the target or the caller asks
+ * (ctx->retry_failed); triage's scratch builds record nothing, and run
+ * their steps in the sandbox (scratchbox.c). Never prints.
  */
 #include "config.h"
 
@@ -48,18 +49,29 @@ slot_in_use(const char *env_dir)
 	return str_startswith(target, "builds/") ? xstrdup(target + 7) : NULL;
 }
 
+/* A small JSON file of an environment's (warden writes it; in a scratch
+ * environment a sandboxed build step may have replaced it): a regular
+ * file within FILE_MAX_CONFIG, else NULL, as if there were none. */
 static json_t *
-slot_state(const char *state_path)
+state_load(const char *path)
 {
-	return json_load_file(state_path, 0, NULL);
+	struct buf b = BUF_INIT;
+	struct werr *err = file_read_max(&b, path, FILE_MAX_CONFIG);
+	json_t *doc = err == NULL ? json_loads(buf_cstr(&b), 0, NULL) : NULL;
+
+	werr_free(err);
+	buf_free(&b);
+	return doc;
 }
 
-/* Bring dir to commit oid (a fresh checkout when its state is unknown). */
+/* Bring dir to commit oid (a fresh checkout when its state is unknown,
+ * or the tree is one a sandboxed build wrote: fresh). */
 static struct werr *
 slot_checkout(git_repository *repo, const git_oid *oid, const char *dir,
-    const char *state_path, const char *url, const char *log_path)
+    const char *state_path, const char *url, const char *log_path,
+    int fresh)
 {
-	json_t *st = slot_state(state_path);
+	json_t *st = fresh ? NULL : state_load(state_path);
 	const char *had = json_string_value(json_object_get(st, "commit"));
 	const char *had_url = json_string_value(json_object_get(st, "url"));
 	git_commit *commit = NULL, *base = NULL;
@@ -117,54 +129,44 @@ update_build_jobs(const struct policy *p)
 	return n > 0 ? (int)n : 1;
 }
 
-/* Is program on PATH? */
-static int
-on_path(const char *program)
-{
-	const char *path = getenv("PATH"), *p, *colon;
-	char *cand;
-	int found = 0;
-
-	for (p = path; p != NULL && *p != '\0' && !found; p = colon ? colon + 1 : NULL) {
-		colon = strchr(p, ':');
-		cand = xasprintf("%.*s/%s", colon ? (int)(colon - p) :
-		    (int)strlen(p), p, program);
-		found = access(cand, X_OK) == 0;
-		free(cand);
-		if (colon == NULL)
-			break;
-	}
-	return found;
-}
-
 /* The variables build steps get (NULL-terminated; update_argv_free).
  * ccache's paths under builds/ are taken relative to the compiler's
  * directory (CCACHE_BASEDIR), and the directory is not hashed for debug
  * builds (CCACHE_NOHASHDIR): the first build of the other work tree then
- * finds what the first tree compiled. */
+ * finds what the first tree compiled. An untrusted build (a triage
+ * scratch build) gets a cache of its own in its environment: it must not
+ * write what the engines' live builds will read. */
 static char **
-build_env(const struct update_ctx *ctx, const char *builds)
+build_env(const struct update_ctx *ctx, const char *env_dir,
+    const char *builds)
 {
-	int jobs = update_build_jobs(ctx->policy), ccache = on_path("ccache");
+	int jobs = update_build_jobs(ctx->policy);
+	char *ccache = update_program_find("ccache");
 	char **env = xcalloc(9, sizeof(*env));
 	size_t n = 0;
 
 	env[n++] = xasprintf("CMAKE_BUILD_PARALLEL_LEVEL=%d", jobs);
 	env[n++] = xasprintf("MAKEFLAGS=-j%d", jobs);
 	env[n++] = xasprintf("WARDEN_JOBS=%d", jobs);
-	env[n++] = xasprintf("CCACHE_DIR=%s/.warden/ccache", ctx->repo_root);
+	if (ctx->untrusted)
+		env[n++] = xasprintf("CCACHE_DIR=%s/ccache", env_dir);
+	else
+		env[n++] = xasprintf("CCACHE_DIR=%s/.warden/ccache",
+		    ctx->repo_root);
 	env[n++] = xasprintf("CCACHE_BASEDIR=%s", builds);
 	env[n++] = xstrdup("CCACHE_NOHASHDIR=1");
-	if (ccache) {
+	if (ccache != NULL) {
 		env[n++] = xstrdup("CMAKE_C_COMPILER_LAUNCHER=ccache");
 		env[n++] = xstrdup("CMAKE_CXX_COMPILER_LAUNCHER=ccache");
 	}
+	free(ccache);
 	return env;
 }
 
 /* The compilers a build would use: $CC or cc, $CXX or c++. */
 static void
-compiler_identity(json_t *toolchain, const char *log_path)
+compiler_identity(const struct update_ctx *ctx, json_t *toolchain,
+    const char *log_path)
 {
 	const char *vars[2] = { "CC", "CXX" }, *dflt[2] = { "cc", "c++" };
 	const char *prog;
@@ -177,7 +179,8 @@ compiler_identity(json_t *toolchain, const char *log_path)
 			prog = dflt[i];
 		if (json_object_get(toolchain, dflt[i]) != NULL)
 			continue;
-		if ((ver = update_program_version(prog, log_path)) != NULL) {
+		ver = update_program_version(ctx, prog, log_path);
+		if (ver != NULL) {
 			json_object_set_new(toolchain, dflt[i], json_string(ver));
 			free(ver);
 		}
@@ -199,11 +202,14 @@ update_git_slot_build(char **slot_out, const struct update_ctx *ctx,
 	size_t i;
 
 	*slot_out = NULL;
-	if ((err = mkdir_p(builds)) != NULL ||
+	/* An untrusted build's tree and state are what its steps left
+	 * there: checked out afresh into a real folder, never over them. */
+	if ((err = ctx->untrusted ? mkdir_real(builds) : mkdir_p(builds)) !=
+	    NULL ||
 	    (err = slot_checkout(repo, oid, dir, state, b->adapter->source.url,
-	    b->log_path)) != NULL)
+	    b->log_path, ctx->untrusted)) != NULL)
 		goto out;
-	env = build_env(ctx, builds);
+	env = build_env(ctx, b->env_dir, builds);
 	for (i = 0; i < b->adapter->source.n_build && err == NULL; i++) {
 		if (ctx->on_progress != NULL)
 			ctx->on_progress(ctx->arg, b->k, b->n, b->adapter->name,
@@ -213,10 +219,11 @@ update_git_slot_build(char **slot_out, const struct update_ctx *ctx,
 			break;
 		what = xasprintf("build step %zu of %zu", i + 1,
 		    b->adapter->source.n_build);
-		err = update_exec_env(what, argv, dir, b->log_path, NULL,
+		err = update_exec_env(ctx, what, argv, dir, b->log_path, NULL,
 		    ctx->policy->update.build_timeout_s, env);
 		if (json_object_get(toolchain, argv[0]) == NULL &&
-		    (ver = update_program_version(argv[0], b->log_path)) != NULL) {
+		    (ver = update_program_version(ctx, argv[0],
+		    b->log_path)) != NULL) {
 			json_object_set_new(toolchain, argv[0], json_string(ver));
 			free(ver);
 		}
@@ -224,7 +231,7 @@ update_git_slot_build(char **slot_out, const struct update_ctx *ctx,
 		update_argv_free(argv);
 		argv = NULL;
 	}
-	compiler_identity(toolchain, b->log_path);
+	compiler_identity(ctx, toolchain, b->log_path);
 	if (err == NULL)
 		*slot_out = xstrdup(slot);
 out:
@@ -242,9 +249,12 @@ update_git_prune(const char *env_dir)
 {
 	char *dir = path_join(env_dir, "builds"), *p;
 	struct dirent *de;
+	struct stat st;
 	DIR *d;
 
-	if ((d = opendir(dir)) == NULL) {
+	/* builds itself, never where a link a build step left points */
+	if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    (d = opendir(dir)) == NULL) {
 		free(dir);
 		return;
 	}
@@ -272,7 +282,7 @@ update_git_failed_before(const char *env_dir, const char *commit,
     const char *version)
 {
 	char *path = failed_path(env_dir), *when = NULL;
-	json_t *doc = json_load_file(path, 0, NULL);
+	json_t *doc = state_load(path);
 	const char *c = json_string_value(json_object_get(doc, "commit"));
 	const char *v = json_string_value(json_object_get(doc, "version"));
 	const char *w = json_string_value(json_object_get(doc, "when"));

@@ -6,7 +6,8 @@
  * (gitbuild.c: incremental, the build argvs in order without a shell);
  * only when every step succeeded env_dir/src points at it. A failed
  * build leaves the build in use as it was, and is not tried again until
- * another commit is the target or --retry-failed. The url fetched is
+ * another commit is the target or --retry-failed (triage's scratch
+ * builds neither record nor consult that). The url fetched is
  * the policy's mirror of the adapter's (update.mirrors) when it names
  * one. Never prints.
  */
@@ -429,7 +430,7 @@ update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
 		    json_object_get(b->current, "toolchain") : toolchain);
 		goto out;
 	}
-	if (!ctx->retry_failed &&
+	if (!ctx->retry_failed && !ctx->untrusted &&
 	    (failed_at = update_git_failed_before(b->env_dir, hex, t.version)) != NULL) {
 		json_object_set_new(res->held, t.version, json_sprintf("failed to "
 		    "build at %s; built again only for a newer %s or with "

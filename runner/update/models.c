@@ -240,7 +240,7 @@ one_model(json_t *out, int *mismatch, const struct update_ctx *ctx,
 			goto out;
 		if ((err = update_expand_argv(&argv, &a->fetch_model, a,
 		    ctx->repo_root, env_dir, prof, pe)) != NULL ||
-		    (err = update_exec("fetch_model", argv, NULL, log_path,
+		    (err = update_exec(ctx, "fetch_model", argv, NULL, log_path,
 		    out_path, ctx->policy->update.fetch_model_timeout_s)) != NULL)
 			goto out;
 		printed(&digest, &printed_dir, out_path);

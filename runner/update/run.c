@@ -1,8 +1,9 @@
 /*
  * run.c - running the programs of the update step (shims, builds,
  * fetch_model, --version probes) through spawn.h, each to its end under
- * a deadline with its output in the engine's update log, plus the small
- * helpers the other files share. Never prints.
+ * a deadline with its output in the engine's update log (in the sandbox
+ * of an untrusted build: scratchbox.c), plus the small helpers the
+ * other files share. Never prints.
  */
 #include "config.h"
 
@@ -129,37 +130,41 @@ failure_excerpt(struct buf *out, const char *log_path, off_t before)
 }
 
 struct werr *
-update_exec(const char *what, char *const *argv, const char *cwd,
-    const char *log_path, const char *stdout_path, double timeout_s)
+update_exec(const struct update_ctx *ctx, const char *what,
+    char *const *argv, const char *cwd, const char *log_path,
+    const char *stdout_path, double timeout_s)
 {
-	return update_exec_env(what, argv, cwd, log_path, stdout_path,
+	return update_exec_env(ctx, what, argv, cwd, log_path, stdout_path,
 	    timeout_s, NULL);
 }
 
 struct werr *
-update_exec_env(const char *what, char *const *argv, const char *cwd,
-    const char *log_path, const char *stdout_path, double timeout_s,
-    char *const *env_add)
+update_exec_env(const struct update_ctx *ctx, const char *what,
+    char *const *argv, const char *cwd, const char *log_path,
+    const char *stdout_path, double timeout_s, char *const *env_add)
 {
+	const struct update_box *box = ctx != NULL ? ctx->box : NULL;
 	struct spawn_opts o;
 	struct buf cmd = BUF_INIT, why = BUF_INIT, tail = BUF_INIT;
 	struct werr *err;
+	char **argv_full = NULL, **env_full = NULL;
 	int status = 0, timed_out = 0;
 	off_t before = 0;
 	struct stat sb;
 
 	argv_text(&cmd, argv);
-	update_log_note(log_path, "%s: %s", what, buf_cstr(&cmd));
+	update_log_note(log_path, "%s: %s%s", what, buf_cstr(&cmd),
+	    box != NULL ? box->note : "");
 	if (log_path != NULL && stat(log_path, &sb) == 0)
 		before = sb.st_size;
 	memset(&o, 0, sizeof(o));
-	o.argv = argv;
-	o.env_add = env_add;
-	o.cwd = cwd;
+	update_box_spawn(&o, &argv_full, &env_full, box, argv, env_add, cwd);
 	o.log_path = log_path;
 	o.stdout_path = stdout_path;
 	err = spawn_run(&o, (unsigned)(timeout_s * 1000.0), UPDATE_STOP_GRACE_MS,
 	    &status, &timed_out);
+	free(argv_full);
+	free(env_full);
 	if (err != NULL) {
 		err = werr_wrap(err, "%s", what);
 		err->exit = WEXIT_PROBLEM;
@@ -185,7 +190,29 @@ out:
 }
 
 char *
-update_program_version(const char *program, const char *log_path)
+update_program_find(const char *program)
+{
+	const char *path = getenv("PATH"), *p, *colon;
+	char *cand;
+
+	if (strchr(program, '/') != NULL)
+		return access(program, X_OK) == 0 ? xstrdup(program) : NULL;
+	for (p = path; p != NULL && *p != '\0'; p = colon ? colon + 1 : NULL) {
+		colon = strchr(p, ':');
+		cand = xasprintf("%.*s/%s", colon ? (int)(colon - p) :
+		    (int)strlen(p), p, program);
+		if (access(cand, X_OK) == 0 && !path_is_dir(cand))
+			return cand;
+		free(cand);
+		if (colon == NULL)
+			break;
+	}
+	return NULL;
+}
+
+char *
+update_program_version(const struct update_ctx *ctx, const char *program,
+    const char *log_path)
 {
 	char *argv[] = { (char *)program, "--version", NULL };
 	char *out_path = NULL, *line = NULL, *nl;
@@ -195,8 +222,9 @@ update_program_version(const char *program, const char *log_path)
 	if (log_path == NULL)
 		return NULL;
 	out_path = xasprintf("%s.version", log_path);
-	if ((err = update_exec("version probe", argv, NULL, log_path, out_path,
-	    30)) == NULL && (err = file_read(&b, out_path)) == NULL) {
+	if ((err = update_exec(ctx, "version probe", argv, NULL, log_path,
+	    out_path, 30)) == NULL && (err = file_read_max(&b, out_path,
+	    FILE_MAX_CONFIG)) == NULL) {
 		nl = strchr(buf_cstr(&b), '\n');
 		line = xstrndup(buf_cstr(&b), nl ? (size_t)(nl - b.data) : b.len);
 		if (line[0] == '\0') {

@@ -228,9 +228,10 @@ update_shim_call(json_t **out, const struct update_ctx *ctx,
 	for (i = 0; args != NULL && args[i] != NULL; i++)
 		argvb_add(&a, args[i]);
 	out_path = xasprintf("%s.shim-out", log_path);
-	err = update_exec(what, a.v, NULL, log_path, out_path,
+	err = update_exec(ctx, what, a.v, NULL, log_path, out_path,
 	    ctx->policy->update.shim_timeout_s);
-	if (err == NULL && (err = file_read(&text, out_path)) == NULL)
+	if (err == NULL && (err = file_read_max(&text, out_path,
+	    FILE_MAX_DATA)) == NULL)
 		err = check_output(what, buf_cstr(&text), out);
 	if (err == NULL)
 		update_log_note(log_path, "%s: printed %s", what, buf_cstr(&text));

@@ -17,6 +17,8 @@
 #include "buf.h"
 #include "error.h"
 #include "policy.h"
+#include "sandbox/sandbox.h"
+#include "spawn.h"
 #include "update.h"
 
 /* ---- run.c ---- */
@@ -24,25 +26,34 @@
 /*
  * Run argv (cwd may be NULL) to its end within timeout_s, its output
  * appended to log_path, stdout alone to stdout_path when that is not
- * NULL. A program that cannot start, exits non-zero or overruns (its
- * group is stopped) is an error (WEXIT_PROBLEM) naming what (a short
- * name like "pip shim") and how, with the log's last lines.
+ * NULL; in ctx->box, the sandbox of an untrusted build, when there is
+ * one (ctx may be NULL: no box). A program that cannot start, exits
+ * non-zero or overruns (its group is stopped) is an error
+ * (WEXIT_PROBLEM) naming what (a short name like "pip shim") and how,
+ * with the log's last lines.
  */
-struct werr *update_exec(const char *what, char *const *argv, const char *cwd,
-    const char *log_path, const char *stdout_path, double timeout_s);
+struct werr *update_exec(const struct update_ctx *ctx, const char *what,
+    char *const *argv, const char *cwd, const char *log_path,
+    const char *stdout_path, double timeout_s);
 /* update_exec() with env_add ("NAME=VALUE", NULL-terminated; may be NULL)
  * set in the program's environment. On a failure the message quotes the
  * first line of the program's output that reads as a compiler's or a
  * build tool's error (": error", "fatal error", "CMake Error", ...) and
  * what follows it, then the output's last lines; else the last lines. */
-struct werr *update_exec_env(const char *what, char *const *argv,
-    const char *cwd, const char *log_path, const char *stdout_path,
-    double timeout_s, char *const *env_add);
+struct werr *update_exec_env(const struct update_ctx *ctx, const char *what,
+    char *const *argv, const char *cwd, const char *log_path,
+    const char *stdout_path, double timeout_s, char *const *env_add);
 /* A line "== TIME what: argv" into the log, so its sections are findable. */
 void update_log_note(const char *log_path, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* The first line of `PROGRAM --version` (30 s), or NULL. Caller frees. */
-char *update_program_version(const char *program, const char *log_path);
+/* The first line of `PROGRAM --version` (30 s, through update_exec()),
+ * or NULL. Caller frees. */
+char *update_program_version(const struct update_ctx *ctx,
+    const char *program, const char *log_path);
+/* Where program is: itself when it holds a '/', else the first
+ * executable of that name in a folder of warden's PATH; NULL when
+ * nowhere. Caller frees. */
+char *update_program_find(const char *program);
 /* Expand an adapter argv template with the update step's variables
  * ({model*} from pe, {hf_id} from prof; either may be NULL). */
 struct werr *update_expand_argv(char ***out, const struct strlist *tmpl,
@@ -70,6 +81,68 @@ struct werr *update_shim_call(json_t **out, const struct update_ctx *ctx,
 /* The path of the installed shim name ("pip", "brew"): WARDEN_SHIM_DIR,
  * else found relative to warden's executable (shim.c). Caller frees. */
 char *update_shim_path(const char *name);
+
+/* ---- scratchbox.c ---- */
+
+/*
+ * The sandbox of an untrusted build (ctx->untrusted): what its programs
+ * see, prepared once per update_env_build(), and the environment they
+ * get. Without a sandbox (ctx->sandbox NULL) programs run as `warden
+ * update` runs them and the box only says so in the log.
+ */
+struct update_box {
+	const char *kind;	/* "bubblewrap", "sandbox-exec"; NULL: none */
+	char *note;		/* what the log says beside each program */
+	struct sandbox sb;	/* the prefix (kind set) */
+	char **env;		/* the programs' environment (kind set) */
+	size_t nenv;
+	char *cwd;		/* where a program without a cwd starts */
+	char *tmp;		/* its TMPDIR, emptied when the box closes */
+	char *run_dir;		/* the sandbox's profile folder (not
+				   shown to the programs); removed */
+};
+
+/* Open the box of build b (made in b->env_dir: HOME b->env_dir/home,
+ * TMPDIR b->env_dir/tmp). Close with update_box_close(). */
+struct werr *update_box_open(struct update_box **out,
+    const struct update_ctx *ctx, const struct update_build *b);
+void update_box_close(struct update_box *box);
+/*
+ * The spawn options of argv in box: *argv_full (the sandbox's prefix and
+ * argv) and *env_full (the box's environment with env_add over it),
+ * which the caller frees with free() (the strings are the box's, argv's
+ * and env_add's); a program without cwd starts in the environment's
+ * directory. Without a box, or a box without a sandbox, the options
+ * run argv as given (both NULL).
+ */
+void update_box_spawn(struct spawn_opts *so, char ***argv_full,
+    char ***env_full, const struct update_box *box, char *const *argv,
+    char *const *env_add, const char *cwd);
+
+/*
+ * What the sandbox of a build shows, built from paths warden chose:
+ * the folders of readable (NULL-terminated) read-only; repo_root
+ * hidden, its checkout shown read-only but .git and .warden hidden
+ * again; log_dir read-only (warden writes the log, the program reads
+ * its constraints there); env_dir writable (HOME and TMPDIR are under
+ * it) but the folders of kept in it (NULL-terminated: what warden
+ * writes itself, a git source's repository) read-only; the host's
+ * network. Free with sandbox_spec_free().
+ */
+void update_box_spec(struct sandbox_spec *spec, const char *repo_root,
+    const char *env_dir, const char *log_dir, char *const *readable,
+    char *const *kept);
+/*
+ * The folders warden names for a build to read (NULL-terminated; free
+ * with sandbox_strv_free()): the shims' folder (or the folder of the
+ * policy's substitute shim), the installation of the Python that makes
+ * the venvs (update.python) and of the python3 the pip shim runs on,
+ * and the local paths of the policy's package index: each find_links
+ * directory (a relative one is the repository's) and a file:// index_url.
+ * A folder that is or holds a hidden place or a home is left out: it
+ * would show them back.
+ */
+char **update_box_readable(const struct update_ctx *ctx);
 
 /* ---- index.c ---- */
 

@@ -28,12 +28,33 @@
 #include "policy.h"
 #include "store.h"
 
+struct update_box;
+
 struct update_ctx {
 	const char *repo_root;
 	const struct policy *policy;
 	int dry_run;			/* change nothing; say what would */
 	int retry_failed;		/* build a git commit that failed
 					   to build before (gitbuild.c) */
+	/*
+	 * A triage scratch build: the environment is content no maintainer
+	 * approved, and every program update_env_build() runs for it (the
+	 * venv, the shims, a git source's build steps, version probes)
+	 * runs in the OS sandbox named by sandbox (scratchbox.c: it reads
+	 * the system and what warden names, writes only the environment's
+	 * directory) with a scrubbed environment; sandbox NULL: it runs
+	 * without one (policy agent.sandbox "off", or "best-effort" where
+	 * none works). Either way the log says so beside each program and
+	 * the manifest records "sandbox". The caller decides sandbox with
+	 * engine_sandbox_decide() (engine.h). 0: `warden update`, whose
+	 * adapters a maintainer approved, running unsandboxed.
+	 */
+	int untrusted;
+	const char *sandbox;		/* "bubblewrap", "sandbox-exec", or
+					   NULL: none */
+	/* Internal to runner/update/: the sandbox update_env_build()
+	 * prepared for an untrusted build; callers leave it NULL. */
+	const struct update_box *box;
 	/* progress: engine k of n is in phase ("fetch", "plan", "install",
 	 * "build", "models", "done"); may be NULL */
 	void (*on_progress)(void *arg, size_t k, size_t n, const char *engine,
