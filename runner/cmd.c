@@ -36,6 +36,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_snapshot_entry,
 	&cmd_verify_entry,
 	&cmd_merge_entry,
+	&cmd_export_entry,
 	&cmd_publish_entry,
 	&cmd_update_entry,
 	&cmd_versions_entry,

@@ -152,6 +152,7 @@ extern const struct cmd_entry cmd_fidelity_entry;
 extern const struct cmd_entry cmd_gate_entry;
 extern const struct cmd_entry cmd_snapshot_entry;
 extern const struct cmd_entry cmd_verify_entry;
+extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_merge_entry;
 extern const struct cmd_entry cmd_publish_entry;
 extern const struct cmd_entry cmd_update_entry;
