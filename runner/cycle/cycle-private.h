@@ -110,7 +110,7 @@ struct werr *cycle_checkout_sync(json_t **result, git_repository *repo,
 struct werr *cycle_build_journal(json_t **out, struct cyc *c);
 /* ran.c: {"machine", "hardware", "os", "engines": [{engine,
  * manifest_sha256 (null: none), kind, engine_version, python, packages
- * (a count), commit, updated_in}]}, every engine of the roster. */
+ * (a count), commit, recorded_in}]}, every engine of the roster. */
 json_t *cycle_what_ran(struct cyc *c);
 
 #endif

@@ -36,7 +36,7 @@ engine_row(struct cyc *c, const char *engine)
 	    "packages", (json_int_t)json_object_size(json_object_get(m,
 	    "packages")),
 	    "commit", json_object_get(json_object_get(m, "source"), "commit"),
-	    "updated_in", json_object_get(m, "cycle"));
+	    "recorded_in", json_object_get(m, "cycle"));
 	json_decref(m);
 	return row;
 }

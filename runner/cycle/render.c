@@ -148,7 +148,7 @@ versions(struct buf *md, const json_t *j)
 	buf_addch(md, ' ');
 	cell_text(md, jsonget_str(os, "release"));
 	buf_puts(md, ".\n\n| Framework | Version | Manifest sha256 | Python | "
-	    "Packages | Commit | Updated in cycle |\n"
+	    "Packages | Commit | Recorded in cycle |\n"
 	    "|---|---|---|---|--:|---|---|\n");
 	json_array_foreach(json_object_get(ran, "engines"), i, e) {
 		buf_puts(md, "| ");
@@ -172,8 +172,8 @@ versions(struct buf *md, const json_t *j)
 		else
 			buf_puts(md, "-");
 		buf_puts(md, " | ");
-		cell_text(md, json_is_string(json_object_get(e, "updated_in")) ?
-		    jsonget_str(e, "updated_in") : "-");
+		cell_text(md, json_is_string(json_object_get(e, "recorded_in")) ?
+		    jsonget_str(e, "recorded_in") : "-");
 		buf_puts(md, " |\n");
 	}
 	buf_puts(md, "\n");
