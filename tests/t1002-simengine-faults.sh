@@ -1,8 +1,8 @@
 #!/bin/sh
 # t1002-simengine-faults: each injected fault of warden-simengine does what
 # it says - HTTP 500, zero tokens, stalls, malformed lines, error events,
-# connection resets, and aborts by request count or concurrency - and the
-# trace names it.
+# connection resets, and aborts by request count, concurrency or open
+# connections - and the trace names it.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/simengine/lib-sim.sh"
 
@@ -98,6 +98,30 @@ test_expect_success '--abort-at-concurrency 3 survives two in flight, dies at th
 	$SIMCLIENT fire "$(sim_port s)" 3 "$(user_body x)" >three &&
 	cat two three >both &&
 	lines_check both "len(o[0][\"errors\"]) == 0" "len(o[1][\"errors\"]) >= 1" &&
+	sim_wait_exit s && test "$SIM_RC" = 134
+'
+
+# conns PORT N: open N connections, then send one request on the last
+# opened and print its HTTP status, or "dead" if the engine hung up.
+conns() {
+	python3 - "$1" "$2" "$(user_body x)" <<-PY
+	import socket, sys
+	port, n, body = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
+	socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+	s = socks[-1]
+	s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+	          b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+	          % len(body) + body)
+	head = s.recv(64)
+	print(head.split()[1].decode() if head else "dead")
+	PY
+}
+
+# (4, not 3: the readiness probe's connection may not be seen closed yet)
+test_expect_success '--abort-at-connections 4 answers with two connections open, dies with four' '
+	sim_start s --itl 0 --output-tokens 2 --abort-at-connections 4 &&
+	test "$(conns "$(sim_port s)" 2)" = 200 &&
+	test "$(conns "$(sim_port s)" 4)" = dead &&
 	sim_wait_exit s && test "$SIM_RC" = 134
 '
 

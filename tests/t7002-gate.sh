@@ -11,7 +11,7 @@
 test_expect_success 'a bench: one good engine, one crashing at c=16, one inaccurate' '
 	results_bench bench &&
 	fid_adapter bench simok --accuracy 1 &&
-	fid_adapter bench simcrash --accuracy 1 --abort-at-concurrency 16 \
+	fid_adapter bench simcrash --accuracy 1 --abort-at-connections 16 \
 	    --itl 2 --output-tokens 16 &&
 	fid_adapter bench simoff --accuracy 0.8 --seed 5 &&
 	commit_all bench engines &&

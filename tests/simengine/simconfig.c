@@ -81,6 +81,10 @@ static const struct opt opts[] = {
 	SECTION("Faults (rates are fractions of requests, chosen by seed)"),
 	OPT("abort-at-concurrency", OPT_INT, abort_at_concurrency, "K",
 	    "abort the process when K requests are in flight (0 = off)"),
+	OPT("abort-at-connections", OPT_INT, abort_at_connections, "K",
+	    "abort the process when a completion request arrives while K\n"
+	    "                                   client connections are open (a client at c=K that\n"
+	    "                                   opened its connections first; 0 = off)"),
 	OPT("abort-after", OPT_INT, abort_after, "N",
 	    "abort the process when request N + 1 arrives (0 = off)"),
 	OPT("fail-rate", OPT_DBL, fail_rate, "F", "answer HTTP 500 (0)"),
@@ -440,6 +444,7 @@ simconfig_validate(const struct sim_config *c)
 	    c->startup_delay < 0 || c->huge_event_mb < 0 ||
 	    c->fault_after < 0 || c->keepalive_every < 0 ||
 	    c->abort_after < 0 || c->abort_at_concurrency < 0 ||
+	    c->abort_at_connections < 0 ||
 	    c->close_delay_ms < 0)
 		return werr_usage("sizes, rates and durations must not be negative");
 	if (c->version_file != NULL && c->version_from_pip != NULL)

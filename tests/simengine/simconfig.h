@@ -41,6 +41,7 @@ struct sim_config {
 	double mem_cap_mb;
 	/* faults */
 	int abort_at_concurrency;
+	int abort_at_connections;
 	int abort_after;
 	double fail_rate;
 	double zero_rate;

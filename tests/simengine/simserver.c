@@ -240,6 +240,10 @@ serve_completion(struct conn_state *cs)
 	if (body == NULL)
 		return reply_error(s->cfg, cs->conn, 400, "the request body is not JSON",
 		    "invalid_request_error");
+	if (s->cfg->abort_at_connections > 0 &&
+	    __atomic_load_n(&s->nconns, __ATOMIC_SEQ_CST) >=
+	    s->cfg->abort_at_connections)
+		simeng_crash();
 	simeng_request_new(s->engine, body,
 	    MHD_lookup_connection_value(cs->conn, MHD_HEADER_KIND,
 	    "X-Request-Id"), &cs->req, &status, &err);
@@ -356,6 +360,26 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+/*
+ * Count the client connections open: --abort-at-connections is a crash at
+ * a concurrency that does not depend on how fast the client sends, since a
+ * client at c=K opens K connections before it times a request
+ * (loadgen.c's preconnect), and keeps them.
+ */
+static void
+notify_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct simserver *s = cls;
+
+	(void)conn;
+	(void)socket_ctx;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		__atomic_add_fetch(&s->nconns, 1, __ATOMIC_SEQ_CST);
+	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+		__atomic_sub_fetch(&s->nconns, 1, __ATOMIC_SEQ_CST);
+}
+
 struct werr *
 simserver_start(struct simserver *s, struct simeng *e, const struct sim_config *c)
 {
@@ -375,6 +399,7 @@ simserver_start(struct simserver *s, struct simeng *e, const struct sim_config *
 	    NULL, NULL, handler, s,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+	    MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)0,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,

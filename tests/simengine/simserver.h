@@ -21,6 +21,7 @@ struct simserver {
 	struct simeng *engine;
 	const struct sim_config *cfg;
 	uint16_t port;			/* the port actually bound */
+	int nconns;			/* client connections open (atomic) */
 };
 
 /* Listen on cfg->host:cfg->port (0 = any free port). */
