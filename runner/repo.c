@@ -1,5 +1,6 @@
 /*
- * repo.c - find the benchmark repository and its state through libgit2.
+ * repo.c - find the benchmark repository and its state, and check trees
+ * out, through libgit2.
  */
 #include "config.h"
 
@@ -85,4 +86,38 @@ out:
 	git_status_list_free(st);
 	git_repository_free(repo);
 	return err;
+}
+
+struct werr *
+repo_tree_checkout(git_repository *repo, const git_oid *tree_id,
+    const char *dir)
+{
+	git_checkout_options co;
+	git_object *tree = NULL;
+	struct werr *err = NULL;
+
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if (dir != NULL) {
+		co.target_directory = dir;
+		co.checkout_strategy |= GIT_CHECKOUT_DONT_UPDATE_INDEX;
+	}
+	if (git_object_lookup(&tree, repo, tree_id, GIT_OBJECT_TREE) < 0 ||
+	    git_checkout_tree(repo, tree, &co) < 0)
+		err = werr_git("cannot check out the tree");
+	git_object_free(tree);
+	return err;
+}
+
+struct werr *
+repo_tree_materialize(git_repository *repo, const git_oid *tree_id,
+    const char *dir)
+{
+	struct werr *err;
+
+	if (path_exists(dir))
+		return werr_new(WEXIT_ENV, "'%s' exists already", dir);
+	if ((err = mkdir_p(dir)) != NULL)
+		return err;
+	return repo_tree_checkout(repo, tree_id, dir);
 }

@@ -1,9 +1,11 @@
 /*
  * repo.h - the benchmark repository: finding it, its HEAD commit and dirty
- * flag, through libgit2.
+ * flag, and checking a tree out elsewhere, through libgit2.
  */
 #ifndef WARDEN_REPO_H
 #define WARDEN_REPO_H
+
+#include <git2.h>
 
 #include "error.h"
 
@@ -17,5 +19,13 @@ struct werr *repo_find_root(char **root_out, const char *start);
  * tree differs from HEAD (untracked files outside .gitignore count). */
 struct werr *repo_head_state(const char *root, char *commit_out /* 41 */,
     int *dirty_out);
+
+/* Check tree out into dir, or over the repository's own working tree
+ * (dir NULL), forcing; symlinks as the handle's core.symlinks says. */
+struct werr *repo_tree_checkout(git_repository *repo, const git_oid *tree,
+    const char *dir);
+/* Check tree out into dir (made; must not exist). */
+struct werr *repo_tree_materialize(git_repository *repo, const git_oid *tree,
+    const char *dir);
 
 #endif

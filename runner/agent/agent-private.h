@@ -60,9 +60,6 @@ struct werr *agent_worktree_create(git_repository *repo,
 /* Open the worktree as a repository (core.symlinks=false as above). */
 struct werr *agent_worktree_open(git_repository **out,
     const struct agent_paths *p);
-/* Check tree out into dir (made; must not exist), without symlinks. */
-struct werr *agent_tree_materialize(git_repository *repo,
-    const git_oid *tree, const char *dir);
 
 /* ---- view.c ---- */
 

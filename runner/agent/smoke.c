@@ -18,6 +18,7 @@
 #include "agent-private.h"
 #include "allowlist.h"
 #include "campaign.h"
+#include "repo.h"
 #include "store-campaign.h"
 #include "util.h"
 
@@ -191,7 +192,7 @@ smoke_phase(const struct agent_smoke_opts *o, json_t *engines,
 	int passed = 1;
 	size_t i;
 
-	if ((err = agent_tree_materialize(o->repo, tree, dir)) != NULL) {
+	if ((err = repo_tree_materialize(o->repo, tree, dir)) != NULL) {
 		json_object_set_new(res, "error", json_string(err->msg));
 		werr_free(err);
 		passed = 0;

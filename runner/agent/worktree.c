@@ -17,6 +17,7 @@
 
 #include "agent-private.h"
 #include "allowlist.h"
+#include "repo.h"
 #include "util.h"
 
 void
@@ -125,26 +126,6 @@ agent_repo_no_symlinks(git_repository *repo, const char *override_path)
 	return NULL;
 }
 
-static struct werr *
-checkout_tree(git_repository *repo, const git_oid *tree_id, const char *dir)
-{
-	git_checkout_options co;
-	git_object *tree = NULL;
-	struct werr *err = NULL;
-
-	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
-	co.checkout_strategy = GIT_CHECKOUT_FORCE;
-	if (dir != NULL) {
-		co.target_directory = dir;
-		co.checkout_strategy |= GIT_CHECKOUT_DONT_UPDATE_INDEX;
-	}
-	if (git_object_lookup(&tree, repo, tree_id, GIT_OBJECT_TREE) < 0 ||
-	    git_checkout_tree(repo, tree, &co) < 0)
-		err = werr_git("cannot check out the tree");
-	git_object_free(tree);
-	return err;
-}
-
 struct werr *
 agent_worktree_open(git_repository **out, const struct agent_paths *p)
 {
@@ -192,7 +173,7 @@ agent_worktree_create(git_repository *repo, const struct agent_paths *p,
 	}
 	if ((err = agent_worktree_open(&wrepo, p)) != NULL)
 		goto out;
-	err = checkout_tree(wrepo, git_commit_tree_id(commit), NULL);
+	err = repo_tree_checkout(wrepo, git_commit_tree_id(commit), NULL);
 out:
 	git_tree_free(tree);
 	git_repository_free(wrepo);
@@ -201,17 +182,4 @@ out:
 	git_commit_free(commit);
 	free(parent);
 	return err;
-}
-
-struct werr *
-agent_tree_materialize(git_repository *repo, const git_oid *tree_id,
-    const char *dir)
-{
-	struct werr *err;
-
-	if (path_exists(dir))
-		return werr_new(WEXIT_ENV, "'%s' exists already", dir);
-	if ((err = mkdir_p(dir)) != NULL)
-		return err;
-	return checkout_tree(repo, tree_id, dir);
 }
