@@ -90,6 +90,9 @@ const char *const store_migrations[] = {
 
 	/* 11: update attempts may be group_rolled_back. */
 	STORE_UPDATE_SCHEMA_11,
+
+	/* 12: incidents may blame a commit (kind "change"). */
+	STORE_TRIAGE_SCHEMA_12,
 };
 
 const int store_n_migrations =

@@ -109,18 +109,64 @@ read_user_version(struct store *store)
 	return v;
 }
 
+/* Does the schema hold a row whose foreign key names no row? */
+static struct werr *
+keys_check(struct store *store)
+{
+	sqlite3_stmt *st = NULL;
+	struct werr *err = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(store->db, "PRAGMA foreign_key_check", -1, &st,
+	    NULL) != SQLITE_OK)
+		return store_error(store, "check foreign keys");
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		err = werr_new(WEXIT_ENV, "database '%s': a migration left a "
+		    "row of %s naming no row of %s", store->path,
+		    (const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_text(st, 2));
+	else if (rc != SQLITE_DONE)
+		err = store_error(store, "check foreign keys");
+	sqlite3_finalize(st);
+	return err;
+}
+
+static struct werr *
+migrate_locked(struct store *store);
+
+/*
+ * Apply the migrations not yet applied, in one transaction. A migration
+ * may rebuild a table that others refer to (SQLite changes a constraint
+ * by copying the table): foreign keys are off while they run, as SQLite
+ * asks for that, and checked before they commit.
+ */
 static struct werr *
 migrate(struct store *store)
+{
+	struct werr *err, *on;
+
+	if (read_user_version(store) == store_n_migrations) {
+		store->version = store_n_migrations;
+		return NULL;
+	}
+	if ((err = store_exec(store, "PRAGMA foreign_keys = OFF")) != NULL)
+		return err;
+	err = migrate_locked(store);
+	on = store_exec(store, "PRAGMA foreign_keys = ON");
+	if (err == NULL)
+		return on;
+	werr_free(on);
+	return err;
+}
+
+static struct werr *
+migrate_locked(struct store *store)
 {
 	struct werr *err;
 	char *sql;
 	int v;
 
-	v = read_user_version(store);
-	if (v == store_n_migrations) {
-		store->version = v;
-		return NULL;
-	}
 	if ((err = store_begin(store)) != NULL)
 		return err;
 	v = read_user_version(store);
@@ -142,6 +188,10 @@ migrate(struct store *store)
 			store_rollback(store);
 			return err;
 		}
+	}
+	if ((err = keys_check(store)) != NULL) {
+		store_rollback(store);
+		return err;
 	}
 	store->version = v;
 	return store_commit(store);

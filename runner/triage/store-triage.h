@@ -74,6 +74,27 @@
 	"  reason TEXT NOT NULL" \
 	");"
 
+/* Migration 12: incidents of kind "change" (a commit on official). */
+#define STORE_TRIAGE_SCHEMA_12 \
+	"CREATE TABLE triage_incidents_12 (" \
+	"  id INTEGER PRIMARY KEY," \
+	"  opened TEXT NOT NULL," \
+	"  updated TEXT NOT NULL," \
+	"  cycle TEXT NOT NULL," \
+	"  last_cycle TEXT NOT NULL," \
+	"  state TEXT NOT NULL CHECK (state IN ('untriaged', 'investigating'," \
+	"    'confirmed', 'fixed', 'wontfix', 'upstream'))," \
+	"  kind TEXT NOT NULL CHECK (kind IN ('dependency', 'own_release'," \
+	"    'combination', 'unexplained', 'change'))," \
+	"  key TEXT NOT NULL," \
+	"  summary TEXT NOT NULL," \
+	"  record TEXT NOT NULL" \
+	");" \
+	"INSERT INTO triage_incidents_12 SELECT * FROM triage_incidents;" \
+	"DROP TABLE triage_incidents;" \
+	"ALTER TABLE triage_incidents_12 RENAME TO triage_incidents;" \
+	"CREATE INDEX triage_incidents_by_state ON triage_incidents(state, id);"
+
 /* ---- reads of the campaign's and the update step's records ---- */
 
 /* The cycles with a campaign run (smoke runs left out), oldest first: a
