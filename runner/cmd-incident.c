@@ -105,6 +105,29 @@ print_engine(const char *engine, const json_t *e)
 		    (long long)json_integer_value(json_object_get(c, "total")));
 }
 
+/* A commit that broke an engine: what it changed, the review it came
+ * in by. */
+static void
+print_commit(const json_t *x)
+{
+	json_t *p;
+	size_t i;
+
+	printf("culprit:  commit %s \"%s\"\n", quote_str(jsonget_str(x,
+	    "commit")), quote_msg(jsonget_str(x, "summary")));
+	if (json_integer_value(json_object_get(x, "review")) > 0)
+		printf("          came in by review %lld (warden review show "
+		    "%lld)\n", (long long)json_integer_value(json_object_get(x,
+		    "review")), (long long)json_integer_value(json_object_get(x,
+		    "review")));
+	else
+		printf("          came in without a review\n");
+	printf("          changed:");
+	json_array_foreach(json_object_get(x, "paths"), i, p)
+		printf("%s %s", i ? "," : "", quote_str(json_string_value(p)));
+	printf("\n");
+}
+
 static void
 print_show(const json_t *o)
 {
@@ -120,11 +143,15 @@ print_show(const json_t *o)
 	    quote_str(jsonget_str(o, "opened")), quote_str(jsonget_str(o,
 	    "cycle")), quote_str(jsonget_str(o, "last_cycle")));
 	json_array_foreach(json_object_get(rec, "culprits"), i, x)
-		printf("culprit:  %s %s \u2192 %s\n", quote_str(jsonget_str(x,
-		    "package")), json_is_string(json_object_get(x, "from")) ?
-		    quote_str(jsonget_str(x, "from")) : "(none)",
-		    json_is_string(json_object_get(x, "to")) ?
-		    quote_str(jsonget_str(x, "to")) : "(removed)");
+		if (json_is_string(json_object_get(x, "commit")))
+			print_commit(x);
+		else
+			printf("culprit:  %s %s \u2192 %s\n",
+			    quote_str(jsonget_str(x, "package")),
+			    json_is_string(json_object_get(x, "from")) ?
+			    quote_str(jsonget_str(x, "from")) : "(none)",
+			    json_is_string(json_object_get(x, "to")) ?
+			    quote_str(jsonget_str(x, "to")) : "(removed)");
 	printf("engines: ");
 	json_array_foreach(json_object_get(rec, "engines"), i, x)
 		printf(" %s", quote_str(json_string_value(x)));

@@ -50,7 +50,23 @@ str_or(const json_t *v, const char *dflt)
 	return json_is_string(v) ? quote_msg(json_string_value(v)) : dflt;
 }
 
-/* "shared 1.0 → 2.0 and tok 1.0 → 1.1" */
+/* "commit 1a2b3c4 (review 3) "subject": adapters/engines/x.json" */
+static void
+print_commit(const json_t *x)
+{
+	json_t *p;
+	size_t i;
+
+	printf("commit %.7s", str_or(json_object_get(x, "commit"), "?"));
+	if (json_integer_value(json_object_get(x, "review")) > 0)
+		printf(" (review %lld)", (long long)json_integer_value(
+		    json_object_get(x, "review")));
+	printf(" \"%s\":", str_or(json_object_get(x, "summary"), ""));
+	json_array_foreach(json_object_get(x, "paths"), i, p)
+		printf("%s %s", i ? "," : "", str_or(p, "?"));
+}
+
+/* "shared 1.0 → 2.0 and tok 1.0 → 1.1", or print_commit() */
 static void
 print_culprits(const json_t *culprits)
 {
@@ -58,10 +74,14 @@ print_culprits(const json_t *culprits)
 	size_t i;
 
 	json_array_foreach((json_t *)culprits, i, x)
-		printf("%s%s %s \u2192 %s", i ? " and " : "",
-		    str_or(json_object_get(x, "package"), "?"),
-		    str_or(json_object_get(x, "from"), "(none)"),
-		    str_or(json_object_get(x, "to"), "(removed)"));
+		if (json_is_string(json_object_get(x, "commit"))) {
+			printf("%s", i ? " and " : "");
+			print_commit(x);
+		} else
+			printf("%s%s %s \u2192 %s", i ? " and " : "",
+			    str_or(json_object_get(x, "package"), "?"),
+			    str_or(json_object_get(x, "from"), "(none)"),
+			    str_or(json_object_get(x, "to"), "(removed)"));
 }
 
 static void
@@ -98,6 +118,14 @@ print_search(const json_t *s)
 		    "incident")));
 		return;
 	}
+	if (strcmp(kind, "commit") == 0) {
+		printf("  culprit: ");
+		print_culprits(json_object_get(s, "culprits"));
+		printf("\n  confirmed in %lld smoke run%s of official's trees "
+		    "(at most %lld): healthy at its parent, failing at it\n",
+		    (long long)runs, runs == 1 ? "" : "s", (long long)bound);
+		return;
+	}
 	if (strcmp(kind, "single") == 0 || strcmp(kind, "own_release") == 0 ||
 	    strcmp(kind, "combination") == 0) {
 		printf("  culprit: %s", strcmp(kind, "own_release") == 0 ?
@@ -111,6 +139,11 @@ print_search(const json_t *s)
 	}
 	printf("  no culprit confirmed (%s): %s\n", kind,
 	    str_or(json_object_get(s, "why"), "-"));
+	if (json_object_get(s, "commits") != NULL)
+		printf("  commits on official: %s: %s\n", str_or(
+		    json_object_get(json_object_get(s, "commits"), "kind"), "?"),
+		    str_or(json_object_get(json_object_get(s, "commits"),
+		    "why"), "-"));
 	if (json_array_size(json_object_get(s, "culprits")) > 0) {
 		printf("  smallest failing set so far: ");
 		print_culprits(json_object_get(s, "culprits"));
@@ -148,7 +181,7 @@ print_report(struct store *store, const struct triage_result *res)
 {
 	const json_t *r = res->report, *engines, *e, *x;
 	const char *engine, *status;
-	size_t nb = 0, nh = 0, i;
+	size_t nb = 0, nh = 0, i, n;
 
 	if (res->cycle == NULL) {
 		printf("%s\n", str_or(json_object_get(r, "why"), "nothing to "
@@ -168,11 +201,16 @@ print_report(struct store *store, const struct triage_result *res)
 	json_array_foreach(res->broken, i, x) {
 		engine = json_string_value(x);
 		e = json_object_get(engines, engine);
-		printf("%s: broken (healthy in %s); %zu package%s changed\n",
+		printf("%s: broken (healthy in %s); %zu package%s changed",
 		    engine, str_or(json_object_get(e, "good_cycle"), "?"),
 		    json_object_size(json_object_get(e, "changes")),
 		    json_object_size(json_object_get(e, "changes")) == 1 ? "" :
 		    "s");
+		n = json_array_size(json_object_get(e, "commits"));
+		if (n > 0)
+			printf(", %zu commit%s on official changed what it runs "
+			    "with", n, n == 1 ? "" : "s");
+		printf("\n");
 		if (json_array_size(json_object_get(json_object_get(r,
 		    "suspects"), engine)) > 0)
 			print_suspects(json_object_get(json_object_get(r,

@@ -63,14 +63,34 @@ cell_json(const json_t *s)
 	    "log_path", json_object_get(s, "log_path"));
 }
 
+/* The commit of the repository a campaign run ran from, when it ran
+ * from a clean checkout (what it ran with is then that commit's tree),
+ * else null. */
+static json_t *
+run_commit(struct store *store, const char *run_id, struct werr **err)
+{
+	json_t *run = NULL, *prov, *commit, *out = json_null();
+
+	if ((*err = store_campaign_run_json(store, run_id, &run)) != NULL)
+		return out;
+	prov = json_object_get(run, "provenance");
+	commit = json_object_get(prov, "repo_commit");
+	if (json_is_false(json_object_get(prov, "repo_dirty")) &&
+	    json_string_length(commit) == 40)
+		out = json_incref(commit);
+	json_decref(run);
+	return out;
+}
+
 /*
  * The engines of one cycle: {ENGINE: {"cells": {KEY: sweep}}}, the
- * newest run's sweep per cell.
+ * newest run's sweep per cell, each with "run_commit" (run_commit()).
  */
 static struct werr *
 cycle_cells(json_t **out, struct store *store, const char *cycle)
 {
 	json_t *runs = NULL, *engines = json_object(), *sweeps, *s, *e, *run;
+	json_t *commit;
 	struct werr *err;
 	const char *engine;
 	size_t i, k;
@@ -83,7 +103,13 @@ cycle_cells(json_t **out, struct store *store, const char *cycle)
 		if ((err = store_campaign_sweeps_json(store,
 		    json_string_value(run), &sweeps)) != NULL)
 			goto out;
+		commit = run_commit(store, json_string_value(run), &err);
+		if (err != NULL) {
+			json_decref(sweeps);
+			goto out;
+		}
 		json_array_foreach(sweeps, k, s) {
+			json_object_set(s, "run_commit", commit);
 			engine = json_string_value(json_object_get(s, "engine"));
 			if ((e = json_object_get(engines, engine)) == NULL) {
 				e = json_pack("{s:{}}", "cells");
@@ -93,6 +119,7 @@ cycle_cells(json_t **out, struct store *store, const char *cycle)
 			json_object_set(json_object_get(e, "cells"), key, s);
 			free(key);
 		}
+		json_decref(commit);
 		json_decref(sweeps);
 	}
 out:
@@ -107,13 +134,13 @@ out:
 
 /*
  * Judge each engine of a cycle's cells: "healthy" (every cell that ran
- * passed), "broken"; its failing cells, and the manifest its newest
- * sweep ran (null when none was recorded).
+ * passed), "broken"; its failing cells, and the manifest and the
+ * commit its newest sweep ran (null when none was recorded).
  */
 static void
 judge(json_t *engines, const struct policy *pol)
 {
-	json_t *e, *cells, *s, *failing, *manifest;
+	json_t *e, *cells, *s, *failing, *manifest, *commit;
 	const char *engine, *key, *newest;
 	int pass, ran;
 
@@ -121,6 +148,7 @@ judge(json_t *engines, const struct policy *pol)
 		cells = json_object_get(e, "cells");
 		failing = json_array();
 		manifest = NULL;
+		commit = NULL;
 		newest = NULL;
 		ran = 0;
 		json_object_foreach(cells, key, s) {
@@ -138,6 +166,7 @@ judge(json_t *engines, const struct policy *pol)
 				newest = started;
 				manifest = json_object_get(json_object_get(s,
 				    "provenance"), "engine_manifest");
+				commit = json_object_get(s, "run_commit");
 			}
 		}
 		json_object_set_new(e, "status", json_string(ran == 0 ? "none" :
@@ -146,6 +175,8 @@ judge(json_t *engines, const struct policy *pol)
 		json_object_set_new(e, "cell_count", json_integer(ran));
 		json_object_set(e, "manifest", json_is_object(manifest) ?
 		    manifest : json_null());
+		json_object_set(e, "commit", commit != NULL ? commit :
+		    json_null());
 		json_object_del(e, "cells");
 	}
 }
@@ -231,6 +262,8 @@ baselines(struct triage_ctx *c, const json_t *cycles, size_t t)
 			json_object_set_new(e, "good_cycle", json_string(cy));
 			json_object_set_new(e, "good_manifest", manifest_brief(
 			    json_object_get(prev, "manifest")));
+			json_object_set(e, "good_commit", json_object_get(prev,
+			    "commit"));
 		}
 		json_decref(earlier);
 		earlier = NULL;

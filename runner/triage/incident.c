@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <git2.h>
+
 #include "manifest.h"
 #include "review.h"
 #include "store-review.h"
@@ -58,10 +60,14 @@ culprit_key(const char *kind, const char *engine, const json_t *culprits)
 	if (strcmp(kind, "dependency") != 0 && strcmp(kind, "combination") != 0)
 		buf_printf(&b, "%s:", engine);
 	json_array_foreach((json_t *)culprits, i, x)
-		buf_printf(&b, "%s%s=%s", i ? "+" : "",
-		    json_string_value(json_object_get(x, "package")),
-		    json_string_value(json_object_get(x, "to")) ?
-		    json_string_value(json_object_get(x, "to")) : "-");
+		if (json_is_string(json_object_get(x, "commit")))
+			buf_printf(&b, "%s%s", i ? "+" : "", json_string_value(
+			    json_object_get(x, "commit")));
+		else
+			buf_printf(&b, "%s%s=%s", i ? "+" : "",
+			    json_string_value(json_object_get(x, "package")),
+			    json_string_value(json_object_get(x, "to")) ?
+			    json_string_value(json_object_get(x, "to")) : "-");
 	return buf_detach(&b);
 }
 
@@ -76,6 +82,8 @@ incident_kind(const char *search)
 	if (strcmp(search, "own_release") == 0 ||
 	    strcmp(search, "own_release_unconfirmed") == 0)
 		return "own_release";
+	if (strcmp(search, "commit") == 0)
+		return "change";
 	return "unexplained";
 }
 
@@ -96,6 +104,11 @@ healthy_with(const struct triage_ctx *c, const json_t *culprits)
 		json_array_foreach((json_t *)culprits, i, x) {
 			pkg = json_string_value(json_object_get(x, "package"));
 			to = json_string_value(json_object_get(x, "to"));
+			if (pkg == NULL) {
+				/* a commit: it changed this engine alone */
+				all = 0;
+				break;
+			}
 			ch = json_object_get(json_object_get(e, "changes"), pkg);
 			nv = json_string_value(json_object_get(ch, "new"));
 			if (to == NULL || nv == NULL || strcmp(to, nv) != 0)
@@ -124,8 +137,9 @@ engine_entry(const struct triage_ctx *c, const char *engine, const json_t *s)
 	size_t i;
 
 	json_array_foreach(json_object_get(s, "culprits"), i, x)
-		json_object_set(from, json_string_value(json_object_get(x,
-		    "package")), json_object_get(x, "from"));
+		if (json_is_string(json_object_get(x, "package")))
+			json_object_set(from, json_string_value(json_object_get(x,
+			    "package")), json_object_get(x, "from"));
 	o = json_pack("{s:s, s:o}", "cycle", c->cycle, "from", from);
 	json_object_set(o, "search", or_null(json_object_get(s, "kind")));
 	json_object_set_new(o, "runs", json_integer(json_integer_value(
@@ -147,9 +161,8 @@ engine_entry(const struct triage_ctx *c, const char *engine, const json_t *s)
 	return o;
 }
 
-/* "enga, engb and engc". Caller frees. */
-static char *
-names(const json_t *engines)
+char *
+triage_engine_names(const json_t *engines)
 {
 	struct buf b = BUF_INIT;
 	size_t i, n = json_array_size(engines);
@@ -160,7 +173,21 @@ names(const json_t *engines)
 	return buf_detach(&b);
 }
 
-/* "shared 1.0 → 2.0 (and tok 1.0 → 1.1)". */
+/* "commit 1a2b3c4 (review 3: "subject")" */
+static void
+commit_text(struct buf *b, const json_t *x)
+{
+	json_int_t review = json_integer_value(json_object_get(x, "review"));
+
+	buf_printf(b, "commit %.7s (", json_string_value(json_object_get(x,
+	    "commit")));
+	if (review > 0)
+		buf_printf(b, "review %lld: ", (long long)review);
+	buf_printf(b, "\"%s\")", json_string_value(json_object_get(x,
+	    "summary")));
+}
+
+/* "shared 1.0 → 2.0 (and tok 1.0 → 1.1)", or commit_text(). */
 static void
 culprits_text(struct buf *b, const json_t *culprits)
 {
@@ -168,12 +195,16 @@ culprits_text(struct buf *b, const json_t *culprits)
 	size_t i;
 
 	json_array_foreach((json_t *)culprits, i, x)
-		buf_printf(b, "%s%s %s → %s", i ? " together with " : "",
-		    json_string_value(json_object_get(x, "package")),
-		    json_string_value(json_object_get(x, "from")) ?
-		    json_string_value(json_object_get(x, "from")) : "(none)",
-		    json_string_value(json_object_get(x, "to")) ?
-		    json_string_value(json_object_get(x, "to")) : "(removed)");
+		if (json_is_string(json_object_get(x, "commit"))) {
+			buf_puts(b, i ? " together with " : "");
+			commit_text(b, x);
+		} else
+			buf_printf(b, "%s%s %s → %s", i ? " together with " : "",
+			    json_string_value(json_object_get(x, "package")),
+			    json_string_value(json_object_get(x, "from")) ?
+			    json_string_value(json_object_get(x, "from")) : "(none)",
+			    json_string_value(json_object_get(x, "to")) ?
+			    json_string_value(json_object_get(x, "to")) : "(removed)");
 }
 
 static char *
@@ -181,7 +212,7 @@ summary_of(const char *kind, const json_t *culprits, const json_t *engines,
     const json_t *why)
 {
 	struct buf b = BUF_INIT;
-	char *who = names(engines);
+	char *who = triage_engine_names(engines);
 
 	if (strcmp(kind, "own_release") == 0) {
 		buf_printf(&b, "%s broke with its own release ", who);
@@ -238,6 +269,7 @@ open_state(const char *search, const json_t *s, const json_t *per_engine,
 	struct buf b = BUF_INIT;
 	const char *why = json_string_value(json_object_get(s, "why"));
 	const json_t *culprits = json_object_get(s, "culprits");
+	const json_t *x;
 	const char *state;
 
 	if (strcmp(search, "single") == 0 || strcmp(search, "combination") == 0) {
@@ -248,6 +280,14 @@ open_state(const char *search, const json_t *s, const json_t *per_engine,
 		culprit_versions(&b, culprits, 0);
 		buf_puts(&b, json_array_size(culprits) > 1 ? " together, "
 		    "healthy with any one of them alone" : " alone");
+		runs_text(&b, per_engine);
+	} else if (strcmp(search, "commit") == 0) {
+		state = "confirmed";
+		x = json_array_get(culprits, 0);
+		buf_printf(&b, "confirmed by smoke runs of official's trees: "
+		    "healthy at %.7s, its parent, failing at %.7s",
+		    json_string_value(json_object_get(x, "parent")),
+		    json_string_value(json_object_get(x, "commit")));
 		runs_text(&b, per_engine);
 	} else if (strcmp(search, "own_release") == 0) {
 		state = "upstream";
@@ -292,149 +332,6 @@ find_open(int64_t *id, json_t **inc, struct store *store, const char *key)
 	return NULL;
 }
 
-/* The smoke runs that confirmed an incident, attached to the review of
- * its pin as evidence (kind "triage-smoke"), once: a run resumed after a
- * kill finds them there. */
-static struct werr *
-attach_smoke(struct triage_ctx *c, int64_t review, int64_t id,
-    const json_t *rec)
-{
-	json_t *have = NULL, *smoke = NULL, *body = NULL, *x;
-	struct werr *err;
-	size_t i;
-
-	if ((err = store_review_evidence(c->o->store, review, &have)) != NULL)
-		return err;
-	json_array_foreach(have, i, x)
-		if (strcmp(json_string_value(json_object_get(x, "kind")) ?
-		    json_string_value(json_object_get(x, "kind")) : "",
-		    "triage-smoke") == 0)
-			goto out;
-	if ((err = triage_record_smoke(&smoke, c->o->store, rec)) != NULL)
-		goto out;
-	body = json_pack("{s:I, s:O?, s:O}", "incident", (json_int_t)id,
-	    "culprits", json_object_get(rec, "culprits"), "smoke", smoke);
-	err = review_add_evidence(c->o->store, review, "triage-smoke", body);
-out:
-	json_decref(body);
-	json_decref(have);
-	json_decref(smoke);
-	return err;
-}
-
-/* Propose the pins of a confirmed incident for engines (all of its
- * engines, or those just added), and record the proposal. */
-static struct werr *
-propose(struct triage_ctx *c, int64_t id, json_t *rec, const json_t *engines)
-{
-	json_t *pins = json_object(), *x, *gate = NULL, *e, *edits, *props;
-	const char *pkg, *from;
-	struct buf note = BUF_INIT;
-	struct store_incident_save sv;
-	struct werr *err;
-	int64_t review = 0;
-	size_t i, k;
-	char *who = names(engines), *reason;
-
-	buf_printf(&note, "triage: incident %lld: pin", (long long)id);
-	json_array_foreach(json_object_get(rec, "culprits"), k, x) {
-		pkg = json_string_value(json_object_get(x, "package"));
-		json_array_foreach((json_t *)engines, i, e) {
-			from = json_string_value(json_object_get(json_object_get(
-			    json_object_get(json_object_get(rec, "per_engine"),
-			    json_string_value(e)), "from"), pkg));
-			if (from == NULL)
-				from = json_string_value(json_object_get(x, "from"));
-			if ((edits = json_object_get(pins, json_string_value(e)))
-			    == NULL) {
-				edits = json_object();
-				json_object_set_new(pins, json_string_value(e),
-				    edits);
-			}
-			json_object_set_new(edits, pkg, json_pack("s++", pkg, "==",
-			    from));
-		}
-		buf_printf(&note, "%s %s==%s", k ? "," : "", pkg,
-		    json_string_value(json_object_get(x, "from")));
-	}
-	buf_printf(&note, " in %s", who);
-	triage_progress(c, "propose", NULL, 0, 0, "incident %lld: proposing "
-	    "the pin in %s", (long long)id, who);
-	if ((err = triage_propose(&review, &gate, c, pins,
-	    buf_cstr(&note))) != NULL ||
-	    (review > 0 && (err = attach_smoke(c, review, id, rec)) != NULL))
-		goto out;
-	props = json_object_get(rec, "proposals");
-	if (props == NULL) {
-		props = json_array();
-		json_object_set_new(rec, "proposals", props);
-	}
-	json_array_append_new(props, json_pack("{s:s, s:O, s:o, s:o}",
-	    "note", buf_cstr(&note), "pins", pins, "review", review > 0 ?
-	    json_integer(review) : json_null(), "gate", gate ? gate :
-	    json_null()));
-	gate = NULL;
-	if (review > 0)
-		json_array_append_new(json_object_get(c->report, "reviews"),
-		    json_integer(review));
-	reason = review > 0 ? xasprintf("pin proposed for %s in review %lld",
-	    who, (long long)review) : xasprintf("pin for %s not queued: the "
-	    "gate refused it or nothing was left to change", who);
-	memset(&sv, 0, sizeof(sv));
-	sv.id = id;
-	sv.record = rec;
-	sv.reason = reason;
-	sv.journal_kind = "incident.updated";
-	err = store_triage_incident_save(c->o->store, &sv, NULL);
-	free(reason);
-out:
-	json_decref(pins);
-	json_decref(gate);
-	buf_free(&note);
-	free(who);
-	return err;
-}
-
-/* Is engine named in one of the record's proposals? */
-static int
-proposed(const json_t *rec, const char *engine)
-{
-	json_t *p;
-	size_t i;
-
-	json_array_foreach(json_object_get(rec, "proposals"), i, p)
-		if (json_object_get(json_object_get(p, "pins"), engine) != NULL)
-			return 1;
-	return 0;
-}
-
-struct werr *
-triage_incident_propose_missing(struct triage_ctx *c, int64_t id)
-{
-	json_t *inc = NULL, *rec, *missing = json_array(), *e;
-	const char *state;
-	struct werr *err;
-	size_t i;
-
-	if ((err = store_triage_incident_get(c->o->store, id, &inc)) != NULL ||
-	    inc == NULL)
-		goto out;
-	state = json_string_value(json_object_get(inc, "state"));
-	rec = json_object_get(inc, "record");
-	if (strcmp(state, "confirmed") != 0 ||
-	    json_array_size(json_object_get(rec, "culprits")) == 0)
-		goto out;
-	json_array_foreach(json_object_get(rec, "engines"), i, e)
-		if (!proposed(rec, json_string_value(e)))
-			json_array_append(missing, e);
-	if (json_array_size(missing) > 0)
-		err = propose(c, id, rec, missing);
-out:
-	json_decref(inc);
-	json_decref(missing);
-	return err;
-}
-
 /* A group of engines with one culprit (or one engine alone). */
 struct group {
 	char *key;
@@ -472,7 +369,7 @@ open_group(struct triage_ctx *c, struct group *g)
 			json_object_set(json_object_get(rec, "per_engine"),
 			    engine, v);
 		}
-		who = names(added);
+		who = triage_engine_names(added);
 		summary = summary_of(g->kind, json_object_get(rec, "culprits"),
 		    json_object_get(rec, "engines"), json_object_get(g->first,
 		    "why"));
@@ -595,11 +492,29 @@ still_there(const json_t *culprits, const json_t *manifest)
 	return 1;
 }
 
+/* Is the culprit commit in the history the engine ran from now? */
+static int
+commit_still_in(const struct triage_ctx *c, const json_t *culprits,
+    const json_t *e)
+{
+	const char *culprit = json_string_value(json_object_get(
+	    json_array_get(culprits, 0), "commit"));
+	const char *now = json_string_value(json_object_get(e, "commit"));
+	git_oid a, b;
+
+	if (culprit == NULL || now == NULL || git_oid_fromstr(&a, culprit) < 0 ||
+	    git_oid_fromstr(&b, now) < 0)
+		return 0;
+	return git_oid_equal(&a, &b) ||
+	    git_graph_descendant_of(c->o->repo, &b, &a) == 1;
+}
+
 struct werr *
 triage_incident_covering(int64_t *id, struct triage_ctx *c, const char *engine)
 {
 	json_t *all = NULL, *row, *rec, *mine, *e = json_object_get(c->engines,
 	    engine);
+	const char *kind;
 	struct werr *err;
 	size_t i;
 
@@ -612,11 +527,14 @@ triage_incident_covering(int64_t *id, struct triage_ctx *c, const char *engine)
 		    !has(json_object_get(rec, "engines"), engine))
 			continue;
 		mine = json_object_get(json_object_get(rec, "per_engine"), engine);
-		if (strcmp(json_string_value(json_object_get(row, "kind")),
-		    "unexplained") == 0 ? json_equal(json_object_get(mine,
-		    "bad_manifest"), json_object_get(json_object_get(e,
-		    "manifest"), "id")) : still_there(json_object_get(rec,
-		    "culprits"), json_object_get(e, "manifest"))) {
+		kind = json_string_value(json_object_get(row, "kind"));
+		if (strcmp(kind, "unexplained") == 0 ? json_equal(
+		    json_object_get(mine, "bad_manifest"), json_object_get(
+		    json_object_get(e, "manifest"), "id")) :
+		    strcmp(kind, "change") == 0 ? commit_still_in(c,
+		    json_object_get(rec, "culprits"), e) :
+		    still_there(json_object_get(rec, "culprits"),
+		    json_object_get(e, "manifest"))) {
 			*id = json_integer_value(json_object_get(row, "id"));
 			break;
 		}

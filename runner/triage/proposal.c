@@ -1,8 +1,9 @@
 /*
  * proposal.c - triage's fixes as patches: pins set in (or lifted from)
- * the affected adapters of the official tip, queued through the
- * allowlist gate into the review queue with source triage, exactly as a
- * maintainer's `warden patch submit` would be. See triage-private.h
+ * the affected adapters of the official tip, or the revert of a commit
+ * that broke an engine, queued through the allowlist gate into the
+ * review queue with source triage, exactly as a maintainer's `warden
+ * patch submit` would be. See triage-private.h
  * (triage_propose).
  *
  * The patch is made from the official tip's adapter files with libgit2
@@ -187,17 +188,131 @@ already_queued(int64_t *id, struct store *store, const char *note)
 	return NULL;
 }
 
+/* The official tip as a review's base. */
+static struct werr *
+official_base(struct review_base *base, struct triage_ctx *c)
+{
+	char *ref = xasprintf("refs/heads/%s", c->o->policy->official_branch);
+	struct werr *err = review_base_open(base, c->o->repo, ref);
+
+	free(ref);
+	return err;
+}
+
+/* Queue patch (against base) as triage's change, through the gate:
+ * *gate says what the gate found, *review is 0 when it refused. */
+static struct werr *
+submit(int64_t *review, json_t **gate, struct triage_ctx *c,
+    struct review_base *base, const struct buf *patch, const char *note)
+{
+	struct review_submission sub;
+	struct allowlist_report rep;
+	struct werr *err;
+
+	allowlist_report_init(&rep);
+	memset(&sub, 0, sizeof(sub));
+	sub.source = "triage";
+	sub.author = TRIAGE_AUTHOR;
+	sub.note = note;
+	sub.patch = buf_cstr(patch);
+	sub.len = patch->len;
+	err = review_submit(review, &rep, c->o->store, c->o->repo, base, &sub);
+	if (err == NULL)
+		*gate = review_report_json(&rep);
+	allowlist_report_free(&rep);
+	return err;
+}
+
+/* The patch that reverts commit on base's tree (git revert, in memory):
+ * empty when it would change nothing; *conflict when it does not apply
+ * cleanly. */
+static struct werr *
+revert_patch(struct buf *patch, int *conflict, git_repository *repo,
+    const struct review_base *base, const git_oid *commit_id)
+{
+	git_commit *culprit = NULL, *tip = NULL;
+	git_index *index = NULL;
+	git_tree *old = NULL, *new = NULL;
+	git_diff *diff = NULL;
+	git_buf text = { NULL, 0, 0 };
+	struct werr *err = NULL;
+	git_oid tree_id;
+
+	*conflict = 0;
+	if (git_commit_lookup(&culprit, repo, commit_id) < 0 ||
+	    git_commit_lookup(&tip, repo, &base->commit) < 0 ||
+	    git_revert_commit(&index, repo, culprit, tip, 0, NULL) < 0) {
+		err = werr_git("cannot revert commit %s on %s",
+		    git_oid_tostr_s(commit_id), base->rev);
+		goto out;
+	}
+	if (git_index_has_conflicts(index)) {
+		*conflict = 1;
+		goto out;
+	}
+	if (git_index_write_tree_to(&tree_id, index, repo) < 0 ||
+	    git_tree_lookup(&old, repo, &base->tree) < 0 ||
+	    git_tree_lookup(&new, repo, &tree_id) < 0 ||
+	    git_diff_tree_to_tree(&diff, repo, old, new, NULL) < 0 ||
+	    git_diff_to_buf(&text, diff, GIT_DIFF_FORMAT_PATCH) < 0)
+		err = werr_git("cannot make the revert of %s as a patch",
+		    git_oid_tostr_s(commit_id));
+	else
+		buf_add(patch, text.ptr, text.size);
+out:
+	git_buf_dispose(&text);
+	git_diff_free(diff);
+	git_tree_free(old);
+	git_tree_free(new);
+	git_index_free(index);
+	git_commit_free(tip);
+	git_commit_free(culprit);
+	return err;
+}
+
+struct werr *
+triage_propose_revert(int64_t *review, json_t **gate, struct triage_ctx *c,
+    const char *commit, const char *note)
+{
+	struct review_base base;
+	struct buf patch = BUF_INIT;
+	struct werr *err;
+	git_oid id;
+	int conflict;
+
+	*review = 0;
+	*gate = NULL;
+	if (git_oid_fromstr(&id, commit) < 0)
+		return werr_new(WEXIT_INPUT, "'%s' is not a commit id", commit);
+	if ((err = already_queued(review, c->o->store, note)) != NULL ||
+	    *review != 0)
+		return err;
+	if ((err = official_base(&base, c)) != NULL)
+		return err;
+	if ((err = revert_patch(&patch, &conflict, c->o->repo, &base, &id))
+	    != NULL)
+		goto out;
+	if (conflict || patch.len == 0)
+		*gate = json_pack("{s:b, s:s}", "ok", 0, "why", conflict ?
+		    "its revert does not apply cleanly to the official tip: "
+		    "later commits changed the same lines" : "nothing to "
+		    "change: the official tip no longer has what it changed");
+	else
+		err = submit(review, gate, c, &base, &patch, note);
+out:
+	review_base_free(&base);
+	buf_free(&patch);
+	return err;
+}
+
 struct werr *
 triage_propose(int64_t *review, json_t **gate, struct triage_ctx *c,
     const json_t *pins, const char *note)
 {
-	struct review_submission sub;
-	struct allowlist_report rep;
 	struct review_base base;
 	struct buf patch = BUF_INIT;
 	json_t *skipped = json_array();
 	struct werr *err;
-	char *ref;
 
 	*review = 0;
 	*gate = NULL;
@@ -206,14 +321,10 @@ triage_propose(int64_t *review, json_t **gate, struct triage_ctx *c,
 		json_decref(skipped);
 		return err;
 	}
-	ref = xasprintf("refs/heads/%s", c->o->policy->official_branch);
-	err = review_base_open(&base, c->o->repo, ref);
-	free(ref);
-	if (err != NULL) {
+	if ((err = official_base(&base, c)) != NULL) {
 		json_decref(skipped);
 		return err;
 	}
-	allowlist_report_init(&rep);
 	if ((err = make_patch(&patch, skipped, c->o->repo, &base.tree,
 	    pins)) != NULL)
 		goto out;
@@ -223,20 +334,10 @@ triage_propose(int64_t *review, json_t **gate, struct triage_ctx *c,
 		    "skipped", skipped);
 		goto out;
 	}
-	memset(&sub, 0, sizeof(sub));
-	sub.source = "triage";
-	sub.author = TRIAGE_AUTHOR;
-	sub.note = note;
-	sub.patch = buf_cstr(&patch);
-	sub.len = patch.len;
-	err = review_submit(review, &rep, c->o->store, c->o->repo, &base, &sub);
-	if (err == NULL) {
-		*gate = review_report_json(&rep);
-		if (json_array_size(skipped) > 0)
-			json_object_set(*gate, "skipped", skipped);
-	}
+	err = submit(review, gate, c, &base, &patch, note);
+	if (err == NULL && json_array_size(skipped) > 0)
+		json_object_set(*gate, "skipped", skipped);
 out:
-	allowlist_report_free(&rep);
 	review_base_free(&base);
 	buf_free(&patch);
 	json_decref(skipped);

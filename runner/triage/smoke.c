@@ -5,7 +5,9 @@
  * pinned to other versions, then a small campaign of the engine from
  * that environment (policy triage.smoke: its levels and prompts, over
  * the models and splits of its failing cells), and the verdict recorded
- * with what was pinned and the log tail. See triage-private.h. The
+ * with what was pinned and the log tail. A run for a commit of official
+ * (commits.c) reads that commit's tree, checked out beside the scratch
+ * environment (.warden/triage/RUN/ENGINE@tree), and its policy. See triage-private.h. The
  * build and the campaign run what no maintainer approved: both in the
  * sandbox (update.h ctx->untrusted, campaign.h untrusted), both checked
  * by the post-run guard (sandbox/guard.h).
@@ -24,6 +26,8 @@
 #include "campaign.h"
 #include "engine.h"
 #include "manifest.h"
+#include "policy.h"
+#include "repo.h"
 #include "sandbox/guard.h"
 #include "sha256.h"
 #include "store-campaign.h"
@@ -35,6 +39,16 @@
 
 #define SMOKE_LOG_TAIL_BYTES 2000
 
+/* What a smoke run reads its adapters, profiles, policy and workloads
+ * from: the repository (dir NULL), or a checkout of a commit of
+ * official. */
+struct tree {
+	char *dir;
+	char *label;
+	struct policy *policy;		/* that commit's (trusted: on
+					   official) */
+};
+
 static char *
 scratch_dir(const struct triage_ctx *c, const char *engine)
 {
@@ -42,13 +56,61 @@ scratch_dir(const struct triage_ctx *c, const char *engine)
 	    (long long)c->run_id, engine);
 }
 
+/* Where a commit's tree is checked out for engine's smoke runs. */
+static char *
+tree_dir(const struct triage_ctx *c, const char *engine)
+{
+	return xasprintf("%s/.warden/triage/%lld/%s@tree", c->o->repo_root,
+	    (long long)c->run_id, engine);
+}
+
 void
 triage_smoke_cleanup(struct triage_ctx *c, const char *engine)
 {
-	char *dir = scratch_dir(c, engine);
+	char *dir = scratch_dir(c, engine), *tree = tree_dir(c, engine);
 
 	werr_free(path_remove_tree(dir));
+	werr_free(path_remove_tree(tree));
 	free(dir);
+	free(tree);
+}
+
+static void
+tree_free(struct tree *t)
+{
+	free(t->dir);
+	free(t->label);
+	policy_free(t->policy);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Check out commit (r->tree_commit) of official for engine's smoke run,
+ * over the checkout of an earlier run, with its policy. A commit that is
+ * gone or whose policy does not load is an error: triage found it on
+ * official.
+ */
+static struct werr *
+tree_open(struct tree *t, struct triage_ctx *c, const char *engine,
+    const char *hex)
+{
+	git_commit *commit = NULL;
+	struct werr *err = NULL;
+	git_oid id;
+
+	memset(t, 0, sizeof(*t));
+	t->dir = tree_dir(c, engine);
+	t->label = xasprintf("official at %.12s", hex);
+	if ((err = path_remove_tree(t->dir)) != NULL)
+		return err;
+	if (git_oid_fromstr(&id, hex) < 0 ||
+	    git_commit_lookup(&commit, c->o->repo, &id) < 0)
+		return werr_git("no commit %s in the repository", hex);
+	if ((err = repo_tree_materialize(c->o->repo, git_commit_tree_id(commit),
+	    t->dir)) == NULL)
+		err = policy_load_commit(&t->policy, c->o->repo, commit, hex);
+	git_commit_free(commit);
+	return err;
 }
 
 /* The roster to smoke engine in: the default one when it has it. */
@@ -127,7 +189,9 @@ struct outcome {
 	char *log_tail;
 	char *run_id;
 	int64_t manifest_id;
+	int built;			/* a scratch environment to run from */
 };
+
 
 /*
  * Build the scratch environment, in the sandbox as policy agent.sandbox
@@ -171,6 +235,7 @@ build(struct outcome *o, struct triage_ctx *c, const struct triage_smoke_req *r,
 		update_build_result_free(&res);
 		return NULL;
 	}
+	o->built = 1;
 	if ((missed = pins_missed(res.manifest, r->pins)) != NULL) {
 		o->verdict = "build_failed";
 		o->detail = missed;
@@ -257,12 +322,13 @@ judge(struct outcome *o, const json_t *sweeps, const struct triage_ctx *c)
 static struct werr *
 campaign(struct outcome *o, struct triage_ctx *c,
     const struct triage_smoke_req *r, const char *dir,
-    const struct sandbox_guard *guard)
+    const struct tree *t, const struct sandbox_guard *guard)
 {
 	const char *engines[2] = { r->engine, NULL };
 	const char **models = distinct(r->cells, "model");
 	const char **splits = distinct(r->cells, "split");
-	const struct policy *pol = c->o->policy;
+	const struct policy *pol = t->policy != NULL ? t->policy :
+	    c->o->policy;
 	struct campaign_env env;
 	struct campaign_opts co;
 	json_t *sweeps = NULL;
@@ -280,11 +346,17 @@ campaign(struct outcome *o, struct triage_ctx *c,
 	co.concurrency = pol->triage.smoke_concurrency;
 	co.n_concurrency = pol->triage.smoke_n_concurrency;
 	co.limit = (size_t)pol->triage.smoke_prompts;
+	if (t->dir != NULL) {
+		co.tree_root = t->dir;
+		co.tree_label = t->label;
+	}
 	env.engine = r->engine;
 	env.env_dir = dir;
 	env.manifest_id = o->manifest_id;
-	co.envs = &env;
-	co.n_envs = 1;
+	if (o->built) {
+		co.envs = &env;
+		co.n_envs = 1;
+	}
 	o->run_id = xasprintf("triage-%lld-%s-%zu", (long long)c->run_id,
 	    r->engine, ++c->smoke_seq);
 	co.run_id = o->run_id;
@@ -352,13 +424,19 @@ triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 	struct sandbox_guard *guard = NULL;
 	struct adapter *a = NULL;
 	struct outcome o;
+	struct tree t;
 	struct werr *err;
 	json_t *seen = NULL;
 	char *dir = NULL, *log_dir = NULL, *log_path = NULL, sha[65];
 
 	memset(res, 0, sizeof(*res));
 	memset(&o, 0, sizeof(o));
-	adapter_digest(sha, c, r->engine);
+	memset(&t, 0, sizeof(t));
+	if (r->tree_commit != NULL)
+		/* what the run reads is that commit's tree */
+		snprintf(sha, sizeof(sha), "tree:%.40s", r->tree_commit);
+	else
+		adapter_digest(sha, c, r->engine);
 	if ((err = store_triage_smoke_find(c->o->store, c->cycle, r->engine,
 	    base_id, r->pins, sha, &seen)) != NULL)
 		return err;
@@ -374,16 +452,28 @@ triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 	log_path = xasprintf("%s/%s.log", log_dir, r->engine);
 	if ((err = mkdir_p(log_dir)) != NULL)
 		goto out;
-	if ((err = adapter_load_named(&a, c->o->repo_root, r->engine)) != NULL) {
+	if (r->tree_commit != NULL && (err = tree_open(&t, c, r->engine,
+	    r->tree_commit)) != NULL)
+		goto out;
+	if ((err = adapter_load_named(&a, t.dir != NULL ? t.dir :
+	    c->o->repo_root, r->engine)) != NULL) {
 		/* an adapter that does not load is a verdict, as in a campaign */
 		o.verdict = "build_failed";
 		o.detail = xstrdup(err->msg);
 		werr_free(err);
 		err = NULL;
+	} else if (t.dir != NULL && (a->source.kind == SOURCE_NONE ||
+	    a->source.kind == SOURCE_BREW)) {
+		/* a tree's run of a program on PATH or a brew formula: there is
+		 * nothing to build, the engine installed is the one that failed */
+		if ((err = sandbox_guard_campaign(&guard, c->o->repo,
+		    c->o->repo_root)) != NULL)
+			goto out;
 	} else if ((err = guarded_build(&o, c, r, a, dir, log_path,
 	    &guard)) != NULL)
 		goto out;
-	if (o.verdict == NULL && (err = campaign(&o, c, r, dir, guard)) != NULL)
+	if (o.verdict == NULL && (err = campaign(&o, c, r, dir, &t, guard))
+	    != NULL)
 		goto out;
 	memset(&row, 0, sizeof(row));
 	row.triage_run = c->run_id;
@@ -408,6 +498,7 @@ triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 out:
 	sandbox_guard_free(guard);
 	adapter_free(a);
+	tree_free(&t);
 	free(o.detail);
 	free(o.log_tail);
 	free(o.run_id);

@@ -44,6 +44,9 @@ void triage_progress(struct triage_ctx *c, const char *phase,
 /* Is engine among the options' filter (no filter: every engine)? */
 int triage_engine_selected(const struct triage_ctx *c, const char *engine);
 
+/* "enga, engb and engc" (incident.c). Caller frees. */
+char *triage_engine_names(const json_t *engines);
+
 /* Add an incident id to the array named what of the report ("opened",
  * "updated", "fixed", "reopened"), once. */
 void triage_report_incident(struct triage_ctx *c, const char *what,
@@ -55,8 +58,10 @@ void triage_report_incident(struct triage_ctx *c, const char *what,
  * Decide from stored outcomes which engines of c->cycle broke: fills
  * c->engines with, per engine of the cycle, {"status": "broken" |
  * "healthy", "failing_cells": [...], "cells": N, "manifest": the
- * manifest its sweeps ran (or null), "good_cycle", "good_manifest" (the
- * last earlier cycle where it was healthy, or absent), "changes"
+ * manifest its sweeps ran (or null), "commit" (the clean checkout its
+ * newest sweep's run ran from, or null), "good_cycle", "good_manifest",
+ * "good_commit" (the last earlier cycle where it was healthy, or
+ * absent), "changes"
  * (manifest_diff, when both manifests exist), "why" (for an engine
  * triage cannot compare), "update_failed" {outcome, detail}}. A cell
  * fails when its sweep did not complete or completed fewer than
@@ -82,6 +87,30 @@ int triage_sweep_passes(const json_t *sweep, const struct policy *policy);
 struct werr *triage_culprit(json_t **out, struct triage_ctx *c,
     const char *engine, const json_t *suspects);
 
+/* ---- commits.c ---- */
+
+/*
+ * The commits on official between engine's good_commit and commit (the
+ * runs of its healthy and failing cycles, detect.c), first parent, oldest
+ * first, that change what the engine runs with: its adapter, its model
+ * profiles, the policy, the workloads. A new array of {"commit",
+ * "parent", "summary", "paths": [changed paths that concern it],
+ * "review": the review it came in by (Warden-Review trailer) or null};
+ * empty when either commit is unknown or they are the same.
+ */
+struct werr *triage_commit_suspects(json_t **out, struct triage_ctx *c,
+    const char *engine);
+/*
+ * Find which of commits (triage_commit_suspects) broke engine, by smoke
+ * runs of checkouts of official's trees: a new object {"kind": "commit"
+ * (found and confirmed), "unexplained" (it fails before the first of
+ * them too), "unconfirmed" (the newest passes), "unresolved" (a state
+ * did not build), "budget"; "culprits": [the commit], "changes",
+ * "bound", "runs", "smoke": [ids], "why"}.
+ */
+struct werr *triage_commit_search(json_t **out, struct triage_ctx *c,
+    const char *engine, const json_t *commits);
+
 /* ---- smoke.c ---- */
 
 struct triage_smoke_req {
@@ -92,6 +121,11 @@ struct triage_smoke_req {
 	const json_t *cells;		/* the failing cells: their models and
 					   splits are smoked */
 	const char *purpose;
+	const char *tree_commit;	/* NULL: the adapters, profiles,
+					   policy and workloads of the
+					   repository; else those of this
+					   commit (40 hex) of official, checked
+					   out for the run */
 	size_t k, max;			/* smoke run k of at most max */
 };
 
@@ -151,6 +185,14 @@ struct werr *triage_incidents_settle(struct triage_ctx *c);
  */
 struct werr *triage_propose(int64_t *review, json_t **gate,
     struct triage_ctx *c, const json_t *pins, const char *note);
+/*
+ * The same for the revert of commit (40 hex) on the official tip (git
+ * revert, in memory): *gate {"ok": false, "why"} when it does not apply
+ * cleanly or would change nothing. The gate refuses a revert outside the
+ * allowlist (the policy, workloads): a maintainer reverts those.
+ */
+struct werr *triage_propose_revert(int64_t *review, json_t **gate,
+    struct triage_ctx *c, const char *commit, const char *note);
 
 /* ---- lift.c ---- */
 

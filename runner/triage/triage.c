@@ -148,6 +148,62 @@ scoring_input(const struct triage_ctx *c)
 	return in;
 }
 
+/* Does a package search's kind name what broke the engine? */
+static int
+explained(const json_t *search)
+{
+	const char *kind = json_string_value(json_object_get(search, "kind"));
+
+	return kind != NULL && (strcmp(kind, "single") == 0 ||
+	    strcmp(kind, "combination") == 0 || strcmp(kind, "own_release") == 0);
+}
+
+/*
+ * Search one broken engine: its changed packages (suspects, possibly
+ * NULL), then, when they do not explain it, the commits on official that
+ * changed what it runs with (commits.c). The search that found the
+ * culprit is the engine's; the other is kept beside it ("commits" or
+ * "packages").
+ */
+static struct werr *
+search_engine(json_t **out, struct triage_ctx *c, const char *engine,
+    const json_t *suspects)
+{
+	json_t *e = json_object_get(c->engines, engine);
+	json_t *commits = json_object_get(e, "commits"), *pk = NULL, *cm = NULL;
+	struct werr *err;
+
+	*out = NULL;
+	if (json_object_size(json_object_get(e, "changes")) > 0 ||
+	    json_array_size(commits) == 0) {
+		json_t *none = json_array();
+
+		err = triage_culprit(&pk, c, engine, suspects != NULL ?
+		    suspects : none);
+		json_decref(none);
+		if (err != NULL)
+			return err;
+		if (explained(pk) || json_array_size(commits) == 0) {
+			*out = pk;
+			return NULL;
+		}
+	}
+	if ((err = triage_commit_search(&cm, c, engine, commits)) != NULL) {
+		json_decref(pk);
+		return err;
+	}
+	if (pk != NULL && strcmp(json_string_value(json_object_get(cm,
+	    "kind")), "commit") != 0) {
+		json_object_set_new(pk, "commits", cm);
+		*out = pk;
+	} else {
+		if (pk != NULL)
+			json_object_set_new(cm, "packages", pk);
+		*out = cm;
+	}
+	return NULL;
+}
+
 /* Search each broken engine no open incident explains. */
 static struct werr *
 search_broken(struct triage_ctx *c, json_t *searches)
@@ -157,6 +213,7 @@ search_broken(struct triage_ctx *c, json_t *searches)
 	json_t *cannot = json_object_get(c->report, "cannot_compare");
 	struct werr *err = NULL;
 	const char *engine, *status;
+	json_t *commits;
 	int64_t covering;
 
 	json_object_set(c->report, "suspects", suspects);
@@ -165,7 +222,13 @@ search_broken(struct triage_ctx *c, json_t *searches)
 		if (strcmp(status, "broken") != 0 ||
 		    !triage_engine_selected(c, engine))
 			continue;
-		if (json_object_get(e, "changes") == NULL) {
+		if ((err = triage_commit_suspects(&commits, c, engine)) != NULL)
+			break;
+		json_object_set_new(e, "commits", commits);
+		json_object_set(json_object_get(json_object_get(c->report,
+		    "engines"), engine), "commits", commits);
+		if (json_object_get(e, "changes") == NULL &&
+		    json_array_size(commits) == 0) {
 			json_array_append_new(cannot, json_pack("{s:s, s:O}",
 			    "engine", engine, "why", json_object_get(e, "why")));
 			continue;
@@ -178,9 +241,8 @@ search_broken(struct triage_ctx *c, json_t *searches)
 			    "kind", "covered", "incident", (json_int_t)covering));
 			continue;
 		}
-		if ((err = triage_culprit(&s, c, engine, json_object_get(suspects,
-		    engine) ? json_object_get(suspects, engine) :
-		    json_array())) != NULL)
+		if ((err = search_engine(&s, c, engine, json_object_get(
+		    suspects, engine))) != NULL)
 			break;
 		json_object_set_new(searches, engine, s);
 	}
