@@ -77,7 +77,7 @@ test_expect_success 'the first cycle: every cell has its status, the results are
 test_expect_success 'the exported Markdown is SiliconBench journal shaped' '
 	md bench c1 >c1.md &&
 	grep "^## " c1.md >heads &&
-	printf "%s\n" "## Summary" "## Versions" "## qwen3-0.6b / chat" "## Fixes" \
+	printf "%s\n" "## Summary" "## Versions" "## qwen3-0.6b / chat" "## Fixes" "## Broke" \
 	    "## Skipped" "## OOM" "## Suspicious" "## Timeline" \
 	    "## Journal entries" >want &&
 	expect_equal want heads &&

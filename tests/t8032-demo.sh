@@ -5,8 +5,10 @@
 # installed by real pip from local wheels, breaks the three engines that
 # use it, each its own way, and a contributor's approved adapter change
 # breaks a fourth; triage names simmlx, confirms it by pinning back and
-# queues one pin for the three; the scripted agent fixes the fourth (an
-# incident no version change explains); the cycle waits for review,
+# queues one pin for the three, and names the contributor's commit (no
+# version change explains the fourth), proves it by smoke runs of
+# official's trees and queues its revert; the journal lists that change
+# under Broke, never under Fixes; the cycle waits for review,
 # printing the approve commands; a rogue agent that also edits policy/ is
 # refused; after the approvals the cycle measures again, the four cells
 # are fixed, both incidents too, and it publishes; warden verify accepts
@@ -52,7 +54,7 @@ test_expect_success 'the release broke three engines, each its own way, the adap
 	expect_grep "^broke:     sim-padded/qwen3-0.6b/chat (crashed), sim-mlx-lm/qwen3-0.6b/chat (crashed), sim-vllm-metal/qwen3-0.6b/chat (crashed), sim-vllm-mlx/qwen3-0.6b/chat (all-failed)$" "$DEMO/cycle-2.out" &&
 	expect_grep "^           regressions sim-mlx-lm, sim-padded, sim-vllm-metal, sim-vllm-mlx$" "$DEMO/cycle-2.out" &&
 	expect_grep "^incidents: opened #1, #2$" "$DEMO/cycle-2.out" &&
-	expect_grep "^review:    #2 (triage), #3 (agent)$" "$DEMO/cycle-2.out" &&
+	expect_grep "^review:    #2 (triage), #3 (triage)$" "$DEMO/cycle-2.out" &&
 	expect_grep "^published: no: waiting for the review of the cycle.s fixes: 2, 3$" "$DEMO/cycle-2.out" &&
 	expect_grep "^cycle demo-2 (roster demo), round 1: waiting, exit 4$" "$DEMO/cycle-2.out" &&
 	test "$(grep -c "warden review approve [23] --as \"Demo Maintainer <maintainer@localhost>\"$" "$DEMO/cycle-2.out")" = 2 &&
@@ -61,18 +63,20 @@ test_expect_success 'the release broke three engines, each its own way, the adap
 	done
 '
 
-test_expect_success 'triage pinned simmlx for three engines, the agent fixed the fourth; the rogue agent was refused' '
-	test "$(q "select id, state, json_extract(record, '"'"'$.kind'"'"') from triage_incidents order by id")" = "$(printf "%s\n" "1|fixed|unexplained" "2|fixed|dependency")" &&
+test_expect_success 'triage blamed the contributor.s change and queued its revert, pinned simmlx for three engines; the rogue agent was refused' '
+	test "$(q "select id, state, json_extract(record, '"'"'$.kind'"'"') from triage_incidents order by id")" = "$(printf "%s\n" "1|fixed|change" "2|fixed|dependency")" &&
+	test "$(q "select json_extract(record, '"'"'$.culprits[0].review'"'"') from triage_incidents where id = 1")" = 1 &&
+	test "$(q "select json_extract(record, '"'"'$.proposals[0].review'"'"') from triage_incidents where id = 1")" = 2 &&
 	test "$(q "select source from reviews where id = 2")" = triage &&
-	test "$(q "select task, state, review from cycle_agent where cycle = '"'"'demo-2'"'"' order by task")" = "incident:1|queued|3" &&
+	test -z "$(q "select task from cycle_agent where cycle = '"'"'demo-2'"'"'")" &&
 	git -C "$B" show official:adapters/engines/sim-padded.json | grep -q "\"padded\"" &&
-	test "$(q "select state from agent_runs where id = 2")" = rejected &&
-	q "select record from agent_runs where id = 2" >rogue.json &&
+	test "$(q "select state from agent_runs order by id desc limit 1")" = rejected &&
+	q "select record from agent_runs order by id desc limit 1" >rogue.json &&
 	python3 -c "
 import json; r = json.load(open(\"rogue.json\"))
 v = r[\"gate\"][\"violations\"]
 assert [(x[\"code\"], x[\"path\"]) for x in v] == [(\"outside-allowlist\", \"policy/warden.json\")], v" &&
-	test "$(q "select source, status, decided_by from reviews order by id")" = "$(printf "%s\n" "community|approved|Demo Maintainer <maintainer@localhost>" "triage|approved|Demo Maintainer <maintainer@localhost>" "agent|approved|Demo Maintainer <maintainer@localhost>")" &&
+	test "$(q "select source, status, decided_by from reviews order by id")" = "$(printf "%s\n" "community|approved|Demo Maintainer <maintainer@localhost>" "triage|approved|Demo Maintainer <maintainer@localhost>" "triage|approved|Demo Maintainer <maintainer@localhost>")" &&
 	for e in sim-mlx-lm sim-vllm-metal sim-vllm-mlx; do
 		git -C "$B" show "official:adapters/engines/$e.json" | grep -q "\"simmlx==0.31.1\"" || exit 1
 	done &&
@@ -85,11 +89,16 @@ test_expect_success 'after the approvals the second round fixed them and publish
 	git -C "$B" show official:journals/demo-2.md >d2.md &&
 	expect_grep "^| sim-vllm-mlx | fixed | .*all-failed in round 1: c=4: 3 empty" d2.md &&
 	expect_grep "^| sim-vllm-metal | fixed | .*crashed in round 1: exited before it was ready: exit status 3" d2.md &&
-	expect_grep "^- review #2 (triage) approved by Demo Maintainer.*: triage: incident 2: pin simmlx==0.31.1 in sim-mlx-lm, sim-vllm-metal and sim-vllm-mlx$" d2.md &&
-	expect_grep "^- review #3 (agent) approved by Demo Maintainer" d2.md &&
+	sed -n "/^## Fixes/,/^## Broke/p" d2.md >fixes.md &&
+	expect_grep "^- review #2 (triage) approved by Demo Maintainer.*: triage: incident 1: revert [0-9a-f]\{7\} (review 1), which broke sim-padded$" fixes.md &&
+	expect_grep "^- review #3 (triage) approved by Demo Maintainer.*: triage: incident 2: pin simmlx==0.31.1 in sim-mlx-lm, sim-vllm-metal and sim-vllm-mlx$" fixes.md &&
+	! grep "review #1 " fixes.md &&
+	sed -n "/^## Broke/,/^## Skipped/p" d2.md >broke.md &&
+	expect_grep "^- review #1 (community) approved by Demo Maintainer.*: sim-padded: the paged schedule; it broke sim-padded (incident 1, fixed); its revert is review #2$" broke.md &&
 	expect_grep "^- \*\*Incidents\*\*: opened none; fixed #1, #2$" d2.md &&
-	expect_grep "^| engine:sim-mlx-lm (agent) | - | - | incident 2: triage.s pin is in review 2 (pending) |" d2.md &&
-	expect_grep "^| [0-9T:.Z-]* | 1 | triage | done | 4 engines broken; opened #1, #2; pins queued as reviews #2 |" d2.md &&
+	expect_grep "^| engine:sim-padded (agent) | - | - | incident 1: triage.s revert is in review 2 (pending) |" d2.md &&
+	expect_grep "^| engine:sim-mlx-lm (agent) | - | - | incident 2: triage.s pin is in review 3 (pending) |" d2.md &&
+	expect_grep "^| [0-9T:.Z-]* | 1 | triage | done | 4 engines broken; opened #1, #2; fixes queued as reviews #2, #3 |" d2.md &&
 	expect_grep "^- \*\*Published\*\*: snapshot" d2.md &&
 	expect_grep "^| [0-9T:.Z-]* | 2 | publish | done | snapshot " d2.md
 '

@@ -19,6 +19,7 @@
 #include "jsonget.h"
 #include "review.h"
 #include "store-cycle.h"
+#include "triage/store-triage.h"
 #include "util.h"
 
 /* The cell of key among a journal's splits (or a flat array), or NULL. */
@@ -222,29 +223,62 @@ agent_tasks(json_t **out, struct cyc *c)
 	return err;
 }
 
-/* Reviews approved since the previous cycle began (fixes that landed),
- * and every review waiting. */
+/*
+ * The incidents that blame review id (kind "change", its commit the
+ * culprit): a new array of {"incident", "state", "engines", "revert"
+ * (the review of its revert, or null)}, empty when none does.
+ */
+static json_t *
+blamed_by(const json_t *incidents, json_int_t id)
+{
+	json_t *out = json_array(), *inc, *rec, *x, *p;
+	size_t i;
+
+	json_array_foreach((json_t *)incidents, i, inc) {
+		rec = json_object_get(inc, "record");
+		x = json_array_get(json_object_get(rec, "culprits"), 0);
+		if (strcmp(jsonget_str(inc, "kind"), "change") != 0 ||
+		    jsonget_int(x, "review") != id)
+			continue;
+		p = json_array_get(json_object_get(rec, "proposals"), 0);
+		json_array_append_new(out, json_pack("{s:O, s:O, s:O, s:O}",
+		    "incident", json_object_get(inc, "id"), "state",
+		    json_object_get(inc, "state"), "engines",
+		    json_object_get(rec, "engines"), "revert",
+		    json_is_integer(json_object_get(p, "review")) ?
+		    json_object_get(p, "review") : json_null()));
+	}
+	return out;
+}
+
+/* Reviews approved since the previous cycle began (fixes that landed,
+ * or changes an incident blames), and every review waiting. */
 static struct werr *
 reviews(json_t *journal, json_t *summary, struct store *store,
     const char *since)
 {
 	json_t *approved = NULL, *pending = NULL, *landed = json_array(), *r;
+	json_t *incidents = NULL, *blame;
 	struct werr *err;
 	size_t i;
 
 	if ((err = review_list(&approved, store, "approved")) != NULL ||
-	    (err = review_list(&pending, store, "pending")) != NULL)
+	    (err = review_list(&pending, store, "pending")) != NULL ||
+	    (err = store_triage_incidents(store, NULL, &incidents)) != NULL)
 		goto out;
-	json_array_foreach(approved, i, r)
-		if (since == NULL || strcmp(jsonget_str(r, "decided"),
-		    since) >= 0)
-			json_array_append_new(landed, json_pack("{s:O, s:O?, "
-			    "s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(r,
-			    "id"), "source", json_object_get(r, "source"),
-			    "note", json_object_get(r, "note"), "decided",
-			    json_object_get(r, "decided"), "decided_by",
-			    json_object_get(r, "decided_by"), "merged_commit",
-			    json_object_get(r, "merged_commit")));
+	json_array_foreach(approved, i, r) {
+		if (since != NULL && strcmp(jsonget_str(r, "decided"),
+		    since) < 0)
+			continue;
+		blame = blamed_by(incidents, jsonget_int(r, "id"));
+		json_array_append_new(landed, json_pack("{s:O, s:O?, s:O?, "
+		    "s:O?, s:O?, s:O?, s:o}", "id", json_object_get(r, "id"),
+		    "source", json_object_get(r, "source"), "note",
+		    json_object_get(r, "note"), "decided", json_object_get(r,
+		    "decided"), "decided_by", json_object_get(r, "decided_by"),
+		    "merged_commit", json_object_get(r, "merged_commit"),
+		    "blamed_by", blame));
+	}
 	json_object_set(journal, "approved", landed);
 	json_object_set_new(summary, "reviews_waiting", json_array());
 	json_array_foreach(pending, i, r)
@@ -256,6 +290,7 @@ reviews(json_t *journal, json_t *summary, struct store *store,
 out:
 	json_decref(approved);
 	json_decref(pending);
+	json_decref(incidents);
 	json_decref(landed);
 	return err;
 }

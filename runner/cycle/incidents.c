@@ -88,8 +88,10 @@ cycle_incident_cover(json_t **cover, struct store *store,
 			    "(upstream), left until a new release", (long long)id);
 		else if (status != NULL && (strcmp(status, "pending") == 0 ||
 		    strcmp(status, "approved") == 0))
-			why = xasprintf("incident %lld: triage's pin is in review "
-			    "%lld (%s)", (long long)id, (long long)review, status);
+			why = xasprintf("incident %lld: triage's %s is in review "
+			    "%lld (%s)", (long long)id, strcmp(jsonget_str(row,
+			    "kind"), "change") == 0 ? "revert" : "pin",
+			    (long long)review, status);
 		else {
 			why = NULL;
 			name = xasprintf("incident:%lld", (long long)id);

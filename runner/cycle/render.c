@@ -1,7 +1,9 @@
 /*
  * render.c - a cycle journal (the JSON of build.c) as Markdown in the
  * shape of SiliconBench's own journals: Summary; a table per (model,
- * split) of Framework | Status | Notes; Fixes; Skipped, with reasons and
+ * split) of Framework | Status | Notes; Fixes; Broke (the cells that
+ * broke, and the changes that landed and that an incident blames: never
+ * under Fixes); Skipped, with reasons and
  * prior occurrences; OOM; Suspicious; Timeline. A pure function of the
  * JSON: the journal export calls it, so journals/CYCLE.md is always what
  * the recorded journal says.
@@ -200,6 +202,20 @@ splits(struct buf *md, const json_t *j)
 	}
 }
 
+/* "review #3 (community) approved by M at T, commit `c`: note" */
+static void
+approved_text(struct buf *md, const json_t *r)
+{
+	buf_printf(md, "- review #%lld (%s) approved by %s at %s, commit "
+	    "`%.12s`", (long long)jsonget_int(r, "id"), jsonget_str(r,
+	    "source"), jsonget_str(r, "decided_by"), jsonget_str(r, "decided"),
+	    jsonget_str(r, "merged_commit"));
+	if (jsonget_str(r, "note")[0] != '\0') {
+		buf_puts(md, ": ");
+		cell_text(md, jsonget_str(r, "note"));
+	}
+}
+
 static void
 fixes(struct buf *md, const json_t *j)
 {
@@ -223,19 +239,49 @@ fixes(struct buf *md, const json_t *j)
 		n++;
 	}
 	json_array_foreach(json_object_get(j, "approved"), i, r) {
-		buf_printf(md,
-		    "- review #%lld (%s) approved by %s at %s, commit "
-		    "`%.12s`", (long long)jsonget_int(r, "id"),
-		    jsonget_str(r, "source"), jsonget_str(r, "decided_by"),
-		    jsonget_str(r, "decided"), jsonget_str(r, "merged_commit"));
-		if (jsonget_str(r, "note")[0] != '\0') {
-			buf_puts(md, ": ");
-			cell_text(md, jsonget_str(r, "note"));
-		}
+		if (json_array_size(json_object_get(r, "blamed_by")) > 0)
+			continue;	/* under Broke */
+		approved_text(md, r);
 		buf_puts(md, "\n");
 		n++;
 	}
 	buf_puts(md, n ? "\n" : "None.\n\n");
+}
+
+/* Changes that landed and that an incident blames for breaking an
+ * engine: never a fix. */
+static void
+broke(struct buf *md, const json_t *j)
+{
+	const json_t *r, *b, *e;
+	size_t i, k, m;
+	int n = 0;
+
+	buf_puts(md, "## Broke\n\n");
+	json_array_foreach(json_object_get(j, "approved"), i, r)
+		json_array_foreach(json_object_get(r, "blamed_by"), k, b) {
+			approved_text(md, r);
+			buf_puts(md, "; it broke ");
+			json_array_foreach(json_object_get(b, "engines"), m, e) {
+				buf_puts(md, m ? ", " : "");
+				cell_text(md, json_string_value(e));
+			}
+			buf_printf(md, " (incident %lld, %s)", (long long)
+			    jsonget_int(b, "incident"), jsonget_str(b, "state"));
+			if (jsonget_int(b, "revert") > 0)
+				buf_printf(md, "; its revert is review #%lld",
+				    (long long)jsonget_int(b, "revert"));
+			buf_puts(md, "\n");
+			n++;
+		}
+	json_array_foreach(json_object_get(json_object_get(j, "summary"),
+	    "broke"), i, b) {
+		buf_printf(md, "- %s: %s%s\n", jsonget_str(b, "cell"),
+		    jsonget_str(b, "status"), json_is_true(json_object_get(b,
+		    "fixed")) ? ", fixed in this cycle" : "");
+		n++;
+	}
+	buf_puts(md, n ? "\n" : "Nothing.\n\n");
 }
 
 static void
@@ -362,6 +408,7 @@ cycle_render_markdown(struct buf *md, const json_t *j)
 	versions(md, j);
 	splits(md, j);
 	fixes(md, j);
+	broke(md, j);
 	skipped(md, j);
 	oom(md, j);
 	suspicious(md, j);

@@ -81,7 +81,7 @@ step_line(const json_t *r)
 		ints(&b, "; opened", json_object_get(res, "opened"));
 		ints(&b, "; fixed", json_object_get(res, "fixed"));
 		ints(&b, "; reopened", json_object_get(res, "reopened"));
-		ints(&b, "; pins queued as reviews", json_object_get(res,
+		ints(&b, "; fixes queued as reviews", json_object_get(res,
 		    "reviews"));
 	} else if (strcmp(step, "agent") == 0) {
 		json_array_foreach(json_object_get(res, "runs"), i, v)
