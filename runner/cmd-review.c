@@ -109,13 +109,20 @@ print_evidence(const json_t *x)
 		printf(": incident %lld;", (long long)jsonget_int(b,
 		    "incident"));
 		json_array_foreach(json_object_get(b, "culprits"), i, r)
-			printf(" culprit %s %s", quote_str(jsonget_str(r,
-			    "package")), quote_str(jsonget_str(r, "from")));
+			if (json_is_string(json_object_get(r, "commit")))
+				printf(" culprit commit %.7s",
+				    quote_str(jsonget_str(r, "commit")));
+			else
+				printf(" culprit %s %s", quote_str(jsonget_str(r,
+				    "package")), quote_str(jsonget_str(r,
+				    "from")));
 		printf("\n");
 		json_array_foreach(json_object_get(b, "smoke"), i, r) {
-			printf("  smoke %lld %s %s pinned", (long long)
-			    jsonget_int(r, "id"), quote_str(jsonget_str(r,
-			    "engine")), quote_str(jsonget_str(r, "purpose")));
+			printf("  smoke %lld %s %s", (long long)jsonget_int(r,
+			    "id"), quote_str(jsonget_str(r, "engine")),
+			    quote_str(jsonget_str(r, "purpose")));
+			if (json_object_size(json_object_get(r, "pins")) > 0)
+				printf(" pinned");
 			json_object_foreach(json_object_get(r, "pins"), k, p)
 				printf(" %s=%s", quote_str(k), json_is_string(p) ?
 				    quote_str(json_string_value(p)) :

@@ -128,6 +128,9 @@ test_expect_success 'the revert is queued through the gate, with the smoke runs 
 	expect_grep "triage: incident 1: revert $(cut -c1-7 breaking) (review 1), which broke enga" out &&
 	expect_grep "gate: clean" out &&
 	expect_grep "^    -.*--zero-rate" out &&
+	expect_grep "^evidence .* triage-smoke: incident 1; culprit commit $(cut -c1-7 breaking)$" out &&
+	expect_grep "^  smoke [0-9]* enga before the first commit: pass$" out &&
+	expect_grep "^  smoke [0-9]* enga the culprit alone: fail$" out &&
 	test "$(q "select count(*) from review_evidence where review_id = 2 and kind = '"'triage-smoke'"'")" = 1
 '
 
