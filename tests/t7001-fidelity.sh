@@ -28,6 +28,7 @@ test_expect_success 'fidelity scores every cell and prints the table' '
 	expect_grep "^simgood  *qwen3-0.6b  *0 .* complete$" out &&
 	expect_grep "^simbug  *qwen3-0.6b  *0 .* complete$" out &&
 	expect_grep "^simcrash  *qwen3-0.6b  *0 .* server_crash$" out &&
+	cp out table.out &&
 	test $(grep -c "^cell [1-3]/3 .* answered, weighted F1" err) -eq 3
 '
 
@@ -49,13 +50,15 @@ test_expect_success 'unparsable answers are wrong, counted apart, and match the 
 	test "$(q "select count(*) from fidelity_predictions p join fidelity_cells c on c.id = p.cell_id where c.engine = '"'"'simbug'"'"' and p.predicted = '"'"'none'"'"' and p.parse = '"'"'no_label'"'"'")" = "$bugs"
 '
 
-test_expect_success 'a crash keeps every item: failed requests and items never sent are wrong' '
+test_expect_success 'a crash keeps every item, and its cell has no figures: no success is not a score of zero' '
 	test "$(q "select count(*) from fidelity_predictions p join fidelity_cells c on c.id = p.cell_id where c.engine = '"'"'simcrash'"'"'")" = 200 &&
 	ok=$(q "select count(*) from fidelity_predictions p join fidelity_cells c on c.id = p.cell_id where c.engine = '"'"'simcrash'"'"' and p.outcome = '"'"'ok'"'"'") &&
 	echo "answered before the crash: $ok" && test "$ok" -ge 25 && test "$ok" -le 30 &&
 	jcheck f1.json \
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"request_failures\"] == 200 - $ok" \
-	    "abs([r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"accuracy\"] - $ok / 200) < 1e-9" &&
+	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"accuracy\"] is None" \
+	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"weighted_f1\"] is None" &&
+	expect_grep "^simcrash  *qwen3-0.6b  *0  *-  *-  *- " table.out &&
 	q "select detail from fidelity_cells where engine = '"'"'simcrash'"'"'" >detail &&
 	expect_grep "SIGABRT" detail
 '
@@ -76,9 +79,14 @@ test_expect_success 'an imported reference gives the F1 difference in pp and per
 	    --engine vllm-a100 --run-id ref1 ref.jsonl &&
 	warden --repo bench --json fidelity show f1 >f1r.json &&
 	jcheck f1r.json "o[\"reference\"] == \"ref1\"" \
-	    "all(r[\"reference\"][\"compared\"] == 200 for r in o[\"rows\"])" \
-	    "all(abs(r[\"reference\"][\"delta_pp\"] - (r[\"weighted_f1\"] - 1) * 100) < 1e-6 for r in o[\"rows\"])" \
-	    "all(abs(r[\"reference\"][\"agreement\"] - r[\"accuracy\"]) < 1e-9 for r in o[\"rows\"])"
+	    "all(r[\"reference\"][\"compared\"] == 200 for r in o[\"rows\"] if r[\"outcome\"] == \"complete\")" \
+	    "all(abs(r[\"reference\"][\"delta_pp\"] - (r[\"weighted_f1\"] - 1) * 100) < 1e-6 for r in o[\"rows\"] if r[\"outcome\"] == \"complete\")" \
+	    "all(abs(r[\"reference\"][\"agreement\"] - r[\"accuracy\"]) < 1e-9 for r in o[\"rows\"] if r[\"outcome\"] == \"complete\")" \
+	    "len([r for r in o[\"rows\"] if r[\"outcome\"] == \"complete\"]) == 2" \
+	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"reference\"][\"delta_pp\"] is None" \
+	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"reference\"][\"not_measured\"] == \"server_crash\"" &&
+	warden --repo bench fidelity show f1 >f1r.txt &&
+	expect_grep "^simcrash  *qwen3-0.6b  *0  *-  *-  *-  *- " f1r.txt
 '
 
 test_expect_success 'a measured run marked as the reference compares with itself' '

@@ -45,6 +45,13 @@ reference_cell(const json_t *refs, const char *model, json_int_t shots,
 	return NULL;
 }
 
+/* Did the cell's run end complete (every item asked, the engine up)? */
+static int
+complete(const json_t *cell)
+{
+	return strcmp(jsonget_str(cell, "outcome"), "complete") == 0;
+}
+
 /* Compare a cell with the reference cell over their common items. */
 static json_t *
 compare(const json_t *doc, const json_t *cell, const json_t *rdoc,
@@ -67,6 +74,15 @@ compare(const json_t *doc, const json_t *cell, const json_t *rdoc,
 		    jsonget_str(rdoc, "run_id"), "engine",
 		    jsonget_str(rdoc, "engine"), "error",
 		    "the reference was measured on another task");
+	if (!complete(cell))
+		/* an engine that crashed or hung answered only some items: no
+		 * figure, and not a distance from the reference */
+		return json_pack("{s:s, s:s, s:O?, s:n, s:n, s:n, s:s}",
+		    "run_id", jsonget_str(rdoc, "run_id"), "engine",
+		    jsonget_str(rdoc, "engine"), "weighted_f1",
+		    json_object_get(json_object_get(rcell, "scores"),
+		    "weighted_f1"), "this_f1", "delta_pp", "agreement",
+		    "not_measured", jsonget_str(cell, "outcome"));
 	json_array_foreach(rpreds, i, q)
 		json_object_set(byid, json_string_value(json_array_get(q, 0)),
 		    (json_t *)q);
@@ -127,6 +143,13 @@ fidelity_table(const json_t *docs, const json_t *refs)
 			    json_object_get(sc, "parse_failures"),
 			    "request_failures", json_object_get(sc,
 			    "request_failures"));
+			if (!complete(cell)) {
+				/* no success is not a score of zero */
+				json_object_set_new(row, "weighted_f1",
+				    json_null());
+				json_object_set_new(row, "macro_f1", json_null());
+				json_object_set_new(row, "accuracy", json_null());
+			}
 			rcell = reference_cell(refs, jsonget_str(doc, "model"),
 			    json_integer_value(json_object_get(cell, "shots")),
 			    &rdoc);

@@ -19,7 +19,12 @@
  * "reference"} where reference is null when there is no reference cell,
  * else {"run_id", "engine", "compared", "weighted_f1", "this_f1",
  * "delta_pp", "agreement", "agree"} or {"run_id", "engine", "error"} when
- * the two were measured on different tasks. New reference.
+ * the two were measured on different tasks. A cell whose run did not
+ * complete (the engine crashed, hung, hit its cap) has null scores and
+ * reference {"run_id", "engine", "weighted_f1", "this_f1": null,
+ * "delta_pp": null, "agreement": null, "not_measured": its outcome}: no
+ * success is not a score of zero, nor a distance from the reference.
+ * New reference.
  */
 json_t *fidelity_table(const json_t *docs, const json_t *refs);
 

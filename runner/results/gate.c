@@ -226,6 +226,12 @@ gate_fidelity(const struct policy *pol, const json_t *rows,
 		else if (json_is_string(json_object_get(ref, "error")))
 			fail(check, cell, "%s: %s", cell,
 			    jsonget_str(ref, "error"));
+		else if (json_is_string(json_object_get(ref, "not_measured")))
+			fail(check, cell, "%s: not measured: the run ended %s, "
+			    "with %lld of %lld items failed", cell,
+			    jsonget_str(ref, "not_measured"), (long long)
+			    jsonget_int(row, "request_failures"), (long long)
+			    jsonget_int(row, "items"));
 		else if ((d = json_number_value(json_object_get(ref,
 		    "delta_pp"))) > band || d < -band)
 			fail(check, cell, "%s: weighted F1 %.1f %%, %+.2f pp from "
