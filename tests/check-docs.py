@@ -149,19 +149,32 @@ def check_exits(srcdir, help_json, help_text):
             bad("warden.1.md EXIT STATUS %d lacks what README says: %s" % (c, ", ".join(missing)))
 
 
+def doc_files(srcdir):
+    """README.md and the Markdown of doc/ but the man page sources, as
+    (path relative to srcdir, text)."""
+    out = [("README.md", read(os.path.join(srcdir, "README.md")))]
+    d = os.path.join(srcdir, "doc")
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".md") and not re.search(r"\.\d\.md$", name):
+            out.append(("doc/" + name, read(os.path.join(d, name))))
+    return out
+
+
 def check_refs(srcdir):
-    readme = read(os.path.join(srcdir, "README.md"))
-    if re.search(r"shared notes|DESIGN\.md", readme):
-        bad("README points at notes outside the repository (DESIGN.md, shared notes)")
     generated = {"CYCLE.md", "REPORT.md", "figures.md"}  # written by warden, ci/real-llama
-    for ref in sorted(set(re.findall(r"[A-Za-z0-9_./-]+\.md\b", readme))):
-        if ref in generated or ref.startswith(("journals/", ".warden/")):
-            continue
-        if not os.path.exists(os.path.join(srcdir, ref)):
-            bad("README refers to '%s', which is not in the repository" % ref)
-    for link in re.findall(r"\]\(([^)#]+)\)", readme):
-        if "://" not in link and not os.path.exists(os.path.join(srcdir, link)):
-            bad("README links to '%s', which is not in the repository" % link)
+    for path, text in doc_files(srcdir):
+        if re.search(r"shared notes|DESIGN\.md", text):
+            bad("%s points at notes outside the repository (DESIGN.md, shared notes)" % path)
+        here = os.path.dirname(path)
+        for ref in sorted(set(re.findall(r"[A-Za-z0-9_./-]+\.md\b", text))):
+            if ref in generated or ref.startswith(("journals/", ".warden/")):
+                continue
+            if not (os.path.exists(os.path.join(srcdir, ref)) or
+                    os.path.exists(os.path.join(srcdir, here, ref))):
+                bad("%s refers to '%s', which is not in the repository" % (path, ref))
+        for link in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+            if "://" not in link and not os.path.exists(os.path.join(srcdir, here, link)):
+                bad("%s links to '%s', which is not in the repository" % (path, link))
 
 
 IDENT = re.compile(r"^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$")
@@ -170,12 +183,11 @@ IDENT = re.compile(r"^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$")
 def check_fields(srcdir):
     """Schemas, outcomes, violation codes, JSON fields: every identifier
     the README shows in code in those sections is in the man page."""
-    readme = read(os.path.join(srcdir, "README.md"))
     man = read(os.path.join(srcdir, "doc/warden.1.md"))
     mantext = plain(man)
     want = {}
     for level in ("## ", "### "):
-        for h, body in sections(readme, level).items():
+        for h, body in sections("\n".join(t for _, t in doc_files(srcdir)), level).items():
             if h.startswith(("policy/warden.json", "adapters/", "The campaign",
                              "The write-allowlist gate", "The store and the journal")):
                 want[h] = body
@@ -191,7 +203,7 @@ def check_fields(srcdir):
                     continue    # a sentence, a path, a command line
                 for t in words:
                     if not re.search(r"(?<![A-Za-z0-9_-])%s(?![A-Za-z0-9_-])" % re.escape(t), mantext):
-                        bad("README (%s) shows '%s'; warden.1.md does not" % (h, t))
+                        bad("the docs (%s) show '%s'; warden.1.md does not" % (h, t))
 
 
 def main():

@@ -52,11 +52,11 @@ test_expect_success 'every command help ends with the exit codes and the manual'
 	done
 '
 
-test_expect_success 'README names no file outside the repository' '
+test_expect_success 'README and doc/ name no file outside the repository' '
 	$CHECK refs "$TOP_SRCDIR"
 '
 
-test_expect_success 'warden(1) carries the schemas, outcomes, codes and fields README shows' '
+test_expect_success 'warden(1) carries the schemas, outcomes, codes and fields the docs show' '
 	$CHECK fields "$TOP_SRCDIR"
 '
 
