@@ -7,6 +7,7 @@ sub-command, printing every mismatch and exiting 1 when there is any.
   check-docs.py exits     SRCDIR HELP-JSON HELP-TEXT
   check-docs.py refs      SRCDIR
   check-docs.py fields    SRCDIR
+  check-docs.py help      HELP-JSON HELP-TEXT
 """
 import json
 import os
@@ -177,6 +178,78 @@ def check_refs(srcdir):
                 bad("%s links to '%s', which is not in the repository" % (path, link))
 
 
+def examples(help_text):
+    """The lines under a command help's "Examples:", unindented."""
+    lines = help_text.splitlines()
+    if "Examples:" not in lines:
+        return []
+    out = []
+    for line in lines[lines.index("Examples:") + 1:]:
+        if not line.startswith("  "):
+            break
+        out.append(line.strip())
+    return out
+
+
+def check_help(help_json, help_text):
+    """warden help: every command in exactly one group, in the text as in
+    --json; every command's help has one to three examples, each calling
+    warden with options the command has."""
+    doc = json.load(open(help_json))
+    text = read(help_text)
+    cmds = {c["name"]: c for c in doc["commands"]}
+    globals_ = set(doc["global_options"]) | {"-q", "-v", "--quiet", "--verbose"}
+    ids = [g["id"] for g in doc.get("groups", [])]
+    seen = {}
+    for g in doc.get("groups", []):
+        for n in g["commands"]:
+            if n in seen:
+                bad("'%s' is in groups %s and %s" % (n, seen[n], g["id"]))
+            seen[n] = g["id"]
+            if n not in cmds:
+                bad("group '%s' names '%s', which is not a command" % (g["id"], n))
+    for n, c in cmds.items():
+        if c.get("group") not in ids:
+            bad("'warden help --json' puts '%s' in no group" % n)
+        elif seen.get(n) != c["group"]:
+            bad("'%s' has group '%s' but is listed under '%s'" % (n, c["group"], seen.get(n)))
+    # The text: a heading per group, then its commands, two spaces in.
+    group, listed = None, {}
+    titles = {g["title"]: g["id"] for g in doc.get("groups", [])}
+    for line in text.splitlines():
+        if line.endswith(":") and line[:-1] in titles:
+            group = titles[line[:-1]]
+            continue
+        m = re.match(r"^  ([a-z][a-z-]*) ", line)
+        if m and m.group(1) in cmds:
+            if m.group(1) in listed:
+                bad("'warden help' lists '%s' twice" % m.group(1))
+            listed[m.group(1)] = group
+        elif not line.strip():
+            group = None
+    for n, c in cmds.items():
+        if listed.get(n) != c.get("group"):
+            bad("'warden help' lists '%s' under %s, not under its group %s" % (n, listed.get(n), c.get("group")))
+    # Examples.
+    for n, c in cmds.items():
+        ex = examples(c["help"])
+        if not 1 <= len(ex) <= 3:
+            bad("'warden help %s' has %d examples (one to three)" % (n, len(ex)))
+        for e in ex:
+            calls = [s for s in re.split(r"&&|\|\||;|\|", e) if re.search(r"\bwarden\b", s)]
+            if not any(re.search(r"\bwarden( -\S+)* %s\b" % re.escape(n), s) for s in calls):
+                bad("'warden help %s': the example '%s' does not run 'warden %s'" % (n, e, n))
+            for s in calls:
+                m = re.search(r"\bwarden((?: -\S+)*) ([a-z][a-z-]*)(.*)", s)
+                if not m or m.group(2) not in cmds:
+                    bad("'warden help %s': the example '%s' runs no command" % (n, e))
+                    continue
+                usage = " ".join(cmds[m.group(2)]["usage"])
+                for o in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", m.group(1) + m.group(3)):
+                    if o not in globals_ and not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(o), usage):
+                        bad("'warden help %s': the example '%s' passes %s, which 'warden %s' has not" % (n, e, o, m.group(2)))
+
+
 IDENT = re.compile(r"^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$")
 
 
@@ -209,7 +282,7 @@ def check_fields(srcdir):
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"commands": check_commands, "exits": check_exits, "refs": check_refs,
-     "fields": check_fields}[what](*args)
+     "fields": check_fields, "help": check_help}[what](*args)
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)

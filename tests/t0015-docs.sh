@@ -52,6 +52,12 @@ test_expect_success 'every command help ends with the exit codes and the manual'
 	done
 '
 
+test_expect_success 'warden help groups every command by task, in text and --json' '
+	warden help --json >help.json &&
+	warden help >help.txt &&
+	$CHECK help help.json help.txt
+'
+
 test_expect_success 'README and doc/ name no file outside the repository' '
 	$CHECK refs "$TOP_SRCDIR"
 '
