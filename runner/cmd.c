@@ -301,8 +301,8 @@ cmd_print_help(FILE *fp, const struct cmd_entry *entry)
 	fprintf(fp, "\nGlobal options, before or after the command name: --repo DIR,\n"
 	    "--json, -q (only data and errors), -v (more detail).\n");
 	print_exit_codes(fp);
-	fprintf(fp, "See warden(1) for each code's cases and the files each command "
-	    "writes.\n");
+	fprintf(fp, "Manual: warden-%s(1); every exit code's cases: warden(1).\n",
+	    entry->name);
 }
 
 static void
@@ -340,7 +340,8 @@ cmd_print_overview(FILE *fp)
 	fprintf(fp, "'warden help COMMAND' or 'warden COMMAND --help' for one command;\n"
 	    "the global options also work after the command name.\n");
 	print_exit_codes(fp);
-	fprintf(fp, "Manual: warden(1). Report bugs to %s.\n", PACKAGE_BUGREPORT);
+	fprintf(fp, "Manual: warden(1), and warden-COMMAND(1) for each command.\n"
+	    "Report bugs to %s.\n", PACKAGE_BUGREPORT);
 }
 
 static json_t *

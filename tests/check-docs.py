@@ -8,6 +8,7 @@ sub-command, printing every mismatch and exiting 1 when there is any.
   check-docs.py refs      SRCDIR
   check-docs.py fields    SRCDIR
   check-docs.py help      HELP-JSON HELP-TEXT
+  check-docs.py makefile  SRCDIR HELP-JSON
 """
 import json
 import os
@@ -67,46 +68,115 @@ def plain(md):
     return re.sub(r"\s+", " ", s).strip()
 
 
-def man_headings(src):
-    return [plain(h) for h in re.findall(r"^## (.*)$", src, re.M)]
+def man_sections(src):
+    """{SECTION: body} of a man page source ('# NAME', ...)."""
+    return sections(src, "# ")
+
+
+def synopsis_lines(body):
+    return [plain(l) for l in body.splitlines() if l.strip()]
+
+
+def command_pages(srcdir):
+    d = os.path.join(srcdir, "doc")
+    return {m.group(1): os.path.join(d, n) for n in sorted(os.listdir(d))
+            for m in [re.match(r"^warden-(.+)\.1\.md$", n)] if m}
+
+
+def readme_commands(srcdir):
+    """README's command table: {name: (task, row)} from each row's
+    `warden NAME ...` cells."""
+    readme = read(os.path.join(srcdir, "README.md"))
+    body = sections(readme, "### ").get("Commands", "")
+    lines = [l for l in body.splitlines() if l.startswith("|")]
+    head = [c.strip().lower() for c in lines[0].strip().strip("|").split("|")] if lines else []
+    out = {}
+    for row in table_rows(body):
+        task = row[head.index("task")] if "task" in head else None
+        for syn in re.findall(r"`warden ([^`]*)`", " ".join(row)):
+            words = syn.replace("\\|", "|").split()
+            if words and not words[0].startswith("-"):
+                out.setdefault(words[0], (task, row, words))
+    return out
 
 
 def check_commands(srcdir, help_json):
-    readme = read(os.path.join(srcdir, "README.md"))
-    man = read(os.path.join(srcdir, "doc/warden.1.md"))
+    """Every command: a row of README's table (in the task group warden help
+    gives it), a page doc/warden-NAME.1.md whose SYNOPSIS is its usage and
+    whose NAME is its summary, and a line of warden(1)'s COMMANDS under its
+    group; no page or row names a command warden lacks."""
     helpdoc = json.load(open(help_json))
-    usage = {c["name"]: c["usage"] for c in helpdoc["commands"]}
-    heads = man_headings(man)
-    # Every synopsis line of every command is a man page subsection.
-    for name, lines in usage.items():
-        for u in lines:
-            want = plain((name + " " + u).strip())
-            if want not in heads:
-                bad("warden.1.md has no subsection '## %s' (the usage of '%s')" % (want, name))
-    # Every man page subsection under COMMANDS is a command.
-    for h in heads:
-        words = h.split()
-        if words and words[0] not in usage:
-            bad("warden.1.md has '## %s', but warden has no command '%s'" % (h, words[0]))
-    # Every command of the README table exists, with its subcommand.
-    cmds = sections(readme, "### ").get("Commands", "")
-    seen = set()
-    for row in table_rows(cmds):
-        for syn in re.findall(r"`warden ([^`]*)`", row[0]):
-            words = syn.replace("\\|", "|").split()
-            name = words[0]
-            if name.startswith("--"):
-                continue
-            seen.add(name)
-            if name not in usage:
-                bad("README names 'warden %s', which is not in 'warden help'" % syn)
-                continue
-            if len(words) > 1 and re.fullmatch(r"[a-z-]+", words[1]):
-                if not any(u.split()[0] == words[1] for u in usage[name] if u):
-                    bad("README names 'warden %s %s', which 'warden help %s' lacks" % (name, words[1], name))
-    for name in usage:
-        if name not in seen:
+    cmds = {c["name"]: c for c in helpdoc["commands"]}
+    titles = {g["id"]: g["title"] for g in helpdoc.get("groups", [])}
+    rows = readme_commands(srcdir)
+    for name, (task, row, words) in rows.items():
+        if name not in cmds:
+            bad("README names 'warden %s', which is not in 'warden help'" % " ".join(words))
+            continue
+        sub = words[1] if len(words) > 1 else ""
+        if not re.fullmatch(r"[a-z][a-z-]*(\|[a-z][a-z-]*)*", sub):
+            sub = ""
+        for w in (sub.split("|") if sub else []):
+            if not any(u.split()[:1] == [w] for u in cmds[name]["usage"] if u):
+                bad("README names 'warden %s %s', which 'warden help %s' lacks" % (name, w, name))
+        group = cmds[name].get("group")
+        if task is not None and plain(task).lower() != titles.get(group, "").lower():
+            bad("README puts 'warden %s' under '%s'; warden help under '%s'" % (name, plain(task), titles.get(group)))
+    for name in cmds:
+        if name not in rows:
             bad("'warden %s' has no row in README's command table" % name)
+    pages = command_pages(srcdir)
+    for name, c in cmds.items():
+        if name not in pages:
+            bad("'warden %s' has no page doc/warden-%s.1.md" % (name, name))
+            continue
+        src = read(pages[name])
+        secs = man_sections(src)
+        for s in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO"):
+            if s not in secs:
+                bad("warden-%s.1.md has no %s section" % (name, s))
+        want = [plain(("warden %s %s" % (name, u)).strip()) for u in c["usage"]]
+        got = synopsis_lines(secs.get("SYNOPSIS", ""))
+        if got != want:
+            bad("warden-%s.1.md's SYNOPSIS is %s; its usage is %s" % (name, got, want))
+        nm = plain(secs.get("NAME", ""))
+        if nm != "warden-%s - %s" % (name, c["summary"]):
+            bad("warden-%s.1.md's NAME is '%s', not 'warden-%s - %s'" % (name, nm, name, c["summary"]))
+        if not re.search(r"^title: WARDEN-%s$" % re.escape(name.upper()), src, re.M):
+            bad("warden-%s.1.md's title is not WARDEN-%s" % (name, name.upper()))
+        ex = plain(secs.get("EXAMPLES", ""))
+        for e in examples(c["help"]):
+            if plain(e) not in ex:
+                bad("warden-%s.1.md's EXAMPLES lack '%s' of 'warden help %s'" % (name, e, name))
+    for name in pages:
+        if name not in cmds and name != "simengine":
+            bad("doc/warden-%s.1.md is the page of no command" % name)
+    # warden(1): COMMANDS lists every page under its group.
+    man = read(os.path.join(srcdir, "doc/warden.1.md"))
+    body = man_sections(man).get("COMMANDS", "")
+    group = None
+    listed = {}
+    for line in body.splitlines():
+        m = re.match(r"^## (.*)$", line)
+        if m:
+            group = plain(m.group(1))
+            continue
+        for n in re.findall(r"\*\*warden-([a-z-]+)\*\*\(1\)", line):
+            listed[n] = group
+    for name, c in cmds.items():
+        if listed.get(name) != titles.get(c.get("group")):
+            bad("warden.1.md lists warden-%s(1) under '%s', not '%s'" % (name, listed.get(name), titles.get(c.get("group"))))
+
+
+def check_makefile(srcdir, help_json):
+    """Every page is built, installed and distributed."""
+    mk = read(os.path.join(srcdir, "Makefile.am"))
+    for c in json.load(open(help_json))["commands"]:
+        page = "doc/warden-%s.1" % c["name"]
+        if not re.search(r"^\s*%s\b" % re.escape(page), mk, re.M):
+            bad("Makefile.am does not list %s in WARDEN_COMMAND_MANS" % page)
+        if not re.search(r"^%s: %s\.md$" % (re.escape(page), re.escape(page)), mk, re.M):
+            bad("Makefile.am has no rule making %s from %s.md" % (page, page))
 
 
 def exit_rows(srcdir):
@@ -257,6 +327,7 @@ def check_fields(srcdir):
     """Schemas, outcomes, violation codes, JSON fields: every identifier
     the README shows in code in those sections is in the man page."""
     man = read(os.path.join(srcdir, "doc/warden.1.md"))
+    man += "\n".join(read(p) for p in command_pages(srcdir).values())
     mantext = plain(man)
     want = {}
     for level in ("## ", "### "):
@@ -276,13 +347,14 @@ def check_fields(srcdir):
                     continue    # a sentence, a path, a command line
                 for t in words:
                     if not re.search(r"(?<![A-Za-z0-9_-])%s(?![A-Za-z0-9_-])" % re.escape(t), mantext):
-                        bad("the docs (%s) show '%s'; warden.1.md does not" % (h, t))
+                        bad("the docs (%s) show '%s'; no man page does" % (h, t))
 
 
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"commands": check_commands, "exits": check_exits, "refs": check_refs,
-     "fields": check_fields, "help": check_help}[what](*args)
+     "fields": check_fields, "help": check_help,
+     "makefile": check_makefile}[what](*args)
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)

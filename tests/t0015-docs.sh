@@ -22,8 +22,8 @@ page() {
 HAVE_GROFF=no
 command -v groff >/dev/null 2>&1 && HAVE_GROFF=yes
 
-test_expect_success_if $HAVE_GROFF 'groff -ww -man prints no warning for warden.1 and warden-simengine.1' '
-	for p in warden.1 warden-simengine.1; do
+test_expect_success_if $HAVE_GROFF 'groff -ww -man prints no warning for any page' '
+	for p in warden.1 warden-simengine.1 $(warden help | sed -n "s/^  \([a-z][a-z-]*\) .*/warden-\1.1/p"); do
 		f=$(page $p) && test -s "$f" || { echo "no $p"; exit 1; }
 		groff -ww -man -z "$f" 2>w1 &&
 		groff -t -ww -man -z "$f" 2>w2 &&
@@ -33,9 +33,14 @@ test_expect_success_if $HAVE_GROFF 'groff -ww -man prints no warning for warden.
 	done
 '
 
-test_expect_success 'every command is in README, warden help and warden(1) alike' '
+test_expect_success 'every command is in README, warden help and warden(1), with a page of its own' '
 	warden help --json >help.json &&
 	$CHECK commands "$TOP_SRCDIR" help.json
+'
+
+test_expect_success 'every page is built, installed and distributed' '
+	warden help --json >help.json &&
+	$CHECK makefile "$TOP_SRCDIR" help.json
 '
 
 test_expect_success 'the exit-code table agrees in README, warden(1) and warden help' '
@@ -48,7 +53,8 @@ test_expect_success 'every command help ends with the exit codes and the manual'
 	for c in $(warden help | sed -n "s/^  \([a-z][a-z-]*\) .*/\1/p"); do
 		warden help $c >out &&
 		expect_grep "Exit status: 0 ok" out &&
-		expect_grep "warden(1)" out || { echo "in: $c"; exit 1; }
+		expect_grep "^Manual: warden-$c(1); every exit code.s cases: warden(1)\.$" out ||
+		{ echo "in: $c"; exit 1; }
 	done
 '
 

@@ -41,7 +41,7 @@ test_expect_success 'warmups that opened their connection show a connect time' '
 
 test_expect_success 'the protocol says so in doc/campaign.md and the man page' '
 	grep -q "opens the c connections" "$TOP_SRCDIR/doc/campaign.md" &&
-	grep -q "opens the c connections" "$TOP_SRCDIR/doc/warden.1.md" &&
+	grep -q "opens the c connections" "$TOP_SRCDIR/doc/warden-campaign.1.md" &&
 	grep -q "connect_ms" "$TOP_SRCDIR/doc/campaign.md"
 '
 

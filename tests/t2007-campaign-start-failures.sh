@@ -71,7 +71,7 @@ test_expect_success '--json carries the outcomes and their details' '
 
 test_expect_success 'doc/campaign.md and the man page list both outcomes' '
 	grep -q "start_failed" "$TOP_SRCDIR/doc/campaign.md" &&
-	grep -q "start_failed" "$TOP_SRCDIR/doc/warden.1.md"
+	grep -q "start_failed" "$TOP_SRCDIR/doc/warden-campaign.1.md"
 '
 
 test_done

@@ -153,7 +153,7 @@ test_expect_success 'the role-only first chunk is no token, the usage chunk with
 test_expect_success 'the docs list the behaviours with their sources and say whether connect is in TTFT' '
 	expect_grep "What the simulated engine reproduces" "$TOP_SRCDIR/doc/testing.md" &&
 	expect_grep "connection_retries" "$TOP_SRCDIR/doc/campaign.md" &&
-	expect_grep "connection_retries" "$TOP_SRCDIR/doc/warden.1.md" &&
+	expect_grep "connection\\\\_retries" "$TOP_SRCDIR/doc/warden-campaign.1.md" &&
 	expect_grep "TTFT includes" "$TOP_SRCDIR/doc/campaign.md" &&
 	expect_grep "keepalive-close" "$TOP_SRCDIR/tests/simengine/warden-simengine.md"
 '
