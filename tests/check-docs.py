@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""check-docs.py - what README.md promises against warden itself and its
-manual (doc/warden.1.md). Used by tests/t0015-docs.sh; one check per
-sub-command, printing every mismatch and exiting 1 when there is any.
+"""check-docs.py - what README.md and doc/ promise against warden itself
+and its manual (doc/warden.1.md, the overview, and doc/warden-CMD.1.md, a
+page per command). Used by tests/t0015-docs.sh; one check per sub-command,
+printing every mismatch and exiting 1 when there is any.
 
   check-docs.py commands  SRCDIR HELP-JSON
   check-docs.py exits     SRCDIR HELP-JSON HELP-TEXT
@@ -9,6 +10,7 @@ sub-command, printing every mismatch and exiting 1 when there is any.
   check-docs.py fields    SRCDIR
   check-docs.py help      HELP-JSON HELP-TEXT
   check-docs.py makefile  SRCDIR HELP-JSON
+  check-docs.py readme    SRCDIR
 """
 import json
 import os
@@ -320,6 +322,30 @@ def check_help(help_json, help_text):
                         bad("'warden help %s': the example '%s' passes %s, which 'warden %s' has not" % (n, e, o, m.group(2)))
 
 
+README_LINES = 500
+README_WIDTH = 120
+
+
+def check_readme(srcdir):
+    """README is the front door: under README_LINES lines, its prose (not
+    its tables, not its command lines) within README_WIDTH columns, and it
+    names the two commands, the tour and where to read on."""
+    readme = read(os.path.join(srcdir, "README.md"))
+    lines = readme.splitlines()
+    if len(lines) > README_LINES:
+        bad("README has %d lines; the budget is %d (move reference to doc/)" % (len(lines), README_LINES))
+    for n, line in enumerate(lines, 1):
+        if len(line) > README_WIDTH and not line.startswith(("|", "    ")):
+            bad("README line %d is %d characters long" % (n, len(line)))
+    heads = sections(readme, "## ")
+    for h in ("The two commands", "A ten-minute tour: one maintenance cycle", "Usage", "Where to read on"):
+        if h not in heads:
+            bad("README has no section '## %s'" % h)
+    for c in ("ci/demo", "ci/test", "ci/test --under-load"):
+        if c not in heads.get("The two commands", ""):
+            bad("README's 'The two commands' does not name %s" % c)
+
+
 IDENT = re.compile(r"^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$")
 
 
@@ -354,7 +380,7 @@ def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"commands": check_commands, "exits": check_exits, "refs": check_refs,
      "fields": check_fields, "help": check_help,
-     "makefile": check_makefile}[what](*args)
+     "makefile": check_makefile, "readme": check_readme}[what](*args)
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)

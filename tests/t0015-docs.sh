@@ -1,11 +1,14 @@
 #!/bin/sh
-# The documentation is true: the man pages format without a groff
-# warning; every command of README's table is in `warden help` and has a
-# subsection in warden(1) whose synopsis is its usage; the exit-code
-# table is the same in README, warden(1) and `warden help`; README names
-# no file outside the repository; the man page carries the schemas,
-# outcomes, codes and JSON fields README shows; the package has a
-# licence and a bug-report address.
+# The documentation is true: every man page formats without a groff
+# warning; every command is in README's table (under the task warden help
+# gives it), in `warden help` (in exactly one group, with examples that
+# run it with options it has) and has its own page, warden-CMD(1), whose
+# SYNOPSIS is its usage, built, installed and distributed; warden(1) lists
+# every page; the exit-code table is the same in README, warden(1) and
+# `warden help`; README and doc/ name no file outside the repository; the
+# man pages carry the schemas, outcomes, codes and fields the docs show;
+# README stays a front door (a line budget, prose within 120 columns); the
+# package has a licence and a bug-report address.
 . "$TOP_SRCDIR/tests/lib.sh"
 
 CHECK="python3 $TOP_SRCDIR/tests/check-docs.py"
@@ -70,6 +73,10 @@ test_expect_success 'README and doc/ name no file outside the repository' '
 
 test_expect_success 'warden(1) carries the schemas, outcomes, codes and fields the docs show' '
 	$CHECK fields "$TOP_SRCDIR"
+'
+
+test_expect_success 'README is a front door: under its line budget, its prose within 120 columns' '
+	$CHECK readme "$TOP_SRCDIR"
 '
 
 test_expect_success 'LICENSE is the ISC licence of the warden authors, distributed' '
