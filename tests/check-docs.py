@@ -222,25 +222,27 @@ def check_exits(srcdir, help_json, help_text):
             bad("warden.1.md EXIT STATUS %d lacks what README says: %s" % (c, ", ".join(missing)))
 
 
-def doc_files(srcdir):
-    """README.md and the Markdown of doc/ but the man page sources, as
-    (path relative to srcdir, text)."""
+def doc_files(srcdir, man=False):
+    """README.md and the Markdown of doc/ (with man=True, the man page
+    sources too), as (path relative to srcdir, text)."""
     out = [("README.md", read(os.path.join(srcdir, "README.md")))]
     d = os.path.join(srcdir, "doc")
     for name in sorted(os.listdir(d)):
-        if name.endswith(".md") and not re.search(r"\.\d\.md$", name):
+        if name.endswith(".md") and (man or not re.search(r"\.\d\.md$", name)):
             out.append(("doc/" + name, read(os.path.join(d, name))))
     return out
 
 
 def check_refs(srcdir):
-    generated = {"CYCLE.md", "REPORT.md", "figures.md"}  # written by warden, ci/real-llama
-    for path, text in doc_files(srcdir):
+    # written by warden (an agent run's task, a snapshot's report, the
+    # cycle journal) and by ci/real-llama
+    generated = {"CYCLE.md", "REPORT.md", "figures.md", "task.md"}
+    for path, text in doc_files(srcdir, man=True):
         if re.search(r"shared notes|DESIGN\.md", text):
             bad("%s points at notes outside the repository (DESIGN.md, shared notes)" % path)
         here = os.path.dirname(path)
         for ref in sorted(set(re.findall(r"[A-Za-z0-9_./-]+\.md\b", text))):
-            if ref in generated or ref.startswith(("journals/", ".warden/")):
+            if ref in generated or ref.startswith(("journals/", ".warden/", "results/")):
                 continue
             if not (os.path.exists(os.path.join(srcdir, ref)) or
                     os.path.exists(os.path.join(srcdir, here, ref))):
