@@ -339,6 +339,10 @@ const struct cmd_entry cmd_agent_entry = {
 	"           make nothing\n"
 	"list       every run: id, state, task, sandbox, review and its status\n"
 	"show ID    one run: argv, exit, sandbox, diff, gate, smoke, review\n"
-	"--json     the records as JSON",
+	"--json     the records as JSON\n"
+	"Examples:\n"
+	"  warden agent run --engine sim-padded --dry-run\n"
+	"  warden agent run --incident 1\n"
+	"  warden agent list && warden agent show 1\n",
 	agent_exec,
 };

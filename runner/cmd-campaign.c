@@ -521,6 +521,10 @@ const struct cmd_entry cmd_campaign_entry = {
 	"Engine failures (start_failed, not_ready, server_crash, hang,\n"
 	"wrong_model, port_conflict, engine_cap) are results, not errors: exit 0\n"
 	"when the grid ran to its end. SIGINT or SIGTERM stops the run (exit 3)\n"
-	"and says how to resume it.\n",
+	"and says how to resume it.\n"
+	"Examples:\n"
+	"  warden campaign --engine sim-continuous --concurrency 1,8 --limit 8\n"
+	"  warden campaign list\n"
+	"  warden campaign show demo-2-r2-campaign --csv >sweeps.csv\n",
 	campaign_exec,
 };

@@ -246,6 +246,10 @@ const struct cmd_entry cmd_cycle_entry = {
 	"regression, a broken engine no queued fix waits for, an incident left\n"
 	"open); 4 done, the fixes it queued wait for review; 2 usage or input;\n"
 	"3 environment (then the cycle is resumable). SIGINT or SIGTERM stops\n"
-	"it (exit 3).\n",
+	"it (exit 3).\n"
+	"Examples:\n"
+	"  git switch --detach official && warden cycle\n"
+	"  WARDEN_CYCLE=demo-2 warden cycle\n"
+	"  warden cycle --resume\n",
 	cycle_exec,
 };

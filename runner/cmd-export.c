@@ -102,6 +102,9 @@ const struct cmd_entry cmd_export_entry = {
 	"  --output DIR        where results/ is written\n"
 	"  --chip NAME         a folder level for the machine, as SiliconBench's\n"
 	"                      results/MODEL/dgxspark/\n"
-	"  --json              {format, files}\n",
+	"  --json              {format, files}\n"
+	"Examples:\n"
+	"  warden export merged.tar.gz --format siliconbench --output sb\n"
+	"  warden export merged.tar.gz --format siliconbench --output sb --chip m4\n",
 	export_exec,
 };

@@ -561,6 +561,10 @@ const struct cmd_entry cmd_fidelity_entry = {
 	"                      the reference; --engine names it\n"
 	"mark-reference RUN    make a finished run's cells of one engine\n"
 	"                      (--engine E when it has several) the reference\n"
-	"Engine failures are results: exit 0 when the grid ran to its end.\n",
+	"Engine failures are results: exit 0 when the grid ran to its end.\n"
+	"Examples:\n"
+	"  warden fidelity --engine sim-continuous --shots 0 --limit 60\n"
+	"  warden fidelity mark-reference demo-reference\n"
+	"  warden fidelity show demo-2-r2-fidelity\n",
 	fidelity_exec,
 };

@@ -263,6 +263,10 @@ const struct cmd_entry cmd_gate_entry = {
 	"                      verified with the official tip's policy signers\n"
 	"  --json              print the result as JSON\n"
 	"Exit 1 when an engine that passed in the last published snapshot\n"
-	"(results/gate.json on the official branch) fails now.\n",
+	"(results/gate.json on the official branch) fails now.\n"
+	"Examples:\n"
+	"  warden gate\n"
+	"  warden gate --campaign demo-2-r2-campaign --fidelity demo-2-r2-fidelity\n"
+	"  warden gate --snapshot merged.tar.gz\n",
 	gate_exec,
 };

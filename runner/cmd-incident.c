@@ -306,6 +306,10 @@ const struct cmd_entry cmd_incident_entry = {
 	"              transition with who and why\n"
 	"set N STATE   move incident N to STATE, journaled with --reason and\n"
 	"              --as (both required)\n"
-	"--json        the rows or the record as JSON",
+	"--json        the rows or the record as JSON\n"
+	"Examples:\n"
+	"  warden incident list --state confirmed\n"
+	"  warden incident show 2\n"
+	"  warden incident set 1 wontfix --reason \"retired\" --as \"Ann <ann@localhost>\"\n",
 	incident_exec,
 };

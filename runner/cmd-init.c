@@ -66,6 +66,8 @@ const struct cmd_entry cmd_init_entry = {
 	"Creates DIR (which must not exist or be empty) with policy/warden.json,\n"
 	"an example adapter and profile, workloads/, journals/ and results/,\n"
 	"commits it, and creates the official branch at that commit.\n"
-	"-q drops the closing line; --json: {repository, commit, official_branch}.\n",
+	"-q drops the closing line; --json: {repository, commit, official_branch}.\n"
+	"Examples:\n"
+	"  warden init bench && cd bench && warden campaign\n",
 	init_exec,
 };

@@ -394,6 +394,10 @@ const struct cmd_entry cmd_journal_entry = {
 	"adopt    record a maintainer's commit on the official branch (on its\n"
 	"         first-parent history) that warden did not make, which\n"
 	"         verify otherwise names as an unjournaled move\n"
-	"-q: verify, export, note and adopt print nothing on success.\n",
+	"-q: verify, export, note and adopt print nothing on success.\n"
+	"Examples:\n"
+	"  warden journal show --cycle demo-2 --kind review.\n"
+	"  warden journal verify && warden journal export\n"
+	"  warden journal note --subject simmlx \"held at 0.31.1 for now\"\n",
 	journal_exec,
 };

@@ -293,6 +293,9 @@ const struct cmd_entry cmd_lint_entry = {
 	"or is none of the three kinds (every problem is still printed).\n"
 	"-v names every file checked; -q drops the closing summary.\n"
 	"--json: {files, problems: [{file, line, column, field, message, class}]},\n"
-	"class \"schema\" (exit 1) or \"input\" (exit 2).\n",
+	"class \"schema\" (exit 1) or \"input\" (exit 2).\n"
+	"Examples:\n"
+	"  warden lint\n"
+	"  warden -v lint adapters/engines/sim-padded.json\n",
 	lint_exec,
 };

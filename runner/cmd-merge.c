@@ -120,6 +120,8 @@ const struct cmd_entry cmd_merge_entry = {
 	"  --allowed-signers FILE  check the parts' signatures with this file\n"
 	"                      (default: as verify, the official policy's)\n"
 	"  --json              print the summary as JSON\n"
-	"Exit 1 when a part does not verify, inputs differ or cells overlap.\n",
+	"Exit 1 when a part does not verify, inputs differ or cells overlap.\n"
+	"Examples:\n"
+	"  warden merge --output merged.tar.gz shard-1.tar.gz shard-2.tar.gz\n",
 	merge_exec,
 };

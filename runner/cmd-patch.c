@@ -304,6 +304,9 @@ const struct cmd_entry cmd_patch_entry = {
 	"the summary; submit's review number is printed always.\n"
 	"--json   the gate result as JSON: ok, violations [{code, path, reason}],\n"
 	"         files [{status, old_path, new_path, old_mode, new_mode, added,\n"
-	"         deleted}], result_tree, base, base_commit (submit: review, status)\n",
+	"         deleted}], result_tree, base, base_commit (submit: review, status)\n"
+	"Examples:\n"
+	"  git diff >fix.patch && warden patch check fix.patch\n"
+	"  warden patch submit fix.patch --source community --note \"paged mode\"\n",
 	patch_exec,
 };

@@ -504,6 +504,9 @@ const struct cmd_entry cmd_prcheck_entry = {
 	"                 per clean file, a failing 'gate CODE PATH' per\n"
 	"                 violation) and 'warden pr-check lint' (a failing\n"
 	"                 'lint FILE:LINE:COL 'FIELD'' per problem), each with\n"
-	"                 its time and UTC timestamp\n",
+	"                 its time and UTC timestamp\n"
+	"Examples:\n"
+	"  warden pr-check official HEAD\n"
+	"  warden pr-check official HEAD --format junit >pr-check.xml\n",
 	prcheck_exec,
 };

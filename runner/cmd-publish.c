@@ -135,6 +135,9 @@ const struct cmd_entry cmd_publish_entry = {
 	"  --sign-key FILE     sign the manifest with this SSH key (default:\n"
 	"                      $WARDEN_SIGNING_KEY)\n"
 	"  --json              print the result as JSON\n"
-	"Exit 1 when a condition does not hold (nothing is written then).\n",
+	"Exit 1 when a condition does not hold (nothing is written then).\n"
+	"Examples:\n"
+	"  git switch --detach official && warden publish\n"
+	"  warden publish --snapshot merged.tar.gz\n",
 	publish_exec,
 };

@@ -385,6 +385,10 @@ const struct cmd_entry cmd_review_entry = {
 	"reject   record the rejection and its reason\n"
 	"-q: approve and reject print nothing on success.\n"
 	"--json: list and show print the rows; approve {review, status, branch,\n"
-	"commit}; reject {review, status}.\n",
+	"commit}; reject {review, status}.\n"
+	"Examples:\n"
+	"  warden review list --status pending\n"
+	"  warden review show 2\n"
+	"  warden review approve 2 --as \"Demo Maintainer <maintainer@localhost>\"\n",
 	review_exec,
 };

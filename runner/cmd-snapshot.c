@@ -157,6 +157,9 @@ const struct cmd_entry cmd_snapshot_entry = {
 	"  --tree DIR          also write the tree under DIR/results\n"
 	"  --sign-key FILE     sign the manifest with this SSH key (default:\n"
 	"                      $WARDEN_SIGNING_KEY)\n"
-	"  --json              print the summary as JSON\n",
+	"  --json              print the summary as JSON\n"
+	"Examples:\n"
+	"  warden snapshot\n"
+	"  warden snapshot --no-fidelity --output shard-1.tar.gz\n",
 	snapshot_exec,
 };

@@ -96,6 +96,9 @@ const struct cmd_entry cmd_stale_entry = {
 	"update.index.json_url); brew and none report 'unknown'. Compared with\n"
 	"the policy's retirement_days. Reports only.\n"
 	"  --json   print JSON\n"
-	"Exit 1 when an engine is stale.\n",
+	"Exit 1 when an engine is stale.\n"
+	"Examples:\n"
+	"  warden stale\n"
+	"  warden --json stale llama.cpp\n",
 	stale_exec,
 };

@@ -163,6 +163,9 @@ const struct cmd_entry cmd_status_entry = {
 	"with its state, duration and start time. It reads the store through\n"
 	"a read-only connection and never takes the writer lock, so it\n"
 	"answers while a cycle runs.\n"
-	"  --json   print it as JSON (null when no cycle has run)\n",
+	"  --json   print it as JSON (null when no cycle has run)\n"
+	"Examples:\n"
+	"  warden status\n"
+	"  warden --json status\n",
 	status_exec,
 };

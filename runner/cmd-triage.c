@@ -361,6 +361,9 @@ const struct cmd_entry cmd_triage_entry = {
 	"                triage.budget, 16)\n"
 	"  --json        the whole report as JSON\n"
 	"Exit 0 when nothing broke, 1 when engines broke, 2 usage or input,\n"
-	"3 environment.\n",
+	"3 environment.\n"
+	"Examples:\n"
+	"  warden triage --cycle demo-2\n"
+	"  warden triage --engine sim-mlx-lm --budget 8\n",
 	triage_exec,
 };

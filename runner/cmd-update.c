@@ -203,6 +203,10 @@ const struct cmd_entry cmd_update_entry = {
 	"Exit 1 when an engine's update failed; it keeps its environment and\n"
 	"manifest, and the failure is recorded. The engines whose venv moved a\n"
 	"package of a policy group with the failed engine get theirs back\n"
-	"(group_rolled_back).\n",
+	"(group_rolled_back).\n"
+	"Examples:\n"
+	"  warden update --dry-run\n"
+	"  warden update sim-mlx-lm\n"
+	"  warden update --retry-failed llama.cpp\n",
 	update_exec_cmd,
 };

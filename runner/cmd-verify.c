@@ -125,6 +125,9 @@ const struct cmd_entry cmd_verify_entry = {
 	"                      publish.allowed_signers of the policy on the\n"
 	"                      official branch, never the working tree's)\n"
 	"  --json              print the result as JSON\n"
-	"Exit 1 when anything differs.\n",
+	"Exit 1 when anything differs.\n"
+	"Examples:\n"
+	"  for s in snapshots/*.tar.gz; do warden verify \"$s\"; done\n"
+	"  warden verify --allowed-signers policy/allowed_signers shard-1.tar.gz\n",
 	verify_exec,
 };

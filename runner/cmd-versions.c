@@ -304,6 +304,9 @@ const struct cmd_entry cmd_versions_entry = {
 	"                 each moved (a package moved and moved back shows)\n"
 	"  --json         print JSON\n"
 	"Exit 1 when cycle C (or C1 and C2) recorded no manifest; with none\n"
-	"recorded yet, plain 'versions' says so and exits 0 ({} with --json).\n",
+	"recorded yet, plain 'versions' says so and exits 0 ({} with --json).\n"
+	"Examples:\n"
+	"  warden versions sim-mlx-lm\n"
+	"  warden versions --diff demo-1 demo-2\n",
 	versions_exec,
 };

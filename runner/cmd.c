@@ -48,6 +48,50 @@ const struct cmd_entry *const cmd_table[] = {
 	NULL,
 };
 
+/*
+ * The commands by task, as `warden help` lists them: every command of the
+ * table in exactly one group (tests/t0015-docs.sh checks it, and README's
+ * command table and warden(1) list them the same way).
+ */
+struct cmd_group {
+	const char *id;			/* "group" in `warden help --json` */
+	const char *title;		/* the heading `warden help` prints */
+	const char *const *names;	/* NULL-terminated */
+};
+
+static const char *const group_cycle[] = { "cycle", "status", "update",
+    "campaign", "fidelity", NULL };
+static const char *const group_review[] = { "review", "patch", "pr-check",
+    "agent", NULL };
+static const char *const group_triage[] = { "triage", "incident",
+    "versions", "stale", NULL };
+static const char *const group_results[] = { "gate", "snapshot", "verify",
+    "merge", "export", "publish", NULL };
+static const char *const group_repository[] = { "init", "lint", "journal",
+    "help", "version", NULL };
+
+static const struct cmd_group cmd_groups[] = {
+	{ "cycle", "The daily cycle", group_cycle },
+	{ "review", "Review", group_review },
+	{ "triage", "Triage", group_triage },
+	{ "results", "Results", group_results },
+	{ "repository", "Repository and set-up", group_repository },
+	{ NULL, NULL, NULL },
+};
+
+/* The group command name is in, or NULL. */
+static const struct cmd_group *
+group_of(const char *name)
+{
+	size_t g, i;
+
+	for (g = 0; cmd_groups[g].id != NULL; g++)
+		for (i = 0; cmd_groups[g].names[i] != NULL; i++)
+			if (strcmp(cmd_groups[g].names[i], name) == 0)
+				return &cmd_groups[g];
+	return NULL;
+}
+
 const struct cmd_exit_code cmd_exit_codes[] = {
 	{ WEXIT_OK, "ok" },
 	{ WEXIT_PROBLEM, "a problem found" },
@@ -257,31 +301,54 @@ cmd_print_help(FILE *fp, const struct cmd_entry *entry)
 	fprintf(fp, "\nGlobal options, before or after the command name: --repo DIR,\n"
 	    "--json, -q (only data and errors), -v (more detail).\n");
 	print_exit_codes(fp);
-	fprintf(fp, "See warden(1) for each code's cases and the files each command "
-	    "writes.\n");
+	fprintf(fp, "Manual: warden-%s(1); every exit code's cases: warden(1).\n",
+	    entry->name);
+}
+
+static void
+print_group(FILE *fp, const char *title, const char *const *names)
+{
+	const struct cmd_entry *e;
+	size_t i;
+
+	fprintf(fp, "%s:\n", title);
+	for (i = 0; names[i] != NULL; i++)
+		if ((e = cmd_find(names[i])) != NULL)
+			fprintf(fp, "  %-10s %s\n", e->name, e->summary);
+	fputc('\n', fp);
 }
 
 void
 cmd_print_overview(FILE *fp)
 {
-	size_t i;
+	const char *others[sizeof(cmd_table) / sizeof(cmd_table[0])];
+	size_t i, n = 0;
 
 	fprintf(fp, "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
 	    "       warden --version | --help\n\n"
 	    "warden keeps an LLM-serving benchmark honest while the engines it\n"
-	    "measures change. Commands:\n\n");
+	    "measures change. Commands, by task:\n\n");
+	for (i = 0; cmd_groups[i].id != NULL; i++)
+		print_group(fp, cmd_groups[i].title, cmd_groups[i].names);
+	/* A command no group names still shows (the docs test fails it). */
 	for (i = 0; cmd_table[i] != NULL; i++)
-		fprintf(fp, "  %-10s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
-	fprintf(fp, "\n'warden help COMMAND' or 'warden COMMAND --help' for one command;\n"
+		if (group_of(cmd_table[i]->name) == NULL)
+			others[n++] = cmd_table[i]->name;
+	others[n] = NULL;
+	if (n > 0)
+		print_group(fp, "Other", others);
+	fprintf(fp, "'warden help COMMAND' or 'warden COMMAND --help' for one command;\n"
 	    "the global options also work after the command name.\n");
 	print_exit_codes(fp);
-	fprintf(fp, "Manual: warden(1). Report bugs to %s.\n", PACKAGE_BUGREPORT);
+	fprintf(fp, "Manual: warden(1), and warden-COMMAND(1) for each command.\n"
+	    "Report bugs to %s.\n", PACKAGE_BUGREPORT);
 }
 
 static json_t *
 help_entry_json(const struct cmd_entry *e)
 {
-	json_t *usage = json_array();
+	const struct cmd_group *g = group_of(e->name);
+	json_t *usage = json_array(), *o;
 	const char *u = e->usage, *nl;
 
 	do {
@@ -290,21 +357,34 @@ help_entry_json(const struct cmd_entry *e)
 		    nl != NULL ? (size_t)(nl - u) : strlen(u)));
 		u = nl != NULL ? nl + 1 : NULL;
 	} while (u != NULL);
-	return json_pack("{s:s, s:o, s:s, s:s}", "name", e->name, "usage",
-	    usage, "summary", e->summary, "help", e->help);
+	o = json_pack("{s:s, s:o, s:s, s:s}", "name", e->name, "usage", usage,
+	    "summary", e->summary, "help", e->help);
+	json_object_set_new(o, "group", g != NULL ? json_string(g->id) :
+	    json_null());
+	return o;
 }
 
 json_t *
 cmd_help_json(const struct cmd_entry *entry)
 {
-	json_t *cmds, *codes, *globals;
-	size_t i;
+	json_t *cmds, *codes, *globals, *groups, *names;
+	size_t i, j;
 
 	if (entry != NULL)
 		return help_entry_json(entry);
 	cmds = json_array();
 	for (i = 0; cmd_table[i] != NULL; i++)
 		json_array_append_new(cmds, help_entry_json(cmd_table[i]));
+	groups = json_array();
+	for (i = 0; cmd_groups[i].id != NULL; i++) {
+		names = json_array();
+		for (j = 0; cmd_groups[i].names[j] != NULL; j++)
+			json_array_append_new(names,
+			    json_string(cmd_groups[i].names[j]));
+		json_array_append_new(groups, json_pack("{s:s, s:s, s:o}", "id",
+		    cmd_groups[i].id, "title", cmd_groups[i].title, "commands",
+		    names));
+	}
 	codes = json_array();
 	for (i = 0; cmd_exit_codes[i].meaning != NULL; i++)
 		json_array_append_new(codes, json_pack("{s:i, s:s}", "code",
@@ -313,10 +393,10 @@ cmd_help_json(const struct cmd_entry *entry)
 	for (i = 0; cmd_global_options[i].name != NULL; i++)
 		json_array_append_new(globals, json_sprintf("--%s",
 		    cmd_global_options[i].name));
-	return json_pack("{s:s, s:o, s:o, s:o, s:s}", "usage",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s}", "usage",
 	    "warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]",
-	    "global_options", globals, "commands", cmds, "exit_codes", codes,
-	    "bug_report", PACKAGE_BUGREPORT);
+	    "global_options", globals, "commands", cmds, "groups", groups,
+	    "exit_codes", codes, "bug_report", PACKAGE_BUGREPORT);
 }
 
 struct werr *

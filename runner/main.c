@@ -50,7 +50,10 @@ help_exec(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 const struct cmd_entry cmd_help_entry = {
-	"help", "[COMMAND]", "show the commands, or one command's options", "",
+	"help", "[COMMAND]", "show the commands, or one command's options",
+	"Examples:\n"
+	"  warden help cycle\n"
+	"  warden help --json\n",
 	help_exec,
 };
 
@@ -95,7 +98,10 @@ version_exec(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 const struct cmd_entry cmd_version_entry = {
-	"version", "", "print warden's version and its libraries' versions", "",
+	"version", "", "print warden's version and its libraries' versions",
+	"Examples:\n"
+	"  warden version\n"
+	"  warden --json version\n",
 	version_exec,
 };
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Filter values are checked before anything is read: `journal show --since`
-# takes ISO 8601 dates and times (the forms warden(1) lists), --kind and
+# takes ISO 8601 dates and times (the forms warden-journal(1) lists), --kind and
 # --cycle take well-formed names, `review list --status` one of three
 # words; anything else is a usage error (exit 2) naming the value.
 . "$TOP_SRCDIR/tests/lib.sh"

@@ -1,11 +1,14 @@
 #!/bin/sh
-# The documentation is true: the man pages format without a groff
-# warning; every command of README's table is in `warden help` and has a
-# subsection in warden(1) whose synopsis is its usage; the exit-code
-# table is the same in README, warden(1) and `warden help`; README names
-# no file outside the repository; the man page carries the schemas,
-# outcomes, codes and JSON fields README shows; the package has a
-# licence and a bug-report address.
+# The documentation is true: every man page formats without a groff
+# warning; every command is in README's table (under the task warden help
+# gives it), in `warden help` (in exactly one group, with examples that
+# run it with options it has) and has its own page, warden-CMD(1), whose
+# SYNOPSIS is its usage, built, installed and distributed; warden(1) lists
+# every page; the exit-code table is the same in README, warden(1) and
+# `warden help`; README and doc/ name no file outside the repository; the
+# man pages carry the schemas, outcomes, codes and fields the docs show;
+# README stays a front door (a line budget, prose within 120 columns); the
+# package has a licence and a bug-report address.
 . "$TOP_SRCDIR/tests/lib.sh"
 
 CHECK="python3 $TOP_SRCDIR/tests/check-docs.py"
@@ -22,8 +25,8 @@ page() {
 HAVE_GROFF=no
 command -v groff >/dev/null 2>&1 && HAVE_GROFF=yes
 
-test_expect_success_if $HAVE_GROFF 'groff -ww -man prints no warning for warden.1 and warden-simengine.1' '
-	for p in warden.1 warden-simengine.1; do
+test_expect_success_if $HAVE_GROFF 'groff -ww -man prints no warning for any page' '
+	for p in warden.1 warden-simengine.1 $(warden help | sed -n "s/^  \([a-z][a-z-]*\) .*/warden-\1.1/p"); do
 		f=$(page $p) && test -s "$f" || { echo "no $p"; exit 1; }
 		groff -ww -man -z "$f" 2>w1 &&
 		groff -t -ww -man -z "$f" 2>w2 &&
@@ -33,9 +36,14 @@ test_expect_success_if $HAVE_GROFF 'groff -ww -man prints no warning for warden.
 	done
 '
 
-test_expect_success 'every command is in README, warden help and warden(1) alike' '
+test_expect_success 'every command is in README, warden help and warden(1), with a page of its own' '
 	warden help --json >help.json &&
 	$CHECK commands "$TOP_SRCDIR" help.json
+'
+
+test_expect_success 'every page is built, installed and distributed' '
+	warden help --json >help.json &&
+	$CHECK makefile "$TOP_SRCDIR" help.json
 '
 
 test_expect_success 'the exit-code table agrees in README, warden(1) and warden help' '
@@ -48,16 +56,27 @@ test_expect_success 'every command help ends with the exit codes and the manual'
 	for c in $(warden help | sed -n "s/^  \([a-z][a-z-]*\) .*/\1/p"); do
 		warden help $c >out &&
 		expect_grep "Exit status: 0 ok" out &&
-		expect_grep "warden(1)" out || { echo "in: $c"; exit 1; }
+		expect_grep "^Manual: warden-$c(1); every exit code.s cases: warden(1)\.$" out ||
+		{ echo "in: $c"; exit 1; }
 	done
 '
 
-test_expect_success 'README names no file outside the repository' '
+test_expect_success 'warden help groups every command by task, in text and --json' '
+	warden help --json >help.json &&
+	warden help >help.txt &&
+	$CHECK help help.json help.txt
+'
+
+test_expect_success 'README and doc/ name no file outside the repository' '
 	$CHECK refs "$TOP_SRCDIR"
 '
 
-test_expect_success 'warden(1) carries the schemas, outcomes, codes and fields README shows' '
+test_expect_success 'warden(1) carries the schemas, outcomes, codes and fields the docs show' '
 	$CHECK fields "$TOP_SRCDIR"
+'
+
+test_expect_success 'README is a front door: under its line budget, its prose within 120 columns' '
+	$CHECK readme "$TOP_SRCDIR"
 '
 
 test_expect_success 'LICENSE is the ISC licence of the warden authors, distributed' '

@@ -24,7 +24,7 @@ CHECK="$TOP_SRCDIR/tests/fixtures/engines/check-trace.py"
 # milliseconds, not hundreds.
 # How close warden really gets (tenths of a millisecond) is a figure, not
 # a test: bench/campaign-trace.sh measures its distribution at c = 1, 16
-# and 64, and the README reports it.
+# and 64, and doc/testing.md reports it.
 BOUND_MS=200
 
 test_expect_success 'a bench whose engines write a trace' '

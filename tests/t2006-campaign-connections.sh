@@ -39,10 +39,10 @@ test_expect_success 'warmups that opened their connection show a connect time' '
 	test "$(q "select count(*) from campaign_requests where warmup = 1 and new_connection = 1")" -ge 2
 '
 
-test_expect_success 'the protocol says so in the README and the man page' '
-	grep -q "opens the c connections" "$TOP_SRCDIR/README.md" &&
-	grep -q "opens the c connections" "$TOP_SRCDIR/doc/warden.1.md" &&
-	grep -q "connect_ms" "$TOP_SRCDIR/README.md"
+test_expect_success 'the protocol says so in doc/campaign.md and the man page' '
+	grep -q "opens the c connections" "$TOP_SRCDIR/doc/campaign.md" &&
+	grep -q "opens the c connections" "$TOP_SRCDIR/doc/warden-campaign.1.md" &&
+	grep -q "connect_ms" "$TOP_SRCDIR/doc/campaign.md"
 '
 
 test_done

@@ -69,9 +69,9 @@ test_expect_success '--json carries the outcomes and their details' '
 	PY
 '
 
-test_expect_success 'the README and the man page list both outcomes' '
-	grep -q "start_failed" "$TOP_SRCDIR/README.md" &&
-	grep -q "start_failed" "$TOP_SRCDIR/doc/warden.1.md"
+test_expect_success 'doc/campaign.md and the man page list both outcomes' '
+	grep -q "start_failed" "$TOP_SRCDIR/doc/campaign.md" &&
+	grep -q "start_failed" "$TOP_SRCDIR/doc/warden-campaign.1.md"
 '
 
 test_done

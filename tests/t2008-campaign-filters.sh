@@ -56,9 +56,9 @@ test_expect_success 'levels of the policy are not ad hoc' '
 	expect_no_grep "ad hoc" out
 '
 
-test_expect_success 'the README and the man page say ad hoc levels are allowed' '
-	grep -q "ad hoc" "$TOP_SRCDIR/README.md" &&
-	grep -q "ad hoc" "$TOP_SRCDIR/doc/warden.1.md"
+test_expect_success 'doc/campaign.md and the man page say ad hoc levels are allowed' '
+	grep -q "ad hoc" "$TOP_SRCDIR/doc/campaign.md" &&
+	grep -q "ad hoc" "$TOP_SRCDIR/doc/warden-campaign.1.md"
 '
 
 test_done

@@ -101,11 +101,11 @@ test_expect_success 'show of a run that does not exist, or without a run, is a u
 	expect_exit 2 warden campaign list extra
 '
 
-test_expect_success 'the README and the man page document list and show' '
-	grep -q "warden campaign list" "$TOP_SRCDIR/README.md" &&
-	grep -q "warden campaign show" "$TOP_SRCDIR/README.md" &&
-	grep -q "^## campaign list" "$TOP_SRCDIR/doc/warden.1.md" &&
-	grep -q "^## campaign show" "$TOP_SRCDIR/doc/warden.1.md"
+test_expect_success 'doc/campaign.md and the man page document list and show' '
+	grep -q "warden campaign list" "$TOP_SRCDIR/doc/campaign.md" &&
+	grep -q "warden campaign show" "$TOP_SRCDIR/doc/campaign.md" &&
+	grep -q "^## campaign list" "$TOP_SRCDIR/doc/warden-campaign.1.md" &&
+	grep -q "^## campaign show" "$TOP_SRCDIR/doc/warden-campaign.1.md"
 '
 
 test_done

@@ -7,8 +7,8 @@
 # role chunk, the tokens, the finish chunk and the usage chunk). What must hold: a
 # request is the engine's failure only if the engine could have seen it, the
 # engine never receives a request twice, and connection-level retries are
-# counted apart from outcomes. The list and its sources: README, "What the
-# simulated engine reproduces".
+# counted apart from outcomes. The list and its sources: doc/testing.md,
+# "What the simulated engine reproduces".
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 
@@ -150,11 +150,11 @@ test_expect_success 'the role-only first chunk is no token, the usage chunk with
 	test "$(q "select count(*) from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'simllama'"'"' and r.outcome = '"'"'ok'"'"'")" -ge 32
 '
 
-test_expect_success 'the README lists the behaviours with their sources and says whether connect is in TTFT' '
-	expect_grep "What the simulated engine reproduces" "$TOP_SRCDIR/README.md" &&
-	expect_grep "connection_retries" "$TOP_SRCDIR/README.md" &&
-	expect_grep "connection_retries" "$TOP_SRCDIR/doc/warden.1.md" &&
-	expect_grep "TTFT includes" "$TOP_SRCDIR/README.md" &&
+test_expect_success 'the docs list the behaviours with their sources and say whether connect is in TTFT' '
+	expect_grep "What the simulated engine reproduces" "$TOP_SRCDIR/doc/testing.md" &&
+	expect_grep "connection_retries" "$TOP_SRCDIR/doc/campaign.md" &&
+	expect_grep "connection\\\\_retries" "$TOP_SRCDIR/doc/warden-campaign.1.md" &&
+	expect_grep "TTFT includes" "$TOP_SRCDIR/doc/campaign.md" &&
 	expect_grep "keepalive-close" "$TOP_SRCDIR/tests/simengine/warden-simengine.md"
 '
 

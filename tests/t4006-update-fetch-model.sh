@@ -20,7 +20,7 @@ cp "$TOP_SRCDIR/tests/fixtures/update/fake-ollama" "$TEST_DIR/bin/ollama"
 PATH="$TEST_DIR/bin:$PATH"
 export PATH
 
-# dir_digest DIR: the directory digest as README defines it, computed
+# dir_digest DIR: the directory digest as doc/update.md defines it, computed
 # with the shell tools the definition names.
 dir_digest() {
 	(cd "$1" && find -L . -name '.?*' -prune -o -type f -print |

@@ -1,6 +1,6 @@
 /*
  * test-cycle.c - unit tests of the cycle's pure parts: the status of a
- * cell from stored sweeps (every row of README's table, the order of
+ * cell from stored sweeps (every row of doc/cycle.md's table, the order of
  * precedence, the gate's completion line of degraded), and the Markdown of a cycle
  * journal (SiliconBench's sections in order, table text escaped).
  */

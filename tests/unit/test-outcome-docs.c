@@ -1,8 +1,8 @@
 /*
- * test-outcome-docs.c - every outcome name the code can record is in the
- * README: the request outcomes of the load generator, how a sweep can end,
+ * test-outcome-docs.c - every outcome name the code can record is in
+ * the glossary, doc/glossary.md: the request outcomes of the load generator, how a sweep can end,
  * and the engine states a sweep records when its server fails. A name
- * added to the code without a word in the README fails here.
+ * added to the code without a word in the glossary fails here.
  */
 #include "config.h"
 
@@ -26,7 +26,7 @@ static int
 setup(void **state)
 {
 	const char *top = getenv("TOP_SRCDIR");
-	char *path = path_join(top != NULL ? top : ".", "README.md");
+	char *path = path_join(top != NULL ? top : ".", "doc/glossary.md");
 	struct werr *err = file_read(&readme, path);
 
 	(void)state;
@@ -47,14 +47,14 @@ teardown(void **state)
 	return 0;
 }
 
-/* The README names it in backquotes. */
+/* The glossary names it in backquotes. */
 static void
 documented(const char *name)
 {
 	char *quoted = xasprintf("`%s`", name);
 
 	if (strstr(buf_cstr(&readme), quoted) == NULL)
-		fail_msg("README.md does not name the outcome %s", quoted);
+		fail_msg("doc/glossary.md does not name the outcome %s", quoted);
 	free(quoted);
 }
 
