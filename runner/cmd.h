@@ -8,10 +8,11 @@
  *     as JSON with --json, nothing but data and errors with -q;
  *  2. one line in the table in runner/cmd.c;
  *  3. the file in warden_SOURCES (Makefile.am or the area's fragment);
- *  4. a section in doc/warden.1.md (the man page source) with the same
+ *  4. a page doc/warden-NAME.1.md (the man page source; Makefile.am builds
+ *     and installs it, warden.1.md lists it under its group) with the same
  *     synopsis as `usage`;
  *  5. integration tests tests/tNNNN-*.sh;
- *  6. a line in README.md.
+ *  6. a line in README.md's command table, under its group (cmd.c).
  * No work logic in command files, no printing in modules.
  */
 #ifndef WARDEN_CMD_H

@@ -13,7 +13,7 @@
 
 #include <stdarg.h>
 
-/* Exit codes, documented in README.md and warden.1. Stable. */
+/* Exit codes, documented in README.md, warden(1) and each command's page. Stable. */
 enum werr_exit {
 	WEXIT_OK = 0,
 	WEXIT_PROBLEM = 1,	/* the command ran and found a problem */

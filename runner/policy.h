@@ -107,8 +107,7 @@ struct policy {
 		int require_signature;
 	} publish;
 
-	/* `triage`: optional as a whole and field by field; see README
-	 * "warden triage". */
+	/* `triage`: optional as a whole and field by field; see doc/triage.md. */
 	struct {
 		int *smoke_concurrency;	/* default [1] */
 		size_t smoke_n_concurrency;
@@ -117,7 +116,7 @@ struct policy {
 	} triage;
 
 	/* `update`: optional as a whole and field by field (defaults in
-	 * policy.c); see README "warden update". */
+	 * policy.c); see doc/update.md. */
 	struct {
 		struct strlist python;	/* makes venvs: python -m venv DIR */
 		int venv_pip;		/* venvs get their own pip */
@@ -146,7 +145,7 @@ struct policy {
 	} update;
 
 	/* `cycle`: optional as a whole and field by field; which of the
-	 * cycle's optional steps run, and their budgets (README "warden
+	 * cycle's optional steps run, and their budgets (doc/cycle.md "warden
 	 * cycle"). */
 	struct {
 		int update;		/* run the update step (default true) */

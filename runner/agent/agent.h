@@ -86,7 +86,7 @@ struct agent_run_opts {
 
 /*
  * Run the agent on the task (see the top of this file). *out is the
- * run's record (see README: `warden agent show`). An error means warden
+ * run's record (see warden-agent(1): `warden agent show`). An error means warden
  * could not go on (repository, store, a required sandbox missing: then
  * the run is recorded as 'refused'); an agent that misbehaves is an
  * outcome in the record (state rejected, quarantined, ...), not an error.

@@ -3,7 +3,7 @@
  * journal vocabulary, decided from the sweeps the campaign stored: their
  * outcomes, their request counts and failure classes, their memory
  * peaks. Pure functions of stored data; never reads a log, never
- * touches the store. The mapping is the table in README "Cell statuses".
+ * touches the store. The mapping is the table in doc/cycle.md "Cell statuses".
  */
 #include "config.h"
 

@@ -3,7 +3,7 @@
  * predictions are scored against gold: weighted and macro F1, accuracy,
  * and agreement with a reference. Pure functions: no I/O, no store.
  *
- * The parse rule (README "Fidelity", warden.1):
+ * The parse rule (doc/results.md "Fidelity", warden-fidelity(1)):
  *  1. fold the answer: ASCII letters to lower case, every run of white
  *     space to one space, then strip white space and the characters
  *     " ' ` * . : ; ! at both ends;

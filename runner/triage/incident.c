@@ -6,7 +6,7 @@
  * dependencies get their pin proposed (incident-settle.c settles them).
  * See triage-private.h. Never prints.
  *
- * An incident's record (JSON, README "Incidents"): kind, culprits
+ * An incident's record (JSON, doc/triage.md "Incidents"): kind, culprits
  * [{package, from, to}], engines, healthy_with (engines that took the
  * same release and stayed healthy), per_engine {ENGINE: {search, runs,
  * bound, changes, smoke, good_cycle, good_manifest, bad_manifest,

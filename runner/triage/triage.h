@@ -72,7 +72,7 @@ struct triage_result {
 	json_t *fixed;		/* [incident id] that became fixed */
 	json_t *reopened;	/* [incident id] reopened by a new release */
 	json_t *reviews;	/* [review id] queued by this run */
-	json_t *report;		/* all of it (README: `warden triage`) */
+	json_t *report;		/* all of it (doc/triage.md: "Exit status and output") */
 };
 
 /*

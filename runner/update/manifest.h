@@ -6,7 +6,7 @@
  * Triage diffs a broken engine's manifest against its last healthy one
  * with manifest_diff().
  *
- * A manifest is a JSON object (fields and units in README "Version
+ * A manifest is a JSON object (fields and units in doc/update.md "Version
  * manifests"); these functions only read and build JSON: no I/O.
  */
 #ifndef WARDEN_UPDATE_MANIFEST_H

@@ -1,7 +1,7 @@
 /*
  * shim.c - calling the pip and brew shims and checking what they say.
  *
- * The shim protocol (README "Shims", warden(1)):
+ * The shim protocol (doc/update.md "Shims", warden-update(1)):
  *   SHIM upgrade  --env DIR [INDEX] [--constraint FILE] [--dry-run] PKG [SPEC]
  *   SHIM pin      --env DIR [INDEX] [--constraint FILE] PKG==VER...
  *   SHIM versions --env DIR [PKG...]
