@@ -145,8 +145,8 @@ struct policy {
 	} update;
 
 	/* `cycle`: optional as a whole and field by field; which of the
-	 * cycle's optional steps run, and their budgets (doc/cycle.md "warden
-	 * cycle"). */
+	 * cycle's optional steps run, and their budgets (doc/cycle.md "The
+	 * policy's `cycle` section"). */
 	struct {
 		int update;		/* run the update step (default true) */
 		int fidelity;		/* run the fidelity task (true) */
