@@ -875,13 +875,18 @@ test_coalesced_events_are_counted(void **state)
 	assert_int_equal(run->v[0].max_per_read, 6);
 	/* one timestamp for every event of one read */
 	assert_true(run->v[0].first_ns == run->v[0].last_ns);
-	assert_int_equal(run->v[1].coalesced, 0);
-	assert_int_equal(run->v[1].max_per_read, 1);
+	/* sent 30 ms apart, the events of the second are read one by one on
+	 * a quiet machine; a client kept off the CPU for longer reads two or
+	 * three at once, and counts them as coalesced: what must hold is
+	 * that the counts agree with each other */
+	assert_true(run->v[1].max_per_read >= 1 && run->v[1].max_per_read <= 3);
+	assert_true((run->v[1].coalesced == 0) == (run->v[1].max_per_read == 1));
+	assert_true(run->v[1].coalesced <= 3);
 	/* no usage: the streamed count stands in */
 	assert_int_equal(run->v[1].usage_source, LOADGEN_USAGE_STREAMED);
 	assert_int_equal(run->v[1].completion_tokens, 3);
 	assert_int_equal(run->v[1].prompt_tokens, -1);
-	assert_int_equal(sum.coalesced_events, 6);
+	assert_int_equal(sum.coalesced_events, 6 + run->v[1].coalesced);
 	assert_int_equal(sum.usage_streamed, 1);
 	assert_int_equal(sum.usage_server, 1);
 	run_free(run);
