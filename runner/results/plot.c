@@ -195,10 +195,10 @@ figure_ttft(struct figure_set *fs, struct line *lines, const json_t **docs,
 			    lines[i].x[j]), "summary");
 
 			lines[i].y[j] = num(sum, "median_ttft_ms");
-			lines[i].y2[j] = num(sum, "p90_ttft_ms");
+			lines[i].y2[j] = num(sum, "p99_ttft_ms");
 		}
 		names[2 * i] = xasprintf("%s p50", lines[i].name);
-		names[2 * i + 1] = xasprintf("%s p90", lines[i].name);
+		names[2 * i + 1] = xasprintf("%s p99", lines[i].name);
 		s[2 * i].name = names[2 * i];
 		s[2 * i + 1].name = names[2 * i + 1];
 		s[2 * i].x = s[2 * i + 1].x = lines[i].x;
