@@ -22,6 +22,7 @@ struct show_state {
 	struct cmd_ctx *ctx;
 	json_t *arr;
 	size_t n;
+	int full;			/* each body whole, as JSON */
 };
 
 static struct werr *
@@ -35,7 +36,8 @@ show_one(void *arg, const struct journal_entry *e)
 		json_array_append_new(s->arr, journal_entry_json(e));
 		return NULL;
 	}
-	body = json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS);
+	body = s->full ? json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS) :
+	    journal_body_short(e->body);
 	printf("%6lld  %s  %-10s %-18s %s  %s\n", (long long)e->seq, e->time,
 	    quote_str(e->cycle), quote_str(e->kind), e->subject[0] != '\0' ?
 	    quote_str(e->subject) : "-", quote_msg(body != NULL ? body : ""));
@@ -81,9 +83,11 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "since", required_argument, NULL, 's' },
 		{ "cycle", required_argument, NULL, 'c' },
 		{ "kind", required_argument, NULL, 'k' },
+		{ "full", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char since[ISOTIME_LEN];
+	int full = 0;
 	struct journal_filter f;
 	struct show_state s;
 	struct store *store;
@@ -113,7 +117,8 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 				    "'review.approved', or a prefix ending in '.' "
 				    "such as 'review.', not '%s'", optarg);
 			f.kind = optarg;
-		}
+		} else if (ch == 'f')
+			full = 1;
 	}
 	if (err != NULL)
 		return err;
@@ -123,6 +128,7 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	memset(&s, 0, sizeof(s));
 	s.ctx = ctx;
+	s.full = full;
 	s.arr = json_array();
 	err = journal_each(store, &f, show_one, &s);
 	if (err == NULL && ctx->json)
@@ -372,7 +378,7 @@ journal_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 const struct cmd_entry cmd_journal_entry = {
 	"journal",
-	"show [--since TIME] [--cycle C] [--kind K]\n"
+	"show [--since TIME] [--cycle C] [--kind K] [--full]\n"
 	"verify\n"
 	"export [--cycle C]\n"
 	"note [--subject S] TEXT\n"
@@ -382,7 +388,9 @@ const struct cmd_entry cmd_journal_entry = {
 	"         2026-12-01, 2026-12-01T10:00[:30[.250]], with Z, +02:00 or\n"
 	"         -0500; no zone is UTC); --kind K matches exactly or, ending\n"
 	"         in '.', as a prefix (e.g. 'review.'); a malformed value is\n"
-	"         an error (exit 2)\n"
+	"         an error (exit 2); each body in short (a list by its\n"
+	"         length, a long text cut), --full as its whole JSON; --json\n"
+	"         prints the entries as a JSON array\n"
 	"verify   recompute the hash chain and check it against every\n"
 	"         Warden-Journal anchor in the official branch's history and\n"
 	"         against the committed journals/journal.jsonl; exit 1 naming\n"

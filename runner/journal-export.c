@@ -89,10 +89,8 @@ md_value(struct buf *b, const json_t *v)
 	}
 }
 
-/* An entry's body as a person reads it: "field value; field value",
- * short; journal.jsonl beside it keeps the whole record. */
-static char *
-md_body(const json_t *body)
+char *
+journal_body_short(const json_t *body)
 {
 	struct buf b = BUF_INIT;
 	const char **keys;
@@ -123,7 +121,7 @@ md_entry(void *arg, const struct journal_entry *e)
 {
 	struct export_state *x = arg;
 	char *body = strcmp(e->kind, "cycle.journal") == 0 ?
-	    xstrdup("(the cycle journal, rendered above)") : md_body(e->body);
+	    xstrdup("(the cycle journal, rendered above)") : journal_body_short(e->body);
 
 	buf_printf(&x->md, "| %lld | %s | `%s` | ", (long long)e->seq,
 	    e->time, e->kind);

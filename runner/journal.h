@@ -170,6 +170,12 @@ struct werr *journal_adopt(int64_t *seq, char *commit_out,
     struct store *store, struct git_repository *repo, const char *branch,
     const char *rev);
 
+/* An entry's body as a person reads it: "field value; field value", a
+ * string cut at 80 bytes, a list by its length, an object by its number
+ * of fields, the whole at about 400 bytes (CYCLE.md's entries, `journal
+ * show`). Caller frees. */
+char *journal_body_short(const json_t *body);
+
 /*
  * Write the journal to the official branch: a commit (through
  * official.c, with its own anchor) whose tree is the tip's tree plus

@@ -53,7 +53,7 @@ test_expect_success 'killed after the intent, before the move: rolled back, then
 	warden --repo bench review list --status pending >list &&
 	expect_grep "^2 *pending" list &&
 	test "$(sqlite3 bench/.warden/warden.db "SELECT state FROM official_ops WHERE op = \"2\"")" = rolled-back &&
-	warden --repo bench journal show --kind official.recovered >j &&
+	warden --repo bench journal show --kind official.recovered --full >j &&
 	expect_grep "\"op\":\"2\",\"outcome\":\"rolled back\"" j &&
 	expect_exit 0 warden --repo bench review approve 2 --as "M <m@example.org>" &&
 	test "$(git -C bench rev-parse official^)" = "$(cat tip)" &&
@@ -70,9 +70,9 @@ test_expect_success 'killed after the move, before the outcome: completed on the
 	warden --repo bench review list >list &&
 	expect_grep "^3 *approved" list &&
 	test "$(sqlite3 bench/.warden/warden.db "SELECT merged_commit FROM reviews WHERE id = 3")" = "$(cat moved)" &&
-	warden --repo bench journal show --kind review.approved >j &&
+	warden --repo bench journal show --kind review.approved --full >j &&
 	expect_grep "review/3 .*\"commit\":\"$(cat moved)\"" j &&
-	warden --repo bench journal show --kind official.recovered >j &&
+	warden --repo bench journal show --kind official.recovered --full >j &&
 	expect_grep "\"op\":\"3\",\"outcome\":\"completed\"" j &&
 	expect_exit 2 warden --repo bench review approve 3 --as "M <m@example.org>" &&
 	expect_grep "review 3 is approved, not pending" err &&
@@ -99,7 +99,7 @@ test_expect_success 'a move whose commit the branch lost is rolled back' '
 	git -C bench update-ref refs/heads/official "$(cat tip)" &&
 	warden --repo bench review list --status pending >list &&
 	expect_grep "^5 *pending" list &&
-	warden --repo bench journal show --kind official.recovered >j &&
+	warden --repo bench journal show --kind official.recovered --full >j &&
 	expect_grep "\"op\":\"5\",\"outcome\":\"rolled back\",.*does not hold the commit" j &&
 	expect_exit 0 warden --repo bench review approve 5 --as "M <m@example.org>"
 '

@@ -83,7 +83,7 @@ assert v[0][\"path\"] == \"adapters/engines/x\ufffd.json\", v
 assert d[\"files\"][0][\"new_path\"] == v[0][\"path\"], d
 " &&
 	expect_exit 1 warden --repo bench patch submit badpath.patch --source community &&
-	warden --repo bench journal show --kind review.refused >j &&
+	warden --repo bench journal show --kind review.refused --full >j &&
 	expect_grep "bad-path" j &&
 	snapshot before
 '

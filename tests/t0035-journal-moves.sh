@@ -86,7 +86,7 @@ test_expect_success 'journal adopt records a maintainer commit: verify and expor
 	unrecorded a5 "$c" "maintainer: README" &&
 	expect_exit 0 warden --repo a5 journal adopt official &&
 	expect_grep "^journal entry [0-9]* records commit $(echo $c | cut -c1-12) on .official.$" out &&
-	warden --repo a5 journal show --kind official.adopted >shown &&
+	warden --repo a5 journal show --kind official.adopted --full >shown &&
 	expect_grep "\"commit\":\"$c\"" shown &&
 	expect_exit 0 warden --repo a5 journal verify &&
 	expect_exit 0 warden --repo a5 journal export &&

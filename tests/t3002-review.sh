@@ -69,7 +69,7 @@ test_expect_success 'a refused patch is not queued and is journaled' '
 	expect_grep "^outside-allowlist workloads/chat.jsonl" out &&
 	expect_grep "patch refused, not queued" err &&
 	test -z "$(git -C bench for-each-ref refs/warden/review/3)" &&
-	warden --repo bench journal show --kind review.refused >j &&
+	warden --repo bench journal show --kind review.refused --full >j &&
 	expect_grep "outside-allowlist" j
 '
 
@@ -115,7 +115,7 @@ test_expect_success 'the approved tree is what git apply gives' '
 '
 
 test_expect_success 'the journal shows who approved what' '
-	warden --repo bench journal show --kind review. >j &&
+	warden --repo bench journal show --kind review. --full >j &&
 	expect_grep "review.submitted" j &&
 	expect_grep "review.approved.*review/1" j &&
 	expect_grep "Maint Ainer <maint@example.org>" j &&
@@ -138,7 +138,7 @@ test_expect_success 'a change that no longer applies stays pending' '
 	test "$(official)" = "$(cat tip1)" &&
 	warden --repo bench review list --status pending >p &&
 	expect_grep "^2 *pending" p &&
-	warden --repo bench journal show --kind review.approve-failed >j &&
+	warden --repo bench journal show --kind review.approve-failed --full >j &&
 	expect_grep "review/2" j
 '
 
@@ -149,7 +149,7 @@ test_expect_success 'reject records the reason and leaves official alone' '
 	warden --repo bench review show 2 >show &&
 	expect_grep "^review 2: rejected" show &&
 	expect_grep "duplicate of 1" show &&
-	warden --repo bench journal show --kind review.rejected >j &&
+	warden --repo bench journal show --kind review.rejected --full >j &&
 	expect_grep "duplicate of 1" j
 '
 
