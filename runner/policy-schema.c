@@ -90,6 +90,14 @@ static const char default_policy[] =
 "    \"smoke\": { \"concurrency\": [1], \"prompts\": 4 },\n"
 "    \"budget\": 16\n"
 "  },\n"
+"  \"regressions\": {\n"
+"    \"threshold_pct\": 10,\n"
+"    \"alpha\": 0.01,\n"
+"    \"baseline_cycles\": 3,\n"
+"    \"min_samples\": 5,\n"
+"    \"metrics\": [\"output_throughput\", \"ttft_p50\", \"ttft_p99\", \"tpot_p50\",\n"
+"                \"peak_engine_memory\"]\n"
+"  },\n"
 "  \"store\": { \"busy_timeout_ms\": 5000 }\n"
 "}\n";
 
@@ -303,6 +311,50 @@ static const struct schema_field f_triage[] = {
 };
 static const struct schema s_triage = { .type = SCHEMA_OBJECT, .fields = f_triage };
 
+/* Exclusive bounds the schema's inclusive min and max cannot say. */
+static int
+check_above_zero(const json_t *v, struct buf *why)
+{
+	if (json_number_value(v) > 0)
+		return 0;
+	buf_puts(why, "must be more than 0");
+	return -1;
+}
+static int
+check_probability(const json_t *v, struct buf *why)
+{
+	double p = json_number_value(v);
+
+	if (p > 0 && p < 1)
+		return 0;
+	buf_puts(why, "must be more than 0 and less than 1");
+	return -1;
+}
+static const char *const regression_metrics[] = { "output_throughput",
+    "ttft_p50", "ttft_p99", "tpot_p50", "peak_engine_memory", NULL };
+static const struct schema s_regression_metric = { .type = SCHEMA_STRING,
+    .one_of = regression_metrics };
+static const struct schema s_regression_metrics = { .type = SCHEMA_ARRAY,
+    .items = &s_regression_metric };
+static const struct schema s_threshold_pct = { .type = SCHEMA_NUMBER,
+    .check = check_above_zero };
+static const struct schema s_alpha = { .type = SCHEMA_NUMBER,
+    .check = check_probability };
+static const struct schema s_baseline_cycles = { .type = SCHEMA_INTEGER,
+    .has_min = 1, .min = 1, .has_max = 1, .max = 100 };
+static const struct schema s_min_samples = { .type = SCHEMA_INTEGER,
+    .has_min = 1, .min = 2 };
+static const struct schema_field f_regressions[] = {
+	{ "threshold_pct", &s_threshold_pct, 0 },
+	{ "alpha", &s_alpha, 0 },
+	{ "baseline_cycles", &s_baseline_cycles, 0 },
+	{ "min_samples", &s_min_samples, 0 },
+	{ "metrics", &s_regression_metrics, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_regressions = { .type = SCHEMA_OBJECT,
+    .fields = f_regressions };
+
 static const struct schema s_schema_version = { .type = SCHEMA_INTEGER, .has_min = 1,
     .min = 1, .has_max = 1, .max = 1 };
 
@@ -326,6 +378,7 @@ static const struct schema_field f_policy[] = {
 	{ "update", &s_update, 0 },
 	{ "cycle", &s_cycle, 0 },
 	{ "triage", &s_triage, 0 },
+	{ "regressions", &s_regressions, 0 },
 	{ NULL, NULL, 0 },
 };
 const struct schema policy_schema = { .type = SCHEMA_OBJECT, .fields = f_policy };

@@ -164,6 +164,30 @@ policy_load_cycle(struct policy *p, const json_t *c)
 	p->cycle.triage_smoke_runs = (int)num_or(b, "triage_smoke_runs", 0);
 }
 
+/* The `regressions` section; absent fields take their defaults. */
+static void
+policy_load_regressions(struct policy *p, const json_t *r)
+{
+	static const char *const all[] = { "output_throughput", "ttft_p50",
+	    "ttft_p99", "tpot_p50", "peak_engine_memory" };
+	const json_t *m = json_object_get(r, "metrics");
+	size_t i;
+
+	p->regressions.threshold_pct = num_or(r, "threshold_pct", 10);
+	p->regressions.alpha = num_or(r, "alpha", 0.01);
+	p->regressions.baseline_cycles = (int)num_or(r, "baseline_cycles", 3);
+	p->regressions.min_samples = (int)num_or(r, "min_samples", 5);
+	if (m != NULL) {
+		strlist_from_json(&p->regressions.metrics, m);
+		return;
+	}
+	p->regressions.metrics.n = sizeof(all) / sizeof(all[0]);
+	p->regressions.metrics.v = xcalloc(p->regressions.metrics.n + 1,
+	    sizeof(char *));
+	for (i = 0; i < p->regressions.metrics.n; i++)
+		p->regressions.metrics.v[i] = xstrdup(all[i]);
+}
+
 /* Cross-field rules the schema cannot say. */
 static void
 policy_check_refs(const struct policy *p, const char *name, const char *text,
@@ -196,6 +220,13 @@ policy_check_refs(const struct policy *p, const char *name, const char *text,
 			if (strcmp(p->campaign.splits.v[i], p->campaign.splits.v[j]) == 0)
 				problems_add_field(probs, name, text, len, "campaign.splits",
 				    "lists '%s' twice", p->campaign.splits.v[i]);
+	for (i = 0; i < p->regressions.metrics.n; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(p->regressions.metrics.v[i],
+			    p->regressions.metrics.v[j]) == 0)
+				problems_add_field(probs, name, text, len,
+				    "regressions.metrics", "lists '%s' twice",
+				    p->regressions.metrics.v[i]);
 }
 
 struct werr *
@@ -294,6 +325,7 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 
 	policy_load_update(p, json_object_get(doc, "update"));
 	policy_load_cycle(p, json_object_get(doc, "cycle"));
+	policy_load_regressions(p, json_object_get(doc, "regressions"));
 	o = json_object_get(json_object_get(doc, "triage"), "smoke");
 	v = json_object_get(o, "concurrency");
 	p->triage.smoke_n_concurrency = v ? json_array_size(v) : 1;
@@ -410,5 +442,6 @@ policy_free(struct policy *p)
 	}
 	free(p->update.mirrors);
 	free(p->cycle.fidelity_shots);
+	strlist_free(&p->regressions.metrics);
 	free(p);
 }

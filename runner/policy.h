@@ -115,6 +115,17 @@ struct policy {
 		int budget;		/* smoke runs per engine, default 16 */
 	} triage;
 
+	/* `regressions`: optional as a whole and field by field; the
+	 * performance alerts (runner/regress/, doc/regressions.md). */
+	struct {
+		double threshold_pct;	/* how much worse, % of the better
+					   figure (10) */
+		double alpha;		/* the test's significance level (0.01) */
+		int baseline_cycles;	/* published cycles compared with (3) */
+		int min_samples;	/* per-request samples a side needs (5) */
+		struct strlist metrics;	/* default: all five; empty: off */
+	} regressions;
+
 	/* `update`: optional as a whole and field by field (defaults in
 	 * policy.c); see doc/update.md. */
 	struct {
