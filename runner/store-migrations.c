@@ -12,6 +12,7 @@
 #include "store-update.h"
 #include "agent/store-agent.h"
 #include "cycle/store-cycle.h"
+#include "regress/store-regress.h"
 #include "results/store-results.h"
 #include "triage/store-triage.h"
 
@@ -93,6 +94,9 @@ const char *const store_migrations[] = {
 
 	/* 12: incidents may blame a commit (kind "change"). */
 	STORE_TRIAGE_SCHEMA_12,
+
+	/* 13: performance regression alerts and their transitions. */
+	STORE_REGRESS_SCHEMA,
 };
 
 const int store_n_migrations =

@@ -1,0 +1,50 @@
+/*
+ * regress-private.h - what the files of runner/regress/ share: the
+ * series of a campaign run with their per-request samples (series.c).
+ * Not for other modules: the contract is regress.h (and the SQL's,
+ * store-regress.h).
+ */
+#ifndef WARDEN_REGRESS_PRIVATE_H
+#define WARDEN_REGRESS_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "regress.h"
+#include "store-regress.h"
+
+/* Who the cycle's own transitions are by. */
+#define REGRESS_WHO "warden cycle"
+
+/* ---- series.c ---- */
+
+/* One completed sweep of a run: a point of every metric's series. */
+struct regress_point {
+	char *key;			/* "ENGINE/MODEL/SPLIT/cN" */
+	json_t *sweep;			/* its stored row */
+	/* per metric (regress_metrics order): the per-request samples
+	 * (throughput: each request's output tokens per second of its
+	 * end-to-end time; memory: the per-second footprint trace) */
+	struct stats_samples samples[REGRESS_N_METRICS];
+};
+
+struct regress_points {
+	struct regress_point *v;
+	size_t n;
+};
+
+/* The completed sweeps of run_id with their samples; memory traces are
+ * read only when with_memory. Free with regress_points_free(). */
+struct werr *regress_points_load(struct regress_points *out,
+    struct store *store, const char *run_id, int with_memory);
+void regress_points_free(struct regress_points *p);
+const struct regress_point *regress_points_find(const struct regress_points *p,
+    const char *key);
+/* "ENGINE/MODEL/SPLIT/cN" of a sweep row or alert; caller frees. */
+char *regress_point_key(const json_t *o);
+/* The index of m in regress_metrics. */
+size_t regress_metric_index(const struct regress_metric *m);
+
+#endif
