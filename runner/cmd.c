@@ -45,6 +45,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_status_entry,
 	&cmd_triage_entry,
 	&cmd_incident_entry,
+	&cmd_regressions_entry,
 	NULL,
 };
 
@@ -64,7 +65,7 @@ static const char *const group_cycle[] = { "cycle", "status", "update",
 static const char *const group_review[] = { "review", "patch", "pr-check",
     "agent", NULL };
 static const char *const group_triage[] = { "triage", "incident",
-    "versions", "stale", NULL };
+    "regressions", "versions", "stale", NULL };
 static const char *const group_results[] = { "gate", "snapshot", "verify",
     "merge", "export", "publish", NULL };
 static const char *const group_repository[] = { "init", "lint", "journal",
@@ -314,7 +315,7 @@ print_group(FILE *fp, const char *title, const char *const *names)
 	fprintf(fp, "%s:\n", title);
 	for (i = 0; names[i] != NULL; i++)
 		if ((e = cmd_find(names[i])) != NULL)
-			fprintf(fp, "  %-10s %s\n", e->name, e->summary);
+			fprintf(fp, "  %-11s %s\n", e->name, e->summary);
 	fputc('\n', fp);
 }
 

@@ -163,6 +163,7 @@ extern const struct cmd_entry cmd_cycle_entry;
 extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_triage_entry;
 extern const struct cmd_entry cmd_incident_entry;
+extern const struct cmd_entry cmd_regressions_entry;
 
 /* One side of a smoke campaign (its "runs", each with "engine" and
  * "sweeps") as lines "  before ENGINE MODEL SPLIT c=N: OUTCOME K/T", for
