@@ -20,6 +20,7 @@
 #include "cycle/cycle.h"
 #include "jsonget.h"
 #include "output.h"
+#include "regress/regress.h"
 #include "spawn.h"
 #include "stopsig.h"
 #include "util.h"
@@ -63,6 +64,45 @@ print_list(const char *label, const json_t *arr, const char *none)
 			printf("%s%s", i ? ", " : "", json_is_string(v) ?
 			    quote_str(json_string_value(v)) : "?");
 	printf("\n");
+}
+
+/* The alerts of the cycle's regressions step, one line each. */
+static void
+print_alerts(const json_t *r)
+{
+	static const char *const kinds[] = { "opened", "seen", "fixed", NULL };
+	static const char *const how[] = { "new", "seen again",
+	    "back within the threshold" };
+	const json_t *a;
+	const char *why;
+	size_t i, k, n = 0;
+	char *name, *change;
+
+	if (!json_is_object(r))
+		return;
+	printf("alerts:   ");
+	for (k = 0; kinds[k] != NULL; k++)
+		json_array_foreach(json_object_get(r, kinds[k]), i, a) {
+			name = regress_series_name(a);
+			change = regress_change_text(a);
+			printf("%s #%lld %s: %s (%+.1f %%), %s, %s\n",
+			    n++ ? "          " : "", (long long)jsonget_int(a,
+			    "id"), quote_str(name), quote_str(change),
+			    json_number_value(json_object_get(a,
+			    "change_pct")), how[k], quote_str(jsonget_str(a,
+			    "state")));
+			free(name);
+			free(change);
+		}
+	why = json_string_value(json_object_get(r, "why"));
+	if (why == NULL)
+		why = json_string_value(json_object_get(json_object_get(r,
+		    "baseline"), "why"));
+	if (n == 0 && why != NULL)
+		printf(" none: %s\n", quote_str(why));
+	else if (n == 0)
+		printf(" none (%lld series compared)\n",
+		    (long long)jsonget_int(r, "compared"));
 }
 
 static void
@@ -120,6 +160,7 @@ print_summary(const json_t *res)
 		print_list("           fixed ", json_object_get(s,
 		    "incidents_fixed"), "none");
 	}
+	print_alerts(json_object_get(j, "regressions"));
 	printf("review:   ");
 	if (json_array_size(json_object_get(s, "reviews_waiting")) == 0)
 		printf(" nothing waiting");
@@ -230,7 +271,8 @@ const struct cmd_entry cmd_cycle_entry = {
 	"run or continue the maintenance cycle",
 	"Runs the maintenance cycle under one cycle id: checkout (a detached\n"
 	"HEAD moved forward to the official tip), update, campaign, fidelity,\n"
-	"gate, triage, agent (policy cycle.agent), publish (policy\n"
+	"gate, regressions (each series against the last published cycles:\n"
+	"'warden regressions'), triage, agent (policy cycle.agent), publish (policy\n"
 	"cycle.publish), the cycle journal and its export to the official\n"
 	"branch. Every cell (engine x model x split) ends with a status: ok,\n"
 	"fixed, degraded, all-failed, wrong-model, capped, hang, oom, skipped\n"

@@ -157,7 +157,7 @@ campaigned() {
 
 cycled() {
 	test "$(q "$1" "SELECT state FROM cycles")" = done &&
-	test "$(q "$1" "SELECT count(*) FROM cycle_steps WHERE state <> 'running'")" = 10 &&
+	test "$(q "$1" "SELECT count(*) FROM cycle_steps WHERE state <> 'running'")" = 11 &&
 	test "$(q "$1" "SELECT count(*) FROM cycles")" = 1 &&
 	git -C "$1" show official:journals/crash.md | grep -q "^## Summary$" &&
 	git -C "$1" show official:results/manifest.json >/dev/null &&

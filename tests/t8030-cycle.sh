@@ -78,7 +78,7 @@ test_expect_success 'the exported Markdown is SiliconBench journal shaped' '
 	md bench c1 >c1.md &&
 	grep "^## " c1.md >heads &&
 	printf "%s\n" "## Summary" "## Versions" "## qwen3-0.6b / chat" "## Fixes" "## Broke" \
-	    "## Skipped" "## OOM" "## Suspicious" "## Timeline" \
+	    "## Skipped" "## OOM" "## Regressions" "## Suspicious" "## Timeline" \
 	    "## Journal entries" >want &&
 	expect_equal want heads &&
 	expect_grep "^Machine .[0-9a-f]*.: .* ($(uname -m)), $(getconf _NPROCESSORS_ONLN) cores, [0-9.]* GiB, $(uname -s) $(uname -r)\.$" c1.md &&
@@ -109,10 +109,10 @@ test_expect_success 'status after the cycle says it is done, step by step' '
 	expect_grep "^cells:    7: 2 ok, 1 all-failed, 1 degraded, 1 wrong-model, 1 crashed, 1 skipped$" out &&
 	expect_grep "^snapshot: [0-9a-f]\{16\}$" out &&
 	expect_grep "^waiting:  0 reviews; [0-9]* incidents\{0,1\} open" out &&
-	test "$(grep -c "^  round 1 .* [0-9.]* s  from [0-9:]*$" out)" = 10 &&
+	test "$(grep -c "^  round 1 .* [0-9.]* s  from [0-9:]*$" out)" = 11 &&
 	expect_exit 0 warden --repo bench --json status &&
 	cycle_json out "j[\"state\"] == \"done\"" "j[\"alive\"] is False" \
-	    "[s[\"step\"] for s in j[\"steps\"]] == [\"checkout\", \"update\", \"campaign\", \"fidelity\", \"gate\", \"triage\", \"agent\", \"publish\", \"journal\", \"export\"]" \
+	    "[s[\"step\"] for s in j[\"steps\"]] == [\"checkout\", \"update\", \"campaign\", \"fidelity\", \"gate\", \"regressions\", \"triage\", \"agent\", \"publish\", \"journal\", \"export\"]" \
 	    "all(s[\"duration_s\"] >= 0 for s in j[\"steps\"])" \
 	    "j[\"summary\"][\"cells\"] == {\"ok\": 2, \"all-failed\": 1, \"degraded\": 1, \"wrong-model\": 1, \"crashed\": 1, \"skipped\": 1}" \
 	    "j[\"summary\"][\"reviews_waiting\"] == 0 and j[\"summary\"][\"duration_s\"] > 0" \
@@ -150,7 +150,7 @@ test_expect_success 'killed at a step, the next warden cycle continues the same 
 	    "j[\"step\"] == \"campaign\"" &&
 	expect_exit 0 warden --repo bench --json cycle &&
 	cycle_json out "j[\"cycle\"] == \"c4\"" "j[\"state\"] == \"done\"" &&
-	test "$(sqlite3 bench/.warden/warden.db "select count(*) from cycle_steps where cycle = '"'"'c4'"'"'")" = 10 &&
+	test "$(sqlite3 bench/.warden/warden.db "select count(*) from cycle_steps where cycle = '"'"'c4'"'"'")" = 11 &&
 	test "$(sqlite3 bench/.warden/warden.db "select count(*) from journal where cycle = '"'"'c4'"'"' and kind = '"'"'cycle.resumed'"'"'")" = 1 &&
 	test "$(sqlite3 bench/.warden/warden.db "select count(*) from campaign_runs where run_id like '"'"'c4-%'"'"'")" = 1 &&
 	warden --repo bench journal verify

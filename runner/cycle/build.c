@@ -318,15 +318,12 @@ engine_well(const json_t *cells, const char *engine)
 
 /* OOM and suspicious findings of the final cells, and the gate's. */
 static void
-findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
-    const json_t *gate)
+findings(json_t *journal, const json_t *cells, const json_t *gate)
 {
 	json_t *oom = json_array(), *sus = json_array();
-	const json_t *cell, *lv, *was, *f, *fails;
+	const json_t *cell, *lv, *f, *fails;
 	const char *engine;
-	double now, then;
 	size_t i, j;
-	char *key;
 
 	json_array_foreach(cells, i, cell) {
 		json_array_foreach(json_object_get(cell, "levels"), j, lv) {
@@ -365,26 +362,9 @@ findings(json_t *journal, const json_t *cells, const json_t *prev_cells,
 				    "the engine reported no usage: output "
 				    "tokens counted from the stream"));
 		}
-		key = cycle_cell_key(cell);
-		was = find_cell(prev_cells, key);
-		free(key);
-		now = json_number_value(json_object_get(cell,
-		    "best_output_throughput"));
-		then = json_number_value(json_object_get(was,
-		    "best_output_throughput"));
-		if (now > 0 && then > 0 && (now < then * 0.7 || now > then * 1.3)) {
-			char *why = xasprintf("best output throughput %.1f -> "
-			    "%.1f tok/s (%+.0f %%) since the previous cycle",
-			    then, now, (now / then - 1) * 100);
-
-			json_array_append_new(sus,
-			    json_pack("{s:s, s:s, s:s, s:s}", "engine",
-			    jsonget_str(cell, "engine"), "model",
-			    jsonget_str(cell, "model"), "split",
-			    jsonget_str(cell, "split"), "why", why));
-			free(why);
-		}
 	}
+	/* speed against published cycles is regressions.c's (alerts with a
+	 * test and a threshold), not a suspicion of this file's */
 	/* a fidelity failure of an engine whose cells are all well: the
 	 * speed figures look fine, the answers do not */
 	json_object_foreach((json_t *)json_object_get(gate, "failures"),
@@ -525,7 +505,7 @@ cycle_build_journal(json_t **out, struct cyc *c)
 {
 	json_t *row = NULL, *prow = NULL, *rounds = json_array(), *cells = NULL;
 	json_t *prev_cells = NULL, *broke = json_array(), *summary, *journal;
-	json_t *statuses = json_object(), *tasks = NULL, *rc;
+	json_t *statuses = json_object(), *tasks = NULL, *rc, *regs;
 	const json_t *gate, *pub, *cell, *tr;
 	const char *prev_id = NULL;
 	struct werr *err;
@@ -593,7 +573,17 @@ cycle_build_journal(json_t **out, struct cyc *c)
 	}
 	json_object_set(journal, "agent", tasks);
 	json_object_set_new(journal, "skipped", skipped(cells, c->steps));
-	findings(journal, cells, prev_cells, gate);
+	findings(journal, cells, gate);
+	if ((err = cycle_journal_regressions(&regs, c)) != NULL) {
+		json_decref(journal);
+		goto out;
+	}
+	json_object_set_new(summary, "alerts", json_pack("{s:I, s:I, s:I}",
+	    "opened", (json_int_t)json_array_size(json_object_get(regs,
+	    "opened")), "seen", (json_int_t)json_array_size(json_object_get(
+	    regs, "seen")), "fixed", (json_int_t)json_array_size(
+	    json_object_get(regs, "fixed"))));
+	json_object_set_new(journal, "regressions", regs);
 	json_object_set_new(journal, "ran", cycle_what_ran(c));
 	json_object_set_new(journal, "timeline", cycle_timeline(c->steps));
 	json_object_set_new(journal, "previous", prev_id != NULL ?

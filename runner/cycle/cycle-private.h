@@ -50,6 +50,14 @@ struct werr *cycle_step_gate(struct cyc *c, json_t **result,
     const char **state);
 struct werr *cycle_step_triage(struct cyc *c, json_t **result,
     const char **state);
+/* regressions.c: the round's series against the last published cycles,
+ * alerts recorded (regress.h). */
+struct werr *cycle_step_regressions(struct cyc *c, json_t **result,
+    const char **state);
+/* The journal's "regressions": the alerts the cycle opened, saw again and
+ * fixed (regress_cycle_alerts), with the baseline and policy of its last
+ * regressions step, or "why" it compared nothing. */
+struct werr *cycle_journal_regressions(json_t **out, struct cyc *c);
 /* incidents.c: {ENGINE: why it is not the agent's (a string), or the
  * incident task that covers it ({"task": "incident:N", "incident": N})}
  * for each engine of failing (an object keyed by engine) in an open

@@ -30,8 +30,8 @@
 #include "util.h"
 
 const char *const cycle_steps[] = {
-	"checkout", "update", "campaign", "fidelity", "gate", "triage",
-	"agent", "publish", "journal", "export", NULL,
+	"checkout", "update", "campaign", "fidelity", "gate", "regressions",
+	"triage", "agent", "publish", "journal", "export", NULL,
 };
 
 static const struct {
@@ -43,6 +43,7 @@ static const struct {
 	{ "campaign", cycle_step_campaign },
 	{ "fidelity", cycle_step_fidelity },
 	{ "gate", cycle_step_gate },
+	{ "regressions", cycle_step_regressions },
 	{ "triage", cycle_step_triage },
 	{ "agent", cycle_step_agent },
 	{ "publish", cycle_step_publish },

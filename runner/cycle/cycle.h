@@ -1,7 +1,7 @@
 /*
  * cycle.h - `warden cycle`: the maintenance cycle, one resumable run
  * under one cycle id: checkout, update, campaign, fidelity, gate,
- * triage, agent, publish, journal, export, each step calling its
+ * regressions, triage, agent, publish, journal, export, each step calling its
  * module's function and recorded against the cycle.
  *
  * A round runs the steps in that order. When the round queued fixes

@@ -3,10 +3,10 @@
  * shape of SiliconBench's own journals: Summary; a table per (model,
  * split) of Framework | Status | Notes; Fixes; Broke (the cells that
  * broke, and the changes that landed and that an incident blames: never
- * under Fixes); Skipped, with reasons and
- * prior occurrences; OOM; Suspicious; Timeline. A pure function of the
- * JSON: the journal export calls it, so journals/CYCLE.md is always what
- * the recorded journal says.
+ * under Fixes); Skipped, with reasons and prior occurrences; OOM;
+ * Regressions (the performance alerts); Suspicious; Timeline. A pure
+ * function of the JSON: the journal export calls it, so
+ * journals/CYCLE.md is always what the recorded journal says.
  */
 #include "config.h"
 
@@ -16,6 +16,7 @@
 #include "cycle.h"
 #include "jsonget.h"
 #include "quote.h"
+#include "util.h"
 
 /* Text for a table cell or a list item: one line, '|' escaped
  * (quote_md). */
@@ -101,6 +102,12 @@ summary(struct buf *md, const json_t *j)
 		buf_puts(md, "; fixed ");
 		list_strings(md, json_object_get(s, "incidents_fixed"), "none");
 	}
+	if ((v = json_object_get(s, "alerts")) != NULL)
+		buf_printf(md, "\n- **Regressions**: %lld alert%s opened, %lld "
+		    "seen again, %lld fixed", (long long)jsonget_int(v,
+		    "opened"), jsonget_int(v, "opened") == 1 ? "" : "s",
+		    (long long)jsonget_int(v, "seen"),
+		    (long long)jsonget_int(v, "fixed"));
 	buf_puts(md, "\n- **Review**: ");
 	if (json_array_size(json_object_get(s, "reviews_waiting")) == 0)
 		buf_puts(md, "nothing waiting");
@@ -344,6 +351,89 @@ oom(struct buf *md, const json_t *j)
 	buf_puts(md, "\n");
 }
 
+/* One alert's row: series, before -> after, change, p-value, state. */
+static void
+alert_row(struct buf *md, const json_t *a, const char *how)
+{
+	const char *unit = jsonget_str(a, "unit");
+	double scale = strcmp(unit, "bytes") == 0 ? 1048576.0 : 1;
+
+	buf_printf(md, "| #%lld | ", (long long)jsonget_int(a, "id"));
+	cell_text(md, jsonget_str(a, "engine"));
+	buf_addch(md, ' ');
+	cell_text(md, jsonget_str(a, "model"));
+	buf_addch(md, '/');
+	cell_text(md, jsonget_str(a, "split"));
+	buf_printf(md, " c=%lld %s | %.1f → %.1f %s | %+.1f %% | ",
+	    (long long)jsonget_int(a, "concurrency"), jsonget_str(a, "metric"),
+	    json_number_value(json_object_get(a, "before")) / scale,
+	    json_number_value(json_object_get(a, "after")) / scale,
+	    scale > 1 ? "MiB" : unit,
+	    json_number_value(json_object_get(a, "change_pct")));
+	if (json_is_number(json_object_get(a, "p_value")))
+		buf_printf(md, "%.2g", json_number_value(json_object_get(a,
+		    "p_value")));
+	else
+		buf_puts(md, "-");
+	buf_printf(md, " | %s (%s) |\n", jsonget_str(a, "state"), how);
+}
+
+/* The alerts the cycle opened, saw again and fixed, and what it
+ * compared with. */
+static void
+regressions(struct buf *md, const json_t *j)
+{
+	const json_t *r = json_object_get(j, "regressions"), *a, *b, *p, *v;
+	size_t i, n;
+
+	if (!json_is_object(r))
+		return;		/* a journal of an older warden */
+	buf_puts(md, "## Regressions\n\n");
+	b = json_object_get(r, "baseline");
+	p = json_object_get(r, "policy");
+	if (json_is_string(json_object_get(r, "why")))
+		buf_printf(md, "Nothing compared: %s.\n\n", jsonget_str(r,
+		    "why"));
+	else if (json_array_size(json_object_get(b, "cycles")) == 0)
+		buf_printf(md, "Nothing compared: %s.\n\n", jsonget_str(b,
+		    "why"));
+	else {
+		buf_printf(md, "%lld series of round %lld compared with the "
+		    "published cycle%s ", (long long)jsonget_int(r, "compared"),
+		    (long long)jsonget_int(r, "round"), json_array_size(
+		    json_object_get(b, "cycles")) == 1 ? "" : "s");
+		json_array_foreach(json_object_get(b, "cycles"), i, v) {
+			buf_puts(md, i ? ", " : "");
+			cell_text(md, json_string_value(v));
+		}
+		buf_printf(md, ": Mann-Whitney U on the per-request samples, "
+		    "p < %g, and at least %g %% worse.\n\n",
+		    json_number_value(json_object_get(p, "alpha")),
+		    json_number_value(json_object_get(p, "threshold_pct")));
+	}
+	n = json_array_size(json_object_get(r, "opened")) +
+	    json_array_size(json_object_get(r, "seen")) +
+	    json_array_size(json_object_get(r, "fixed"));
+	if (n == 0) {
+		buf_puts(md, "No alert.\n\n");
+		return;
+	}
+	buf_puts(md, "| Alert | Series | Before → after | Change | p-value | "
+	    "State |\n|---:|---|---|---:|---:|---|\n");
+	json_array_foreach(json_object_get(r, "opened"), i, a)
+		alert_row(md, a, "new");
+	json_array_foreach(json_object_get(r, "seen"), i, a) {
+		char *how = xasprintf("seen again, since %s",
+		    jsonget_str(a, "cycle"));
+
+		alert_row(md, a, how);
+		free(how);
+	}
+	json_array_foreach(json_object_get(r, "fixed"), i, a)
+		alert_row(md, a, "back within the threshold");
+	buf_puts(md, "\n");
+}
+
 static void
 suspicious(struct buf *md, const json_t *j)
 {
@@ -411,6 +501,7 @@ cycle_render_markdown(struct buf *md, const json_t *j)
 	broke(md, j);
 	skipped(md, j);
 	oom(md, j);
+	regressions(md, j);
 	suspicious(md, j);
 	timeline(md, j);
 	quote_md_doc(md);

@@ -63,6 +63,20 @@ step_line(const json_t *r)
 		json_array_foreach(json_object_get(res, "regressions"), i, v)
 			buf_printf(&b, "%s%s", i ? ", " : "; regressions: ",
 			    json_string_value(v));
+	} else if (strcmp(step, "regressions") == 0) {
+		buf_printf(&b, "%lld series compared with cycles",
+		    (long long)jsonget_int(res, "compared"));
+		json_array_foreach(json_object_get(json_object_get(res,
+		    "baseline"), "cycles"), i, v)
+			buf_printf(&b, "%s %s", i ? "," : "",
+			    json_string_value(v));
+		if (json_array_size(json_object_get(json_object_get(res,
+		    "baseline"), "cycles")) == 0)
+			buf_printf(&b, " none: %s", jsonget_str(json_object_get(
+			    res, "baseline"), "why"));
+		ints(&b, "; alerts opened", json_object_get(res, "opened"));
+		ints(&b, "; seen again", json_object_get(res, "seen"));
+		ints(&b, "; fixed", json_object_get(res, "fixed"));
 	} else if (strcmp(step, "triage") == 0) {
 		/* an engine that cannot be compared is broken all the same
 		 * (as `warden triage` and the journal's Broke line count it) */
