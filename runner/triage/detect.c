@@ -5,7 +5,9 @@
  * triage-private.h (triage_detect).
  *
  * A cycle's cells are the done sweeps of its campaign runs; when a cell
- * ran more than once in the cycle the newest run's sweep counts. Until
+ * ran more than once in the cycle the newest run's sweep counts. An
+ * engine whose cells pass but whose performance regressed (an open
+ * alert the cycle saw, regress.h) is broken in the regressed series. Until
  * the gate decides per cell, a cell passes when its sweep completed and
  * completed at least gates.completion_min of every gates.completion_of
  * requests. Never prints.
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "manifest.h"
+#include "regress/regress.h"
 #include "store-campaign.h"
 #include "store-triage.h"
 #include "triage-private.h"
@@ -229,9 +232,112 @@ manifest_brief(const json_t *m)
 	    "packages", json_object_get(m, "packages"));
 }
 
+/* The stored sweep of a cell in a run: {completed, total, log_path}. */
+static struct werr *
+regression_sweep(json_t **out, struct triage_ctx *c, json_t *runs,
+    const json_t *cell)
+{
+	const char *run = json_string_value(json_object_get(cell, "run_id"));
+	json_t *sweeps, *s;
+	struct werr *err;
+	size_t i;
+
+	*out = NULL;
+	if (run == NULL)
+		return NULL;
+	if ((sweeps = json_object_get(runs, run)) == NULL) {
+		if ((err = store_campaign_sweeps_json(c->o->store, run,
+		    &sweeps)) != NULL)
+			return err;
+		json_object_set_new(runs, run, sweeps);
+	}
+	json_array_foreach(sweeps, i, s)
+		if (json_equal(json_object_get(s, "engine"),
+		    json_object_get(cell, "engine")) &&
+		    json_equal(json_object_get(s, "model"),
+		    json_object_get(cell, "model")) &&
+		    json_equal(json_object_get(s, "split"),
+		    json_object_get(cell, "split")) &&
+		    json_equal(json_object_get(s, "concurrency"),
+		    json_object_get(cell, "concurrency")))
+			*out = s;
+	return NULL;
+}
+
+/* A regressed series as a failing cell: outcome "regression", with what
+ * the smoke runs compare (metric, before, threshold_pct). */
+static json_t *
+regression_cell(const json_t *r, const json_t *sweep)
+{
+	json_t *cell = json_deep_copy(r);
+	char *change = regress_change_text(r), *detail;
+
+	detail = xasprintf("%s %s (%.0f %% worse than published, threshold "
+	    "%g %%): regression alert %lld", json_string_value(
+	    json_object_get(r, "metric")), change, json_number_value(
+	    json_object_get(r, "worse_pct")), json_number_value(
+	    json_object_get(r, "threshold_pct")), (long long)
+	    json_integer_value(json_object_get(r, "alert")));
+	json_object_set_new(cell, "outcome", json_string("regression"));
+	json_object_set_new(cell, "detail", json_string(detail));
+	json_object_set(cell, "completed", sweep != NULL ?
+	    json_object_get(sweep, "completed") : json_null());
+	json_object_set(cell, "total", sweep != NULL ?
+	    json_object_get(sweep, "total") : json_null());
+	json_object_set(cell, "log_path", sweep != NULL ?
+	    json_object_get(sweep, "log_path") : json_null());
+	free(change);
+	free(detail);
+	return cell;
+}
+
+/*
+ * Engines healthy by their cells but with an open performance alert seen
+ * in this cycle (regress.h) are broken in the regressed series, so they
+ * are searched as a break is; their healthy cycle is the newest
+ * published cycle the alert compared with ("good_cycle_wanted").
+ */
+static struct werr *
+regressions(struct triage_ctx *c)
+{
+	json_t *reg = NULL, *runs = json_object(), *e, *cells, *r, *cell, *s;
+	const char *engine, *good;
+	struct werr *err;
+	size_t i;
+
+	if ((err = regress_cycle_regressed(&reg, c->o->store, c->cycle)) != NULL)
+		goto out;
+	json_object_foreach(reg, engine, r) {
+		e = json_object_get(c->engines, engine);
+		if (e == NULL || strcmp(json_string_value(json_object_get(e,
+		    "status")), "healthy") != 0)
+			continue;	/* broken anyway: its cells say how */
+		cells = json_array();
+		json_array_foreach(json_object_get(r, "cells"), i, cell) {
+			if ((err = regression_sweep(&s, c, runs, cell)) != NULL) {
+				json_decref(cells);
+				goto out;
+			}
+			json_array_append_new(cells, regression_cell(cell, s));
+		}
+		json_object_set_new(e, "status", json_string("broken"));
+		json_object_set_new(e, "failing_cells", cells);
+		json_object_set_new(e, "regressed", json_true());
+		good = json_string_value(json_object_get(r, "good_cycle"));
+		if (good != NULL && triage_cycle_index(c, good) >= 0)
+			json_object_set_new(e, "good_cycle_wanted",
+			    json_string(good));
+	}
+out:
+	json_decref(reg);
+	json_decref(runs);
+	return err;
+}
+
 /*
  * For each engine of the cycle, the last earlier cycle where it was
- * healthy (cycles: every cycle, oldest first; t: the cycle's index).
+ * healthy (cycles: every cycle, oldest first; t: the cycle's index); a
+ * regressed engine's is the published cycle its alert compared with.
  */
 static struct werr *
 baselines(struct triage_ctx *c, const json_t *cycles, size_t t)
@@ -253,7 +359,11 @@ baselines(struct triage_ctx *c, const json_t *cycles, size_t t)
 		if ((err = cycle_engines(&earlier, c, cy)) != NULL)
 			return err;
 		json_object_foreach(c->engines, engine, e) {
-			if (json_object_get(e, "good_cycle") != NULL)
+			const char *want = json_string_value(json_object_get(e,
+			    "good_cycle_wanted"));
+
+			if (json_object_get(e, "good_cycle") != NULL ||
+			    (want != NULL && strcmp(want, cy) != 0))
 				continue;
 			prev = json_object_get(earlier, engine);
 			status = json_string_value(json_object_get(prev, "status"));
@@ -345,6 +455,7 @@ triage_detect(struct triage_ctx *c)
 		    c->cycle);
 	if ((err = cycle_engines(&c->engines, c, c->cycle)) == NULL &&
 	    (err = update_failures(c)) == NULL &&
+	    (err = regressions(c)) == NULL &&
 	    (err = baselines(c, cycles, t)) == NULL)
 		compare(c);
 	json_object_foreach(c->engines, engine, e)

@@ -4,10 +4,13 @@
  * with every package at the version of the manifest reproduced, some
  * pinned to other versions, then a small campaign of the engine from
  * that environment (policy triage.smoke: its levels and prompts, over
- * the models and splits of its failing cells), and the verdict recorded
- * with what was pinned and the log tail. A run for a commit of official
- * (commits.c) reads that commit's tree, checked out beside the scratch
- * environment (.warden/triage/RUN/ENGINE@tree), and its policy. See triage-private.h. The
+ * the models and splits of its failing cells; for a performance
+ * regression, at the regressed levels), and the verdict recorded with
+ * what was pinned and the log tail: a regressed series still worse than
+ * published by the alert's threshold fails (smoke-regression.c). A run
+ * for a commit of official (commits.c) reads that commit's tree, checked
+ * out beside the scratch environment (.warden/triage/RUN/ENGINE@tree),
+ * and its policy. See triage-private.h. The
  * build and the campaign run what no maintainer approved: both in the
  * sandbox (update.h ctx->untrusted, campaign.h untrusted), both checked
  * by the post-run guard (sandbox/guard.h).
@@ -274,7 +277,8 @@ guarded_build(struct outcome *o, struct triage_ctx *c,
 
 /* The verdict of the smoke campaign's sweeps. */
 static void
-judge(struct outcome *o, const json_t *sweeps, const struct triage_ctx *c)
+judge(struct outcome *o, const json_t *sweeps, const struct triage_ctx *c,
+    const json_t *cells)
 {
 	const struct policy *pol = c->o->policy;
 	struct buf tail = BUF_INIT;
@@ -315,6 +319,9 @@ judge(struct outcome *o, const json_t *sweeps, const struct triage_ctx *c)
 		break;
 	}
 	buf_free(&tail);
+	if (strcmp(o->verdict, "pass") == 0 && (o->detail =
+	    triage_regression_fails(sweeps, cells)) != NULL)
+		o->verdict = "fail";
 }
 
 /* Run the smoke campaign of the engine from dir; the guard, taken
@@ -334,6 +341,8 @@ campaign(struct outcome *o, struct triage_ctx *c,
 	json_t *sweeps = NULL;
 	struct werr *err;
 	char *got = NULL;
+	int *levels;
+	size_t nlevels;
 
 	memset(&co, 0, sizeof(co));
 	co.repo_root = c->o->repo_root;
@@ -346,6 +355,11 @@ campaign(struct outcome *o, struct triage_ctx *c,
 	co.concurrency = pol->triage.smoke_concurrency;
 	co.n_concurrency = pol->triage.smoke_n_concurrency;
 	co.limit = (size_t)pol->triage.smoke_prompts;
+	if ((levels = triage_regression_levels(r->cells, &nlevels,
+	    &co.limit)) != NULL) {
+		co.concurrency = levels;
+		co.n_concurrency = nlevels;
+	}
 	if (t->dir != NULL) {
 		co.tree_root = t->dir;
 		co.tree_label = t->label;
@@ -376,12 +390,13 @@ campaign(struct outcome *o, struct triage_ctx *c,
 	if (err != NULL || (err = store_campaign_sweeps_json(c->o->store,
 	    o->run_id, &sweeps)) != NULL)
 		goto out;
-	judge(o, sweeps, c);
+	judge(o, sweeps, c, r->cells);
 out:
 	json_decref(sweeps);
 	free(got);
 	free(models);
 	free(splits);
+	free(levels);
 	return err;
 }
 

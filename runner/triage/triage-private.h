@@ -148,6 +148,17 @@ struct werr *triage_smoke(struct triage_smoke_res *res, struct triage_ctx *c,
 /* Remove this run's scratch environment of engine. */
 void triage_smoke_cleanup(struct triage_ctx *c, const char *engine);
 
+/* ---- smoke-regression.c: the smoke runs of a performance regression ---- */
+
+/* The concurrency levels of cells' regressed series (a new array of *n,
+ * NULL when no cell is a regression), raising *limit to at least the
+ * highest so the level is reached. */
+int *triage_regression_levels(const json_t *cells, size_t *n, size_t *limit);
+/* Why the smoke sweeps fail a regressed series of cells (still worse
+ * than published by the alert's threshold, or not measured); caller
+ * frees. NULL: none fails. */
+char *triage_regression_fails(const json_t *sweeps, const json_t *cells);
+
 /* ---- incident.c ---- */
 
 /*
