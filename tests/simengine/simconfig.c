@@ -121,8 +121,9 @@ static const struct opt opts[] = {
 	    "versions of the dependency that break the engine"),
 	OPT("broken-mode", OPT_STR, broken_mode, "MODE",
 	    "refuse (exit 3 at start), zero (zero tokens),\n"
-	    "                                   crash (abort on the first request) or\n"
-	    "                                   error_event (a stream error mid-response)"),
+	    "                                   crash (abort on the first request),\n"
+	    "                                   error_event (a stream error mid-response) or\n"
+	    "                                   slow (every token ten times later: --itl x 10)"),
 	SECTION("Wire format"),
 	OPT("events-per-write", OPT_INT, events_per_write, "N",
 	    "SSE events per write when tokens are ready (1)"),
@@ -381,6 +382,10 @@ simconfig_load_file(struct sim_config *c, const char *path)
 	return err;
 }
 
+/* The ways a broken dependency version shows (--broken-mode). */
+static const char *const broken_modes[] = { "refuse", "zero", "crash",
+    "error_event", "slow", NULL };
+
 static int
 one_of(const char *v, const char *a, const char *b, const char *c)
 {
@@ -422,10 +427,12 @@ simconfig_validate(const struct sim_config *c)
 		return werr_usage("--mem-policy must be unbounded, bounded or retain");
 	if (strcmp(c->mem_policy, "bounded") == 0 && c->mem_cap_mb <= 0)
 		return werr_usage("--mem-policy bounded needs --mem-cap-mb");
-	if (!one_of(c->broken_mode, "refuse", "zero", "crash") &&
-	    strcmp(c->broken_mode, "error_event") != 0)
-		return werr_usage("--broken-mode must be refuse, zero, crash or "
-		    "error_event");
+	for (i = 0; broken_modes[i] != NULL &&
+	    strcmp(broken_modes[i], c->broken_mode) != 0; i++)
+		;
+	if (broken_modes[i] == NULL)
+		return werr_usage("--broken-mode must be refuse, zero, crash, "
+		    "error_event or slow");
 	if (!one_of(c->usage, "request", "omit", "every"))
 		return werr_usage("--usage must be request, omit or every");
 	if (!one_of(c->error_form, "event", "data", "data-done") &&

@@ -135,6 +135,9 @@ simeng_start(struct simeng *e, const struct sim_config *c)
 	simsched_init(&e->sched, &p);
 	if ((err = check_version(e, c)) != NULL)
 		return err;
+	/* a release that makes the engine slower without an error */
+	if (e->broken && strcmp(c->broken_mode, "slow") == 0)
+		e->sched.p.itl_ns *= 10;
 	if (c->labels != NULL) {
 		if ((err = textgen_labels_load(&e->labels, c->labels)) != NULL)
 			return err;
