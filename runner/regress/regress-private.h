@@ -15,9 +15,6 @@
 #include "regress.h"
 #include "store-regress.h"
 
-/* Who the cycle's own transitions are by. */
-#define REGRESS_WHO "warden cycle"
-
 /* ---- series.c ---- */
 
 /* One completed sweep of a run: a point of every metric's series. */
