@@ -3,9 +3,9 @@
 # demo-like roster (continuous, padded and serial simulated engines);
 # between them a reviewed adapter change makes one engine batch far worse
 # at c=8 only (its inter-token latency grows eight-fold with eight
-# requests decoding; c=1 is untouched) and another decode 75 % slower
-# everywhere, under the policy's threshold (100 % worse) though past the
-# old +-30 % rule. Exactly the first engine's c=8 series alert; the
+# requests decoding; c=1 is untouched) and another decode 2.25 times
+# slower everywhere, under the policy's threshold (200 % worse: three
+# times) though far past the old +-30 % rule. Exactly the first engine's c=8 series alert; the
 # cycle killed right after recording them resumes without a duplicate;
 # the cycle prints them, its journal has a Regressions section, and
 # triage runs on the regressed engine as on a break. The alerts' states
@@ -66,7 +66,7 @@ test_expect_success 'a demo-like bench: three serving modes, published cycles co
 	bench_policy bench "campaign.concurrency=[1, 8]" "caps.warmups=1" \
 	    "caps.stop_grace_s=1" "caps.hang_s=10" \
 	    "cycle={\"publish\": true, \"fidelity\": false, \"limit\": 8}" \
-	    "regressions={\"threshold_pct\": 100, \"alpha\": 0.01, \"baseline_cycles\": 3, \"min_samples\": 5, \"metrics\": [\"output_throughput\", \"ttft_p50\", \"ttft_p99\", \"tpot_p50\", \"peak_engine_memory\"]}" &&
+	    "regressions={\"threshold_pct\": 200, \"alpha\": 0.01, \"baseline_cycles\": 3, \"min_samples\": 5, \"metrics\": [\"output_throughput\", \"ttft_p50\", \"ttft_p99\", \"tpot_p50\", \"peak_engine_memory\"]}" &&
 	(cd bench && warden lint >/dev/null) &&
 	cycle_commit bench "three simulated engines"
 '
@@ -85,9 +85,9 @@ test_expect_success 'the first cycle publishes and has nothing to compare with' 
 	cycle_json out "j == []"
 '
 
-test_expect_success 'a reviewed change: simcont collapses at c=8, simpad slows by 75 %' '
+test_expect_success 'a reviewed change: simcont collapses at c=8, simpad decodes 2.25 times slower' '
 	set_arg simcont --itl-growth 1 &&
-	set_arg simpad --itl 35 &&
+	set_arg simpad --itl 45 &&
 	cycle_commit bench "simcont batches worse, simpad decodes slower"
 '
 
@@ -113,12 +113,12 @@ test_expect_success 'exactly simcont at c=8 alerts: its throughput and TPOT' '
 	    "{\"output_throughput\", \"tpot_p50\"} <= {a[\"metric\"] for a in j}" \
 	    "len({a[\"metric\"] for a in j}) == len(j)" \
 	    "all(a[\"state\"] == \"untriaged\" and a[\"cycle\"] == \"r2\" and a[\"round\"] == 1 and a[\"run_id\"] == \"r2-r1-campaign\" and a[\"last_cycle\"] == \"r2\" for a in j)" \
-	    "all(a[\"p_value\"] < 0.01 and a[\"record\"][\"test\"] == \"mann-whitney-u\" and a[\"record\"][\"worse_pct\"] >= 100 and a[\"record\"][\"significant\"] and a[\"record\"][\"beyond_threshold\"] for a in j)" \
+	    "all(a[\"p_value\"] < 0.01 and a[\"record\"][\"test\"] == \"mann-whitney-u\" and a[\"record\"][\"worse_pct\"] >= 200 and a[\"record\"][\"significant\"] and a[\"record\"][\"beyond_threshold\"] for a in j)" \
 	    "all(a[\"record\"][\"baseline\"][\"cycles\"] == [\"r1\"] and a[\"record\"][\"baseline\"][\"runs\"] == [\"r1-r1-campaign\"] for a in j)" \
 	    "all(a[\"record\"][\"n_after\"] == 8 and a[\"record\"][\"n_before\"] == 8 for a in j)" \
-	    "[a for a in j if a[\"metric\"] == \"output_throughput\"][0][\"after\"] * 2 <= [a for a in j if a[\"metric\"] == \"output_throughput\"][0][\"before\"]" \
+	    "[a for a in j if a[\"metric\"] == \"output_throughput\"][0][\"after\"] * 3 <= [a for a in j if a[\"metric\"] == \"output_throughput\"][0][\"before\"]" \
 	    "[a for a in j if a[\"metric\"] == \"output_throughput\"][0][\"record\"][\"alternative\"] == \"less\"" \
-	    "[a for a in j if a[\"metric\"] == \"tpot_p50\"][0][\"after\"] >= 2 * [a for a in j if a[\"metric\"] == \"tpot_p50\"][0][\"before\"]" &&
+	    "[a for a in j if a[\"metric\"] == \"tpot_p50\"][0][\"after\"] >= 3 * [a for a in j if a[\"metric\"] == \"tpot_p50\"][0][\"before\"]" &&
 	expect_grep "^alerts:    #1 simcont qwen3-0.6b/chat c=8 [a-z0-9_]*: [0-9.]* → [0-9.]* [a-z/]* ([-+][0-9.]* %), new, untriaged$" r2.out &&
 	expect_grep "^regressions: [0-9]* series compared with 1 published cycle: [0-9]* alerts opened, 0 seen again, 0 fixed$" r2.err &&
 	expect_exit 0 warden --repo bench regressions --engine simpad &&
@@ -151,7 +151,7 @@ test_expect_success 'the cycle journal has a Regressions section listing them' '
 	expect_grep "^## OOM$" heads &&
 	test "$(sed -n "/^## OOM$/{n;p;}" heads)" = "## Regressions" &&
 	expect_grep "^- \*\*Regressions\*\*: [0-9]* alerts opened, 0 seen again, 0 fixed$" r2.md &&
-	expect_grep "^[0-9]* series of round 1 compared with the published cycle r1: Mann-Whitney U on the per-request samples, p < 0.01, and at least 100 % worse\.$" r2.regressions &&
+	expect_grep "^[0-9]* series of round 1 compared with the published cycle r1: Mann-Whitney U on the per-request samples, p < 0.01, and at least 200 % worse\.$" r2.regressions &&
 	expect_grep "^| Alert | Series | Before → after | Change | p-value | State |$" r2.regressions &&
 	expect_grep "^| #1 | simcont qwen3-0.6b/chat c=8 [a-z0-9_]* | [0-9.]* → [0-9.]* [a-zA-Z/]* | [-+][0-9.]* % | [0-9.e-]* | untriaged (new) |$" r2.regressions &&
 	test "$(grep -c "^| #[0-9]* | simcont qwen3-0.6b/chat c=8 " r2.regressions)" = "$(wc -l <ids.after)" &&
@@ -230,7 +230,7 @@ test_expect_success 'the change reverted: the series is back within the threshol
 	warden --repo bench --json regressions show 1 >fixed.json &&
 	cycle_json fixed.json "j[\"state\"] == \"fixed\"" \
 	    "j[\"transitions\"][-1][\"from\"] == \"acknowledged\" and j[\"transitions\"][-1][\"who\"] == \"warden cycle\"" \
-	    "\"is back within 100 % of\" in j[\"transitions\"][-1][\"reason\"] and \"in cycle r3\" in j[\"transitions\"][-1][\"reason\"]" \
+	    "\"is back within 200 % of\" in j[\"transitions\"][-1][\"reason\"] and \"in cycle r3\" in j[\"transitions\"][-1][\"reason\"]" \
 	    "j[\"record\"][\"seen\"][-1][\"cycle\"] == \"r3\" and j[\"record\"][\"seen\"][-1][\"fixed\"] is True" &&
 	warden --repo bench --json regressions show 2 >invalid.json &&
 	cycle_json invalid.json "j[\"state\"] == \"invalid\"" &&
