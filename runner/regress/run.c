@@ -252,7 +252,8 @@ judge_all(struct ctx *c)
 	for (i = 0; i < c->now.n && err == NULL; i++) {
 		p = &c->now.v[i];
 		for (k = 0; k < ms->n && err == NULL; k++) {
-			m = regress_metric_find(ms->v[k]);
+			if ((m = regress_metric_find(ms->v[k])) == NULL)
+				continue;	/* the policy's schema allows none */
 			mi = regress_metric_index(m);
 			memset(&samples, 0, sizeof(samples));
 			memset(&figures, 0, sizeof(figures));
