@@ -62,7 +62,7 @@ compare(const json_t *doc, const json_t *cell, const json_t *rdoc,
 	const json_t *preds = json_object_get(cell, "predictions");
 	const json_t *rpreds = json_object_get(rcell, "predictions");
 	const json_t *p, *q;
-	json_t *byid = json_object(), *out;
+	json_t *byid, *out;
 	struct fidelity_scores a, b;
 	int *gold, *pa, *pb;
 	size_t i, n = 0, agree = 0, nl = json_array_size(labels);
@@ -83,6 +83,7 @@ compare(const json_t *doc, const json_t *cell, const json_t *rdoc,
 		    json_object_get(json_object_get(rcell, "scores"),
 		    "weighted_f1"), "this_f1", "delta_pp", "agreement",
 		    "not_measured", jsonget_str(cell, "outcome"));
+	byid = json_object();
 	json_array_foreach(rpreds, i, q)
 		json_object_set(byid, json_string_value(json_array_get(q, 0)),
 		    (json_t *)q);
