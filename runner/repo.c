@@ -121,3 +121,43 @@ repo_tree_materialize(git_repository *repo, const git_oid *tree_id,
 		return err;
 	return repo_tree_checkout(repo, tree_id, dir);
 }
+
+/* The blob at path in tree, or NULL (caller frees). */
+static git_blob *
+tree_blob(git_repository *repo, const git_oid *tree_id, const char *path)
+{
+	git_tree *tree = NULL;
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+
+	if (git_tree_lookup(&tree, repo, tree_id) == 0 &&
+	    git_tree_entry_bypath(&te, tree, path) == 0 &&
+	    git_tree_entry_type(te) == GIT_OBJECT_BLOB &&
+	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) != 0)
+		blob = NULL;
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	return blob;
+}
+
+char *
+repo_tree_text(git_repository *repo, const git_oid *tree_id, const char *path)
+{
+	git_blob *blob = tree_blob(repo, tree_id, path);
+	char *text = blob != NULL ? xstrndup(git_blob_rawcontent(blob),
+	    (size_t)git_blob_rawsize(blob)) : NULL;
+
+	git_blob_free(blob);
+	return text;
+}
+
+json_t *
+repo_tree_json(git_repository *repo, const git_oid *tree_id, const char *path)
+{
+	git_blob *blob = tree_blob(repo, tree_id, path);
+	json_t *doc = blob != NULL ? json_loadb(git_blob_rawcontent(blob),
+	    (size_t)git_blob_rawsize(blob), 0, NULL) : NULL;
+
+	git_blob_free(blob);
+	return doc;
+}

@@ -6,6 +6,7 @@
 #define WARDEN_REPO_H
 
 #include <git2.h>
+#include <jansson.h>
 
 #include "error.h"
 
@@ -27,5 +28,13 @@ struct werr *repo_tree_checkout(git_repository *repo, const git_oid *tree,
 /* Check tree out into dir (made; must not exist). */
 struct werr *repo_tree_materialize(git_repository *repo, const git_oid *tree,
     const char *dir);
+
+/* The file at path in tree (a blob), as text (caller frees), or NULL
+ * when there is none. */
+char *repo_tree_text(git_repository *repo, const git_oid *tree,
+    const char *path);
+/* The same, parsed as JSON (new reference), or NULL. */
+json_t *repo_tree_json(git_repository *repo, const git_oid *tree,
+    const char *path);
 
 #endif

@@ -34,32 +34,13 @@ add_engine(json_t *engines, const char *name)
 	json_array_append_new(engines, json_string(name));
 }
 
-static json_t *
-blob_json(git_repository *repo, const git_oid *tree_id, const char *path)
-{
-	git_tree *tree = NULL;
-	git_tree_entry *te = NULL;
-	git_blob *blob = NULL;
-	json_t *doc = NULL;
-
-	if (git_tree_lookup(&tree, repo, tree_id) == 0 &&
-	    git_tree_entry_bypath(&te, tree, path) == 0 &&
-	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) == 0)
-		doc = json_loadb(git_blob_rawcontent(blob),
-		    (size_t)git_blob_rawsize(blob), 0, NULL);
-	git_blob_free(blob);
-	git_tree_entry_free(te);
-	git_tree_free(tree);
-	return doc;
-}
-
 /* Engines whose entry differs between the two versions of a profile. */
 static void
 profile_engines(json_t *engines, const struct agent_smoke_opts *o,
     const char *path)
 {
-	json_t *a = blob_json(o->repo, o->base_tree, path);
-	json_t *b = blob_json(o->repo, o->change_tree, path);
+	json_t *a = repo_tree_json(o->repo, o->base_tree, path);
+	json_t *b = repo_tree_json(o->repo, o->change_tree, path);
 	json_t *ea = json_object_get(a, "engines");
 	json_t *eb = json_object_get(b, "engines");
 	const char *k;

@@ -24,26 +24,9 @@
 
 #include <git2.h>
 
+#include "repo.h"
 #include "triage-private.h"
 #include "util.h"
-
-/* The document at path in tree, as JSON, or NULL. */
-static json_t *
-tree_json(git_repository *repo, git_tree *tree, const char *path)
-{
-	git_tree_entry *te = NULL;
-	git_blob *blob = NULL;
-	json_t *doc = NULL;
-
-	if (tree != NULL && git_tree_entry_bypath(&te, tree, path) == 0 &&
-	    git_tree_entry_type(te) == GIT_OBJECT_BLOB &&
-	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) == 0)
-		doc = json_loadb(git_blob_rawcontent(blob),
-		    (size_t)git_blob_rawsize(blob), 0, NULL);
-	git_blob_free(blob);
-	git_tree_entry_free(te);
-	return doc;
-}
 
 /* A profile with its "engines" object left out: the model's own fields. */
 static json_t *
@@ -59,10 +42,11 @@ model_part(const json_t *profile)
  * entry changed, or the model's own fields did in a profile that serves
  * it? */
 static int
-profile_concerns(git_repository *repo, git_tree *old, git_tree *new,
-    const char *path, const char *engine)
+profile_concerns(git_repository *repo, const git_oid *old,
+    const git_oid *new, const char *path, const char *engine)
 {
-	json_t *a = tree_json(repo, old, path), *b = tree_json(repo, new, path);
+	json_t *a = repo_tree_json(repo, old, path);
+	json_t *b = repo_tree_json(repo, new, path);
 	json_t *ea = json_object_get(json_object_get(a, "engines"), engine);
 	json_t *eb = json_object_get(json_object_get(b, "engines"), engine);
 	json_t *ma, *mb;
@@ -86,7 +70,7 @@ profile_concerns(git_repository *repo, git_tree *old, git_tree *new,
 
 /* Does a change to path concern engine? */
 static int
-concerns(git_repository *repo, git_tree *old, git_tree *new,
+concerns(git_repository *repo, const git_oid *old, const git_oid *new,
     const char *path, const char *engine)
 {
 	char *adapter = xasprintf("adapters/engines/%s.json", engine);
@@ -146,11 +130,13 @@ commit_paths(json_t **out, git_repository *repo, git_commit *commit,
 	n = git_diff_num_deltas(diff);
 	for (i = 0; i < n; i++) {
 		d = git_diff_get_delta(diff, i);
-		if (concerns(repo, old, new, d->new_file.path, engine))
+		if (concerns(repo, git_tree_id(old), git_tree_id(new),
+		    d->new_file.path, engine))
 			json_array_append_new(*out, json_string(
 			    d->new_file.path));
 		else if (strcmp(d->old_file.path, d->new_file.path) != 0 &&
-		    concerns(repo, old, new, d->old_file.path, engine))
+		    concerns(repo, git_tree_id(old), git_tree_id(new),
+		    d->old_file.path, engine))
 			json_array_append_new(*out, json_string(
 			    d->old_file.path));
 	}

@@ -19,31 +19,11 @@
 
 #include "allowlist.h"
 #include "manifest.h"
+#include "repo.h"
 #include "review.h"
 #include "store-review.h"
 #include "triage-private.h"
 #include "util.h"
-
-/* The adapter file of engine in tree, as text (caller frees), or NULL. */
-static char *
-adapter_text(git_repository *repo, const git_oid *tree_id, const char *path)
-{
-	git_tree *tree = NULL;
-	git_tree_entry *te = NULL;
-	git_blob *blob = NULL;
-	char *text = NULL;
-
-	if (git_tree_lookup(&tree, repo, tree_id) == 0 &&
-	    git_tree_entry_bypath(&te, tree, path) == 0 &&
-	    git_tree_entry_type(te) == GIT_OBJECT_BLOB &&
-	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) == 0)
-		text = xstrndup(git_blob_rawcontent(blob),
-		    (size_t)git_blob_rawsize(blob));
-	git_blob_free(blob);
-	git_tree_entry_free(te);
-	git_tree_free(tree);
-	return text;
-}
 
 /* The package name of a pin "pkg==version", normalised; caller frees. */
 static char *
@@ -136,7 +116,7 @@ make_patch(struct buf *patch, json_t *skipped, git_repository *repo,
 
 	json_object_foreach((json_t *)pins, engine, edits) {
 		path = xasprintf("adapters/engines/%s.json", engine);
-		old = adapter_text(repo, tree, path);
+		old = repo_tree_text(repo, tree, path);
 		new = old != NULL ? adapter_edit(old, edits) : NULL;
 		if (old == NULL || new == NULL)
 			json_array_append_new(skipped, json_pack("{s:s, s:s}",
