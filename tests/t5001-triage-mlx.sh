@@ -18,21 +18,6 @@
 . "$TOP_SRCDIR/tests/fixtures/triage/triage-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/agents/agent-setup.sh"
 
-# json FILE EXPR...: each Python EXPR over the JSON in FILE (d) holds.
-json() {
-	_f=$1
-	shift
-	python3 - "$_f" "$@" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for expr in sys.argv[2:]:
-    if not eval(expr):
-        print("failed:", expr)
-        print(json.dumps(d, indent=1)[:6000])
-        sys.exit(1)
-PY
-}
-
 test_expect_success 'wheels: a shared dependency, three engines on it, one self-broken, two without it' '
 	make_wheel wheels shared 1.0 && make_wheel wheels shared 2.0 &&
 	make_wheel wheels tok 1.0 && make_wheel wheels tok 1.1 &&

@@ -18,21 +18,6 @@ q() {
 	sqlite3 bench/.warden/warden.db "$1"
 }
 
-# json FILE EXPR...: each Python EXPR over the JSON in FILE (d) holds.
-json() {
-	_f=$1
-	shift
-	python3 - "$_f" "$@" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for expr in sys.argv[2:]:
-    if not eval(expr):
-        print("failed:", expr)
-        print(json.dumps(d, indent=1)[:6000])
-        sys.exit(1)
-PY
-}
-
 # edit_adapter NAME PYTHON: run PYTHON over the adapter document a.
 edit_adapter() {
 	python3 - "bench/adapters/engines/$1.json" "$2" <<'PY'
