@@ -1,7 +1,8 @@
 /*
  * agent-private.h - what the files of runner/agent/ share: the paths of
  * a run, the worktree and tree helpers, the repository view and the
- * sandbox spec, the task context, the launch and the smoke campaign.
+ * sandbox spec, the task context and the launch (the smoke campaign of
+ * its change is review-smoke.h's).
  * Internal: nothing outside runner/agent/ and cmd-agent.c includes it; the public
  * contract is agent.h.
  */
@@ -86,9 +87,6 @@ void agent_sandbox_spec(struct sandbox_spec *s, git_repository *repo,
 struct werr *agent_context_write(const struct agent_paths *p,
     const struct agent_task *t, const struct policy *policy,
     const char *instructions, size_t ilen);
-/* Did a campaign sweep (a row as JSON) fail: not complete, or fewer
- * requests completed than policy's completion gate asks? */
-int agent_sweep_failed(const json_t *sweep, const struct policy *policy);
 /* The task context as text (what agent_context_write writes). */
 void agent_context_text(struct buf *out, const struct agent_paths *p,
     const struct agent_task *t, const struct policy *policy,
@@ -128,23 +126,5 @@ struct werr *agent_launch(struct agent_exec *ex, char *const *argv,
  * "timed_out", "duration_s", "reaped"}. */
 json_t *agent_exec_json(const struct agent_exec *ex);
 
-/* ---- smoke.c ---- */
-
-struct agent_smoke_opts {
-	const char *repo_root;
-	git_repository *repo;		/* with core.symlinks=false */
-	struct store *store;
-	const struct policy *policy;	/* trusted */
-	const struct agent_task *task;
-	const struct agent_paths *paths;
-	const git_oid *base_tree, *change_tree;
-	const struct allowlist_report *gate;	/* the changed files */
-	void (*on_progress)(void *arg, const char *what);
-	void *arg;
-};
-
-/* Smoke campaigns of the affected engines from the base tree and from
- * the change: {"engines", "before", "after", "passed"}. */
-struct werr *agent_smoke(json_t **out, const struct agent_smoke_opts *o);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent-private.h"
+#include "review-smoke.h"
 #include "schema.h"
 #include "store.h"
 #include "store-agent.h"
@@ -160,19 +161,6 @@ log_tail(const char *path)
 	return buf_detach(&b);
 }
 
-int
-agent_sweep_failed(const json_t *s, const struct policy *pol)
-{
-	const char *outcome = json_string_value(json_object_get(s, "outcome"));
-	json_int_t done = json_integer_value(json_object_get(s, "completed"));
-	json_int_t total = json_integer_value(json_object_get(s, "total"));
-
-	if (outcome == NULL || strcmp(outcome, "complete") != 0)
-		return 1;
-	return done * pol->gates.completion_of <
-	    total * pol->gates.completion_min;
-}
-
 /* A manifest as {PKG: VERSION} strings only, or NULL. */
 static json_t *
 manifest(json_t *provenance)
@@ -215,7 +203,7 @@ agent_task_engine(struct agent_task *t, struct store *store,
 		json_t *c;
 
 		run_id = json_string_value(json_object_get(s, "run_id"));
-		if (!agent_sweep_failed(s, pol))
+		if (!review_sweep_failed(s, pol))
 			continue;
 		c = json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, "
 		    "s:O}", "engine", engine,

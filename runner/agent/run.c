@@ -24,6 +24,7 @@
 #include "fault.h"
 #include "journal.h"
 #include "review.h"
+#include "review-smoke.h"
 #include "store.h"
 #include "store-agent.h"
 #include "util.h"
@@ -285,10 +286,11 @@ quarantine_on_change(struct run *r, const struct sandbox_guard *guard,
 static struct werr *
 smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 {
-	struct agent_smoke_opts so;
+	struct review_smoke_opts so;
 	struct sandbox_guard *guard = NULL;
 	git_repository *repo = NULL;
 	json_t *res = NULL, *ev;
+	char *prefix = NULL, *label = NULL;
 	struct werr *err;
 	int changed;
 
@@ -301,16 +303,18 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 	so.repo = repo;
 	so.store = r->o->store;
 	so.policy = r->pol;
-	so.task = r->o->task;
-	so.paths = &r->p;
+	so.engines = json_object_get(r->o->task->problem, "engines");
 	so.base_tree = &r->base.tree;
 	so.change_tree = &rep->result_tree;
 	so.gate = rep;
+	so.run_prefix = prefix = xasprintf("agent-%lld", (long long)r->p.id);
+	so.label = label = xasprintf("agent run %lld", (long long)r->p.id);
+	so.work_dir = r->p.run_dir;
 	so.on_progress = r->o->on_progress;
 	so.arg = r->o->arg;
 	if ((err = sandbox_guard_campaign(&guard, repo,
 	    r->o->repo_root)) != NULL ||
-	    (err = agent_smoke(&res, &so)) != NULL)
+	    (err = review_smoke(&res, &so)) != NULL)
 		goto out;
 	/* What the smoke campaign ran is unreviewed too: the same guard. */
 	if ((err = quarantine_on_change(r, guard, repo, state,
@@ -339,6 +343,8 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 out:
 	sandbox_guard_free(guard);
 	json_decref(res);
+	free(prefix);
+	free(label);
 	git_repository_free(repo);
 	return err;
 }

@@ -1,13 +1,14 @@
 /*
- * smoke.c - the smoke campaign of an agent's change: the engines it
- * touches (and the task's), run for a few prompts at low concurrency
- * from the official tree (before) and from the change (after), each a
- * campaign run of its own in the store. See agent-private.h.
+ * review-smoke.c - the smoke campaign of a change (an agent's, a queued
+ * review's, a pull request's): the engines it touches, run for a few
+ * prompts at low concurrency from the base tree (before) and from the
+ * change (after), each a campaign run of its own in the store. See
+ * review-smoke.h.
  *
- * Both trees are checked out by warden from git objects into the run's
- * directory (without symlinks): exactly what the gate passed, never the
- * agent's worktree with whatever it left beside its diff. Engine
- * failures are results. Never prints.
+ * Both trees are checked out by warden from git objects (without
+ * symlinks): exactly what the gate passed, never a worktree with
+ * whatever was left beside the diff. Engine failures are results. Never
+ * prints.
  */
 #include "config.h"
 
@@ -15,10 +16,11 @@
 #include <string.h>
 
 #include "adapter.h"
-#include "agent-private.h"
 #include "allowlist.h"
 #include "campaign.h"
+#include "policy.h"
 #include "repo.h"
+#include "review-smoke.h"
 #include "store-campaign.h"
 #include "util.h"
 
@@ -36,7 +38,7 @@ add_engine(json_t *engines, const char *name)
 
 /* Engines whose entry differs between the two versions of a profile. */
 static void
-profile_engines(json_t *engines, const struct agent_smoke_opts *o,
+profile_engines(json_t *engines, const struct review_smoke_opts *o,
     const char *path)
 {
 	json_t *a = repo_tree_json(o->repo, o->base_tree, path);
@@ -65,15 +67,29 @@ roster_of(const struct policy *pol, const char *engine)
 	return r != NULL ? r->name : NULL;
 }
 
-static json_t *
-affected(const struct agent_smoke_opts *o)
+int
+review_sweep_failed(const json_t *s, const struct policy *pol)
+{
+	const char *outcome = json_string_value(json_object_get(s, "outcome"));
+	json_int_t done = json_integer_value(json_object_get(s, "completed"));
+	json_int_t total = json_integer_value(json_object_get(s, "total"));
+
+	if (outcome == NULL || strcmp(outcome, "complete") != 0)
+		return 1;
+	return done * pol->gates.completion_of <
+	    total * pol->gates.completion_min;
+}
+
+json_t *
+review_smoke_engines(const struct review_smoke_opts *o)
 {
 	json_t *engines = json_array(), *e, *kept = json_array();
 	const struct allowlist_report *r = o->gate;
 	size_t i;
 
-	json_array_foreach(json_object_get(o->task->problem, "engines"), i, e)
-		add_engine(engines, json_string_value(e));
+	json_array_foreach(o->engines, i, e)
+		if (json_is_string(e))
+			add_engine(engines, json_string_value(e));
 	for (i = 0; i < r->nfiles; i++) {
 		const char *paths[2] = { r->files[i].old_path,
 		    r->files[i].new_path };
@@ -101,14 +117,13 @@ affected(const struct agent_smoke_opts *o)
 /* One engine's smoke campaign from tree dir: {"engine", "run_id",
  * "passed", "sweeps"|"error"}. */
 static json_t *
-smoke_engine(const struct agent_smoke_opts *o, const char *engine,
+smoke_engine(const struct review_smoke_opts *o, const char *engine,
     const char *phase, const char *dir, const char *label)
 {
 	const char *engines[] = { engine, NULL };
 	struct campaign_opts co;
 	json_t *res, *rows = NULL, *sweeps = json_array(), *s;
-	char *run_id = xasprintf("agent-%lld-%s-%s", (long long)o->paths->id,
-	    engine, phase);
+	char *run_id = xasprintf("%s-%s-%s", o->run_prefix, engine, phase);
 	char *got = NULL;
 	struct werr *err;
 	int passed = 1;
@@ -136,7 +151,7 @@ smoke_engine(const struct agent_smoke_opts *o, const char *engine,
 		passed = 0;
 	}
 	json_array_foreach(rows, i, s) {
-		int failed = agent_sweep_failed(s, o->policy);
+		int failed = review_sweep_failed(s, o->policy);
 
 		json_array_append_new(sweeps, json_pack("{s:O, s:O, s:O, s:O, "
 		    "s:O, s:O, s:O, s:b}", "model", json_object_get(s, "model"),
@@ -160,13 +175,12 @@ smoke_engine(const struct agent_smoke_opts *o, const char *engine,
 }
 
 static json_t *
-smoke_phase(const struct agent_smoke_opts *o, json_t *engines,
+smoke_phase(const struct review_smoke_opts *o, json_t *engines,
     const char *phase, const git_oid *tree)
 {
-	char *dir = xasprintf("%s/smoke-%s", o->paths->run_dir, phase);
+	char *dir = xasprintf("%s/smoke-%s", o->work_dir, phase);
 	char hex[GIT_OID_HEXSZ + 1];
-	char *label = xasprintf("agent run %lld %s: tree %s",
-	    (long long)o->paths->id, phase,
+	char *label = xasprintf("%s %s: tree %s", o->label, phase,
 	    git_oid_tostr(hex, sizeof(hex), tree));
 	json_t *res = json_object(), *runs = json_array(), *e;
 	struct werr *err;
@@ -202,9 +216,9 @@ out:
 }
 
 struct werr *
-agent_smoke(json_t **out, const struct agent_smoke_opts *o)
+review_smoke(json_t **out, const struct review_smoke_opts *o)
 {
-	json_t *engines = affected(o), *before, *after;
+	json_t *engines = review_smoke_engines(o), *before, *after;
 
 	if (json_array_size(engines) == 0) {
 		*out = json_pack("{s:o, s:b, s:s}", "engines", engines,

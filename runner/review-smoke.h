@@ -1,0 +1,86 @@
+/*
+ * review-smoke.h - the smoke campaign of a change: the engines it
+ * touches, run for a few prompts at low concurrency from the trusted base
+ * tree (before) and from the change (after), in the sandbox, each a
+ * campaign run of its own in the store; and the evidence a review must
+ * carry before it is approved.
+ *
+ * Used by `warden review smoke N`, `warden pr-check --smoke` and the
+ * agent's run. Both trees are checked out by warden from git objects
+ * (without symlinks): exactly what the gate passed. Engine failures are
+ * results. Never prints.
+ */
+#ifndef WARDEN_REVIEW_SMOKE_H
+#define WARDEN_REVIEW_SMOKE_H
+
+#include <stdint.h>
+
+#include <git2.h>
+#include <jansson.h>
+
+#include "allowlist.h"
+#include "error.h"
+
+struct policy;
+struct store;
+
+struct review_smoke_opts {
+	const char *repo_root;
+	git_repository *repo;
+	struct store *store;
+	const struct policy *policy;	/* trusted: the base's */
+	const json_t *engines;		/* smoke these too (an agent's task's
+					   engines), or NULL */
+	const git_oid *base_tree, *change_tree;
+	const struct allowlist_report *gate;	/* the changed files */
+	const char *run_prefix;		/* run ids PREFIX-ENGINE-PHASE */
+	const char *label;		/* "agent run 3", "review 5" */
+	const char *work_dir;		/* trees go to WORK_DIR/smoke-PHASE
+					   and are removed after */
+	void (*on_progress)(void *arg, const char *what);
+	void *arg;
+};
+
+/*
+ * The engines a change touches, as a new array of names, each in a
+ * roster of the policy: an adapter changed, added or removed, a
+ * profile whose entry for it changed, and opts->engines.
+ */
+json_t *review_smoke_engines(const struct review_smoke_opts *o);
+
+/*
+ * Smoke campaigns of those engines from the base tree and from the
+ * change: {"engines", "before", "after", "passed"} where each side is
+ * {"passed", "runs": [{"engine", "run_id", "passed", "sweeps"|"error"}]}
+ * and "passed" is the after side's. No engine: {"engines": [],
+ * "passed": false, "skipped": why}.
+ */
+struct werr *review_smoke(json_t **out, const struct review_smoke_opts *o);
+
+/* A smoke sweep (a campaign row) that did not complete at the gate's
+ * completion line. */
+int review_sweep_failed(const json_t *sweep, const struct policy *policy);
+
+/*
+ * `warden review smoke N`: gate pending review id against the official
+ * tip again, smoke the engines it touches before and after under the
+ * post-run guard, and attach the result as evidence of kind "smoke"
+ * (with "base": the tip it was measured against). Should the smoke
+ * campaign change the repository, .git is put back and the review is
+ * rejected as quarantined (the evidence says why). *out: the evidence
+ * body. A review that touches no engine is an input error.
+ */
+struct werr *review_smoke_review(json_t **out, struct store *store,
+    git_repository *repo, const char *repo_root,
+    const char *official_branch, int64_t id,
+    void (*on_progress)(void *arg, const char *what), void *arg);
+
+/*
+ * What approve asks of a review's evidence: *missing names the engines
+ * of engines (an array) no "smoke" or "triage-smoke" evidence of review
+ * id covers ("sim-a, sim-b"), or is NULL when every one is covered.
+ */
+struct werr *review_smoke_missing(char **missing, struct store *store,
+    int64_t id, const json_t *engines);
+
+#endif
