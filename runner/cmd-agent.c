@@ -115,16 +115,8 @@ print_run(const json_t *r)
 		printf("review:   %lld\n", (long long)json_integer_value(
 		    json_object_get(r, "review")));
 	if (smoke != NULL) {
-		const char *phases[] = { "before", "after" };
-		int k;
-
-		printf("smoke:    %s\n",
-		    json_is_true(json_object_get(smoke, "passed")) ? "passed" :
-		    json_is_string(json_object_get(smoke, "skipped")) ?
-		    quote_msg(jsonget_str(smoke, "skipped")) : "failed");
-		for (k = 0; k < 2; k++)
-			cmd_print_smoke_side(phases[k], json_object_get(smoke,
-			    phases[k]));
+		printf("smoke:    %s\n", cmd_smoke_verdict(smoke));
+		cmd_print_smoke_table(smoke, "  ");
 	}
 	if (json_is_string(json_object_get(r, "error")))
 		printf("error:    %s\n", quote_msg(jsonget_str(r, "error")));

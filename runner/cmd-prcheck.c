@@ -18,6 +18,7 @@
 #include "output.h"
 #include "quote.h"
 #include "review.h"
+#include "review-smoke.h"
 #include "schema.h"
 #include "util.h"
 
@@ -388,14 +389,36 @@ parse_format(const char *s, enum format *fmt)
 	return NULL;
 }
 
+/* --smoke: the engines the range changes, before (BASE's tree and
+ * policy) and after (HEAD's tree), in the sandbox, under the guard. */
+static struct werr *
+prcheck_smoke(struct cmd_ctx *ctx, json_t **smoke, git_repository *repo,
+    const char *root, const char *base, const struct allowlist_report *r)
+{
+	struct review_base b;
+	struct store *store;
+	struct werr *err;
+
+	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = review_base_open(&b, repo, base)) != NULL)
+		return err;
+	err = review_smoke_guarded(smoke, store, repo, root, &b, r, "pr",
+	    cmd_smoke_progress, ctx);
+	review_base_free(&b);
+	return err;
+}
+
 static struct werr *
 prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "smoke", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum format fmt = FMT_TEXT;
+	json_t *smoke = NULL;
+	int want_smoke = 0, ch;
 	const char *format = NULL;
 	struct review_prcheck_times times = { 0, 0 };
 	struct allowlist_report r;
@@ -409,8 +432,13 @@ prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	int code, failed;
 
 	optind = 0;	/* 0: reinitialise, so options may follow operands */
-	while (cmd_getopt(ctx, &cmd_prcheck_entry, argc, argv, opts, &err) != -1)
-		format = optarg;
+	while ((ch = cmd_getopt(ctx, &cmd_prcheck_entry, argc, argv, opts,
+	    &err)) != -1) {
+		if (ch == 's')
+			want_smoke = 1;
+		else
+			format = optarg;
+	}
 	if (err != NULL)
 		return err;
 	if (format != NULL && (err = parse_format(format, &fmt)) != NULL)
@@ -437,6 +465,13 @@ prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	code = allowlist_report_exit(&r);
 	if (code == 0 && json_array_size(lint) > 0)
 		code = WEXIT_PROBLEM;
+	if (code == 0 && want_smoke &&
+	    (err = prcheck_smoke(ctx, &smoke, repo, root, argv[optind],
+	    &r)) != NULL)
+		goto out;
+	if (code == 0 && smoke != NULL && !json_is_true(json_object_get(smoke,
+	    "passed")) && !json_is_string(json_object_get(smoke, "skipped")))
+		code = WEXIT_PROBLEM;
 	failed = code != 0;
 	switch (fmt) {
 	case FMT_JSON: {
@@ -446,6 +481,8 @@ prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		json_object_set_new(o, "base", json_string(argv[optind]));
 		json_object_set_new(o, "head", json_string(argv[optind + 1]));
 		json_object_set(o, "lint", lint);
+		if (smoke != NULL)
+			json_object_set(o, "smoke", smoke);
 		output_json(o);
 		json_decref(o);
 		break;
@@ -470,6 +507,11 @@ prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		fputs(buf_cstr(&files), stderr);
 		buf_free(&files);
 	}
+	if ((fmt == FMT_TEXT || fmt == FMT_GITHUB) && smoke != NULL) {
+		printf("smoke: %s\n", cmd_smoke_verdict(smoke));
+		if (!json_is_string(json_object_get(smoke, "skipped")))
+			cmd_print_smoke_table(smoke, "  ");
+	}
 	if ((fmt == FMT_TEXT || fmt == FMT_GITHUB) && ctx->verbosity >= 0)
 		printf("pr-check: %s (%zu file%s, %zu violation%s, %zu lint "
 		    "problem%s)\n", failed ? "FAIL" : "ok", r.nfiles,
@@ -479,6 +521,7 @@ prcheck_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		err = werr_new(code, "pr-check failed");
 out:
 	json_decref(lint);
+	json_decref(smoke);
 	allowlist_report_free(&r);
 	git_repository_free(repo);
 	return err;
@@ -486,12 +529,17 @@ out:
 
 const struct cmd_entry cmd_prcheck_entry = {
 	"pr-check",
-	"BASE HEAD [--format text|json|github|junit]",
+	"BASE HEAD [--format text|json|github|junit] [--smoke]",
 	"gate and lint a pull request's commits against BASE's policy",
 	"the write-allowlist gate over merge-base(BASE, HEAD)..HEAD and over\n"
 	"every commit in it, with the policy of BASE (never HEAD's), and lint\n"
 	"of the changed adapters and profiles; exit 0 clean, 1 problems,\n"
 	"2 malformed input or a BASE or HEAD that does not resolve\n"
+	"--smoke          when the gate and lint pass, run each engine the\n"
+	"                 range changes for a few prompts from BASE's tree and\n"
+	"                 from HEAD's (policy agent.smoke), in the sandbox, and\n"
+	"                 print the before/after table (text, github) or\n"
+	"                 \"smoke\" (json); exit 1 when it does not pass after\n"
 	"--format text    violations, then lint problems as lint prints them,\n"
 	"                 then a closing line (dropped by -q; -v lists files)\n"
 	"--format json    {ok, base, head, violations, files [{..., added,\n"
@@ -507,6 +555,7 @@ const struct cmd_entry cmd_prcheck_entry = {
 	"                 its time and UTC timestamp\n"
 	"Examples:\n"
 	"  warden pr-check official HEAD\n"
-	"  warden pr-check official HEAD --format junit >pr-check.xml\n",
+	"  warden pr-check official HEAD --format junit >pr-check.xml\n"
+	"  warden pr-check official HEAD --smoke\n",
 	prcheck_exec,
 };

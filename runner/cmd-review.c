@@ -1,6 +1,7 @@
 /*
- * cmd-review.c - `warden review list|show|approve|reject`: the human
- * side of the review queue. Approval re-runs the gate against the current
+ * cmd-review.c - `warden review list|show|smoke|approve|reject`: the
+ * human side of the review queue. Smoke measures the change and attaches
+ * the table as evidence; approval re-runs the gate against the current
  * official tip and moves the official branch; rejection only records.
  * Everything is journaled by the review module.
  */
@@ -18,6 +19,7 @@
 #include "policy.h"
 #include "quote.h"
 #include "review.h"
+#include "review-smoke.h"
 #include "util.h"
 
 extern const struct cmd_entry cmd_review_entry;
@@ -66,22 +68,117 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	return NULL;
 }
 
-void
-cmd_print_smoke_side(const char *label, const json_t *side)
+/* The row of rows for a run's sweep (same engine, model, split, c),
+ * added when there is none. */
+static json_t *
+smoke_row(json_t *rows, const char *engine, const json_t *sw)
+{
+	json_t *row;
+	char c[24];
+	size_t i;
+
+	snprintf(c, sizeof(c), "%lld", (long long)jsonget_int(sw,
+	    "concurrency"));
+	json_array_foreach(rows, i, row)
+		if (strcmp(jsonget_str(row, "engine"), engine) == 0 &&
+		    strcmp(jsonget_str(row, "model"), jsonget_str(sw,
+		    "model")) == 0 && strcmp(jsonget_str(row, "split"),
+		    jsonget_str(sw, "split")) == 0 &&
+		    strcmp(jsonget_str(row, "c"), c) == 0)
+			return row;
+	row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "engine", engine,
+	    "model", jsonget_str(sw, "model"), "split", jsonget_str(sw,
+	    "split"), "c", c, "before", "-", "after", "-");
+	json_array_append_new(rows, row);
+	return row;
+}
+
+/* One side's sweeps into rows, as "OUTCOME K/T" in column side. */
+static void
+smoke_side_rows(json_t *rows, const json_t *smoke, const char *side)
 {
 	const json_t *run, *sw;
+	char *cell;
 	size_t i, j;
 
-	json_array_foreach(json_object_get(side, "runs"), i, run)
-		json_array_foreach(json_object_get(run, "sweeps"), j, sw)
-			printf("  %-6s %s %s %s c=%lld: %s %lld/%lld\n", label,
-			    quote_str(jsonget_str(run, "engine")),
-			    quote_str(jsonget_str(sw, "model")),
-			    quote_str(jsonget_str(sw, "split")),
-			    (long long)jsonget_int(sw, "concurrency"),
-			    quote_str(jsonget_str(sw, "outcome")),
-			    (long long)jsonget_int(sw, "completed"),
+	json_array_foreach(json_object_get(json_object_get(smoke, side),
+	    "runs"), i, run) {
+		const char *engine = jsonget_str(run, "engine");
+
+		if (json_is_string(json_object_get(run, "error"))) {
+			json_t *none = json_pack("{s:s, s:s, s:i}", "model",
+			    "-", "split", "-", "concurrency", 0);
+			json_t *row = smoke_row(rows, engine, none);
+
+			json_decref(none);
+			json_object_set_new(row, "c", json_string("-"));
+			json_object_set_new(row, side, json_string("error"));
+			json_object_set_new(row, "error", json_string(
+			    jsonget_str(run, "error")));
+		}
+		json_array_foreach(json_object_get(run, "sweeps"), j, sw) {
+			cell = xasprintf("%s %lld/%lld", jsonget_str(sw,
+			    "outcome"), (long long)jsonget_int(sw, "completed"),
 			    (long long)jsonget_int(sw, "total"));
+			json_object_set_new(smoke_row(rows, engine, sw), side,
+			    json_string(cell));
+			free(cell);
+		}
+	}
+}
+
+void
+cmd_print_smoke_table(const json_t *smoke, const char *indent)
+{
+	static const char *const cols[] = { "engine", "model", "split", "c",
+	    "before", "after" };
+	json_t *rows = json_array(), *row;
+	int w[6], k, n;
+	size_t i;
+
+	smoke_side_rows(rows, smoke, "before");
+	smoke_side_rows(rows, smoke, "after");
+	for (k = 0; k < 6; k++) {
+		w[k] = (int)strlen(cols[k]);
+		json_array_foreach(rows, i, row)
+			if ((n = (int)strlen(quote_str(jsonget_str(row,
+			    cols[k])))) > w[k])
+				w[k] = n;
+	}
+	printf("%s", indent);
+	for (k = 0; k < 5; k++)
+		printf("%-*s  ", w[k], cols[k]);
+	printf("%s\n", cols[5]);
+	json_array_foreach(rows, i, row) {
+		printf("%s", indent);
+		for (k = 0; k < 5; k++)
+			printf("%-*s  ", w[k], quote_str(jsonget_str(row,
+			    cols[k])));
+		printf("%s\n", quote_str(jsonget_str(row, cols[5])));
+		if (json_is_string(json_object_get(row, "error")))
+			printf("%s  error: %s\n", indent,
+			    quote_msg(jsonget_str(row, "error")));
+	}
+	json_decref(rows);
+}
+
+/* The verdict line of a smoke campaign: "after passes (before fails)". */
+const char *
+cmd_smoke_verdict(const json_t *smoke)
+{
+	int after = json_is_true(json_object_get(smoke, "passed"));
+	int before = json_is_true(json_object_get(json_object_get(smoke,
+	    "before"), "passed"));
+
+	if (json_is_string(json_object_get(smoke, "skipped")))
+		return quote_msg(jsonget_str(smoke, "skipped"));
+	if (json_object_get(smoke, "quarantined") != NULL)
+		return "quarantined: the smoke campaign changed the repository";
+	if (after)
+		return before ? "passes before and after the change" :
+		    "fails before the change, passes after it";
+	return before ? "passes before the change, FAILS after it" :
+	    "fails before and after the change";
 }
 
 /* One piece of evidence, readable: a smoke campaign before and after the
@@ -99,10 +196,15 @@ print_evidence(const json_t *x)
 	printf("evidence %s %s", quote_str(jsonget_str(x, "time")),
 	    quote_str(kind));
 	if (strcmp(kind, "smoke") == 0 && json_is_object(b)) {
-		printf(": %s\n", json_is_true(json_object_get(b, "passed")) ?
-		    "passed (fails before, passes after)" : "not passed");
-		cmd_print_smoke_side("before", json_object_get(b, "before"));
-		cmd_print_smoke_side("after", json_object_get(b, "after"));
+		printf(": %s", cmd_smoke_verdict(b));
+		if (json_is_string(json_object_get(b, "base")))
+			printf(" (against %.12s)", quote_str(jsonget_str(b,
+			    "base")));
+		printf("\n");
+		cmd_print_smoke_table(b, "  ");
+		json_array_foreach(json_object_get(b, "quarantined"), i, r)
+			printf("  quarantined: %s\n", quote_msg(
+			    json_string_value(r)));
 		return;
 	}
 	if (strcmp(kind, "triage-smoke") == 0 && json_is_object(b)) {
@@ -306,6 +408,62 @@ out:
 	return err;
 }
 
+void
+cmd_smoke_progress(void *arg, const char *what)
+{
+	const struct cmd_ctx *ctx = arg;
+
+	if (ctx->verbosity >= 0)
+		output_progress(1, "%s", what);
+}
+
+static struct werr *
+review_smoke_cmd(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	git_repository *repo = NULL;
+	struct store *store;
+	const char *branch, *root;
+	struct werr *err;
+	json_t *o = NULL;
+	int64_t id;
+
+	if ((err = cmd_no_options(ctx, &cmd_review_entry, argc, argv)) != NULL)
+		return err;
+	if (optind != argc - 1)
+		return cmd_usage_error(&cmd_review_entry,
+		    "review smoke needs one review number");
+	if ((err = cmd_parse_id(&cmd_review_entry, argv[optind],
+	    "a review number", &id)) != NULL)
+		return err;
+	if ((err = open_repo(ctx, &repo, &branch)) != NULL ||
+	    (err = cmd_ctx_repo(ctx, &root)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
+	    (err = review_smoke_review(&o, store, repo, root, branch, id,
+	    cmd_smoke_progress, ctx)) != NULL)
+		goto out;
+	if (ctx->json)
+		output_json(o);
+	else {
+		printf("review %lld: %s\n", (long long)id,
+		    cmd_smoke_verdict(o));
+		cmd_print_smoke_table(o, "  ");
+		if (json_object_get(o, "quarantined") != NULL)
+			printf("review %lld was rejected: its smoke campaign "
+			    "changed the repository ('warden review show "
+			    "%lld' says what)\n", (long long)id, (long long)id);
+		else
+			printf("attached to review %lld as evidence\n",
+			    (long long)id);
+	}
+	if (!json_is_true(json_object_get(o, "passed")))
+		err = werr_new(WEXIT_PROBLEM, "review %lld: %s", (long long)id,
+		    cmd_smoke_verdict(o));
+out:
+	json_decref(o);
+	git_repository_free(repo);
+	return err;
+}
+
 static struct werr *
 review_reject_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -359,6 +517,8 @@ review_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return review_list_cmd(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "show") == 0)
 		return review_show_cmd(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "smoke") == 0)
+		return review_smoke_cmd(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "approve") == 0)
 		return review_approve_cmd(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "reject") == 0)
@@ -371,23 +531,30 @@ const struct cmd_entry cmd_review_entry = {
 	"review",
 	"list [--status pending|approved|rejected]\n"
 	"show N\n"
+	"smoke N\n"
 	"approve N --as \"Name <email>\" [--comment TEXT] [--without-evidence]\n"
 	"reject N --reason TEXT [--as \"Name <email>\"]",
 	"list, inspect, approve or reject queued changes",
 	"list     queued changes, oldest first\n"
-	"show     one change: its gate result, diffstat, evidence and patch\n"
+	"show     one change: its gate result, diffstat, evidence (smoke\n"
+	"         campaigns as a before/after table) and patch\n"
+	"smoke    run the engines the change touches for a few prompts from\n"
+	"         the official tip (before) and with the change (after), in\n"
+	"         the sandbox, and attach the table as evidence; exit 1 when\n"
+	"         the change does not pass after\n"
 	"approve  re-run the gate against the current official tip and, when\n"
 	"         clean, commit the change there with a Reviewed-by trailer;\n"
-	"         a change that no longer applies stays pending; an agent's\n"
-	"         change without its smoke evidence, or triage's pin without\n"
-	"         its smoke runs, stays pending unless --without-evidence\n"
+	"         a change that no longer applies stays pending; a change to\n"
+	"         an engine without smoke evidence of it (review smoke, the\n"
+	"         agent's, triage's) stays pending unless --without-evidence\n"
 	"         (the journal records what was missing)\n"
 	"reject   record the rejection and its reason\n"
 	"-q: approve and reject print nothing on success.\n"
-	"--json: list and show print the rows; approve {review, status, branch,\n"
+	"--json: list and show print the rows; smoke the evidence {engines,\n"
+	"passed, before, after, base}; approve {review, status, branch,\n"
 	"commit}; reject {review, status}.\n"
 	"Examples:\n"
-	"  warden review list --status pending\n"
+	"  warden review smoke 2\n"
 	"  warden review show 2\n"
 	"  warden review approve 2 --as \"Demo Maintainer <maintainer@localhost>\"\n",
 	review_exec,

@@ -165,9 +165,15 @@ extern const struct cmd_entry cmd_triage_entry;
 extern const struct cmd_entry cmd_incident_entry;
 extern const struct cmd_entry cmd_regressions_entry;
 
-/* One side of a smoke campaign (its "runs", each with "engine" and
- * "sweeps") as lines "  before ENGINE MODEL SPLIT c=N: OUTCOME K/T", for
- * `agent run` and `review show`. cmd-review.c */
-void cmd_print_smoke_side(const char *label, const json_t *side);
+/* A smoke campaign of a change (review-smoke.h) as a table, a row per
+ * engine, model, split and concurrency, with its sweep's "OUTCOME K/T"
+ * before and after the change; each line starts with indent. And its
+ * verdict in words ("fails before the change, passes after it"). For
+ * `agent run`, `review show|smoke` and `pr-check --smoke`. cmd-review.c */
+void cmd_print_smoke_table(const json_t *smoke, const char *indent);
+const char *cmd_smoke_verdict(const json_t *smoke);
+/* The progress of a smoke campaign ("smoke before: simfix") on stderr,
+ * unless -q; arg is the struct cmd_ctx. */
+void cmd_smoke_progress(void *arg, const char *what);
 
 #endif

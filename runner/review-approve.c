@@ -19,6 +19,7 @@
 #include "official.h"
 #include "review.h"
 #include "review-private.h"
+#include "review-smoke.h"
 #include "store.h"
 #include "store-review.h"
 #include "util.h"
@@ -60,7 +61,7 @@ journal_approve_failed(struct store *store, int64_t id,
 /* *missing: the evidence review id expects (an "expects" entry,
  * review.h) and does not have, or NULL. */
 static struct werr *
-evidence_missing(char **missing, struct store *store, int64_t id)
+expected_missing(char **missing, struct store *store, int64_t id)
 {
 	json_t *ev = NULL, *x, *y, *body;
 	struct werr *err;
@@ -90,6 +91,43 @@ evidence_missing(char **missing, struct store *store, int64_t id)
 	}
 	json_decref(ev);
 	return NULL;
+}
+
+/*
+ * *missing: why review id may not be approved on its evidence, or NULL.
+ * Evidence a submitter promised (expected_missing), and a smoke campaign
+ * (review smoke, the agent's, triage's) of every engine the change
+ * touches as it lands on the tip (r: the gate's result there).
+ */
+static struct werr *
+evidence_missing(char **missing, struct store *store, git_repository *repo,
+    const struct review_base *b, const struct allowlist_report *r,
+    int64_t id)
+{
+	struct review_smoke_opts so;
+	json_t *engines;
+	char *names = NULL;
+	struct werr *err;
+
+	if ((err = expected_missing(missing, store, id)) != NULL ||
+	    *missing != NULL)
+		return err;
+	memset(&so, 0, sizeof(so));
+	so.repo = repo;
+	so.policy = b->policy;
+	so.base_tree = &b->tree;
+	so.change_tree = &r->result_tree;
+	so.gate = r;
+	engines = review_smoke_engines(&so);
+	err = review_smoke_missing(&names, store, id, engines);
+	if (err == NULL && names != NULL)
+		*missing = xasprintf("review %lld changes %s and carries no "
+		    "smoke evidence of %s (warden review smoke %lld runs it)",
+		    (long long)id, names, strchr(names, ',') ? "them" : "it",
+		    (long long)id);
+	json_decref(engines);
+	free(names);
+	return err;
 }
 
 struct werr *
@@ -136,15 +174,8 @@ approve_held(char *commit_out, struct allowlist_report *r,
 	memset(&b, 0, sizeof(b));
 	if ((err = official_check_free(repo, official_branch)) != NULL ||
 	    (err = review_load_pending(store, id, &patch, &commit)) != NULL ||
-	    (err = evidence_missing(&missing, store, id)) != NULL ||
 	    (err = review_base_open(&b, repo, refname)) != NULL)
 		goto out;
-	if (missing != NULL && !without_evidence) {
-		werr_free(journal_approve_failed(store, id, NULL, missing));
-		err = werr_new(WEXIT_PROBLEM, "%s; it stays pending (review "
-		    "approve --without-evidence takes it without)", missing);
-		goto out;
-	}
 	if (git_oid_fromstr(&qid, commit) < 0 ||
 	    git_commit_lookup(&queued, repo, &qid) < 0) {
 		err = werr_git("cannot read the queued commit of review %lld",
@@ -160,6 +191,15 @@ approve_held(char *commit_out, struct allowlist_report *r,
 		err = werr_new(WEXIT_PROBLEM, "review %lld does not pass the "
 		    "gate against '%s' (%.12s) any more; it stays pending",
 		    (long long)id, official_branch, tip);
+		goto out;
+	}
+	if ((err = evidence_missing(&missing, store, repo, &b, r, id)) != NULL)
+		goto out;
+	if (missing != NULL && !without_evidence) {
+		werr_free(journal_approve_failed(store, id, r, missing));
+		err = werr_new(WEXIT_PROBLEM, "%s; it stays pending (review "
+		    "approve --without-evidence takes it without, and the "
+		    "journal says so)", missing);
 		goto out;
 	}
 	who = review_person_string(approver);

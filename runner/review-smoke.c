@@ -17,11 +17,16 @@
 
 #include "adapter.h"
 #include "allowlist.h"
+#include "buf.h"
 #include "campaign.h"
 #include "policy.h"
 #include "repo.h"
+#include "review.h"
+#include "review-private.h"
 #include "review-smoke.h"
+#include "sandbox/guard.h"
 #include "store-campaign.h"
+#include "store-review.h"
 #include "util.h"
 
 static void
@@ -232,4 +237,187 @@ review_smoke(json_t **out, const struct review_smoke_opts *o)
 	    "passed", json_object_get(after, "passed"), "before", before,
 	    "after", after);
 	return NULL;
+}
+
+/* Is engine among the engines some smoke evidence of ev (store rows,
+ * each body JSON text) ran? */
+static int
+covered(const json_t *ev, const char *engine)
+{
+	const json_t *x, *e;
+	const char *kind;
+	json_t *body;
+	size_t i, j;
+	int found = 0;
+
+	json_array_foreach(ev, i, x) {
+		kind = json_string_value(json_object_get(x, "kind"));
+		body = json_loads(json_string_value(json_object_get(x, "body"))
+		    ? json_string_value(json_object_get(x, "body")) : "null",
+		    JSON_DECODE_ANY, NULL);
+		if (kind == NULL || !json_is_object(body)) {
+			json_decref(body);
+			continue;
+		}
+		if (strcmp(kind, "smoke") == 0)
+			json_array_foreach(json_object_get(body, "engines"),
+			    j, e)
+				if (json_is_string(e) && strcmp(
+				    json_string_value(e), engine) == 0)
+					found = 1;
+		if (strcmp(kind, "triage-smoke") == 0)
+			json_array_foreach(json_object_get(body, "smoke"),
+			    j, e)
+				if (json_is_string(json_object_get(e,
+				    "engine")) && strcmp(json_string_value(
+				    json_object_get(e, "engine")), engine) == 0)
+					found = 1;
+		json_decref(body);
+		if (found)
+			return 1;
+	}
+	return 0;
+}
+
+struct werr *
+review_smoke_missing(char **missing, struct store *store, int64_t id,
+    const json_t *engines)
+{
+	struct buf b = BUF_INIT;
+	json_t *ev = NULL;
+	const json_t *e;
+	struct werr *err;
+	size_t i;
+
+	*missing = NULL;
+	if ((err = store_review_evidence(store, id, &ev)) != NULL)
+		return err;
+	json_array_foreach(engines, i, e)
+		if (!covered(ev, json_string_value(e)))
+			buf_printf(&b, "%s%s", b.len > 0 ? ", " : "",
+			    json_string_value(e));
+	json_decref(ev);
+	if (b.len > 0)
+		*missing = buf_detach(&b);
+	buf_free(&b);
+	return NULL;
+}
+
+struct werr *
+review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
+    const char *repo_root, const struct review_base *b,
+    const struct allowlist_report *r, const char *name,
+    void (*on_progress)(void *arg, const char *what), void *arg)
+{
+	struct review_smoke_opts so;
+	struct sandbox_guard *guard = NULL;
+	json_t *engines = NULL, *reasons = json_array(), *back = json_array();
+	char now[32], stamp[32], hex[GIT_OID_HEXSZ + 1];
+	char *prefix = NULL, *label = NULL, *dir = NULL;
+	struct werr *err;
+	size_t i, j;
+
+	memset(&so, 0, sizeof(so));
+	so.repo_root = repo_root;
+	so.repo = repo;
+	so.store = store;
+	so.policy = b->policy;
+	so.base_tree = &b->tree;
+	so.change_tree = &r->result_tree;
+	so.gate = r;
+	*out = NULL;
+	engines = review_smoke_engines(&so);
+	if (json_array_size(engines) == 0) {
+		*out = json_pack("{s:[], s:b, s:s}", "engines", "passed", 0,
+		    "skipped", "no engine of a roster is changed");
+		err = NULL;
+		goto out;
+	}
+	utc_now_iso(now, sizeof(now));
+	for (i = j = 0; now[i] != '\0' && j + 1 < sizeof(stamp); i++)
+		if (now[i] != '-' && now[i] != ':')
+			stamp[j++] = now[i];
+	stamp[j] = '\0';
+	so.run_prefix = prefix = xasprintf("%s-%s", name, stamp);
+	so.label = label = xstrdup(name);
+	so.work_dir = dir = xasprintf("%s/.warden/smoke/%s", repo_root, prefix);
+	so.on_progress = on_progress;
+	so.arg = arg;
+	if ((err = mkdir_p(dir)) != NULL ||
+	    (err = sandbox_guard_campaign(&guard, repo, repo_root)) != NULL ||
+	    (err = review_smoke(out, &so)) != NULL)
+		goto out;
+	if ((err = sandbox_guard_settle(reasons, back, guard, repo)) != NULL)
+		goto out;
+	json_object_set_new(*out, "base", json_string(git_oid_tostr(hex,
+	    sizeof(hex), &b->commit)));
+	if (json_array_size(reasons) > 0) {
+		json_object_set(*out, "quarantined", reasons);
+		json_object_set(*out, "restored", back);
+		json_object_set_new(*out, "passed", json_false());
+	}
+out:
+	if (dir != NULL)
+		werr_free(path_remove_tree(dir));
+	sandbox_guard_free(guard);
+	json_decref(engines);
+	json_decref(reasons);
+	json_decref(back);
+	free(prefix);
+	free(label);
+	free(dir);
+	return err;
+}
+
+struct werr *
+review_smoke_review(json_t **out, struct store *store, git_repository *repo,
+    const char *repo_root, const char *official_branch, int64_t id,
+    void (*on_progress)(void *arg, const char *what), void *arg)
+{
+	struct allowlist_report r;
+	struct review_base b;
+	char *patch = NULL, *commit = NULL, *name = NULL;
+	char *refname = xasprintf("refs/heads/%s", official_branch);
+	struct werr *err;
+
+	*out = NULL;
+	memset(&b, 0, sizeof(b));
+	allowlist_report_init(&r);
+	if ((err = review_load_pending(store, id, &patch, &commit)) != NULL ||
+	    (err = review_base_open(&b, repo, refname)) != NULL ||
+	    (err = allowlist_gate_patch(&r, repo, &b.tree, patch,
+	    strlen(patch), &b.gate, ALLOWLIST_WRITE)) != NULL)
+		goto out;
+	if (r.nv > 0 || !r.applied) {
+		err = werr_new(WEXIT_PROBLEM, "review %lld does not pass the "
+		    "gate against '%s' any more: nothing to smoke",
+		    (long long)id, official_branch);
+		goto out;
+	}
+	name = xasprintf("review-%lld", (long long)id);
+	if ((err = review_smoke_guarded(out, store, repo, repo_root, &b, &r,
+	    name, on_progress, arg)) != NULL)
+		goto out;
+	if (json_is_string(json_object_get(*out, "skipped"))) {
+		err = werr_new(WEXIT_INPUT, "review %lld changes no engine of "
+		    "a roster: there is nothing to smoke", (long long)id);
+		goto out;
+	}
+	if ((err = review_add_evidence(store, id, "smoke", *out)) != NULL)
+		goto out;
+	if (json_object_get(*out, "quarantined") != NULL)
+		err = review_reject(store, id, "quarantined: the smoke campaign "
+		    "of this change changed the repository", "warden");
+out:
+	if (err != NULL) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	allowlist_report_free(&r);
+	review_base_free(&b);
+	free(patch);
+	free(commit);
+	free(name);
+	free(refname);
+	return err;
 }

@@ -22,6 +22,7 @@
 #include "error.h"
 
 struct policy;
+struct review_base;
 struct store;
 
 struct review_smoke_opts {
@@ -60,6 +61,20 @@ struct werr *review_smoke(json_t **out, const struct review_smoke_opts *o);
 /* A smoke sweep (a campaign row) that did not complete at the gate's
  * completion line. */
 int review_sweep_failed(const json_t *sweep, const struct policy *policy);
+
+/*
+ * Smoke the change r (the gate's result on b) under the post-run guard:
+ * campaign runs NAME-STAMP-ENGINE-PHASE, the trees checked out under
+ * .warden/smoke/. *out: review_smoke's object with "base" (b's commit);
+ * should the campaign change the repository, .git is put back and *out
+ * has "quarantined" (one reason each) and "restored", "passed" false.
+ * No engine to smoke: {"engines": [], "skipped": why}.
+ */
+struct werr *review_smoke_guarded(json_t **out, struct store *store,
+    git_repository *repo, const char *repo_root,
+    const struct review_base *b, const struct allowlist_report *r,
+    const char *name, void (*on_progress)(void *arg, const char *what),
+    void *arg);
 
 /*
  * `warden review smoke N`: gate pending review id against the official

@@ -57,7 +57,7 @@ test_expect_success 'four commits on official: a harmless enga change, a communi
 	git -C bench checkout -q -- adapters/engines/enga.json &&
 	expect_exit 0 tb patch submit "$TEST_DIR/break.patch" --source community \
 	    --note "enga: answer faster" &&
-	expect_exit 0 tb review approve 1 --as "$MAINT" &&
+	expect_exit 0 tb review approve 1 --as "$MAINT" --without-evidence &&
 	follow &&
 	git -C bench rev-parse HEAD >breaking &&
 	edit_adapter engb "a[\"serve\"][\"ready_timeout_s\"] = 22" &&

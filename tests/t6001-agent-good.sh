@@ -26,18 +26,17 @@ test_expect_success 'agent run --engine queues the fix as one review item' '
 	expect_grep "M adapters/engines/simfix.json +1 -1" out &&
 	expect_grep "^gate:     clean$" out &&
 	expect_grep "^review:   1$" out &&
-	expect_grep "^smoke:    passed$" out &&
-	expect_grep "before simfix qwen3-0.6b chat c=1: not_ready" out &&
-	expect_grep "after  simfix qwen3-0.6b chat c=1: complete 3/3" out &&
+	expect_grep "^smoke:    fails before the change, passes after it$" out &&
+	expect_grep "^  engine  model       split  c  before         after$" out &&
+	expect_grep "^  simfix  qwen3-0.6b  chat   1  not_ready 0/3  complete 3/3$" out &&
 	test "$(sqlite3 bench/.warden/warden.db "select count(*) from reviews")" = 1 &&
 	test "$(sqlite3 bench/.warden/warden.db "select source from reviews")" = agent
 '
 
 test_expect_success 'the review item carries the passing smoke run and the agent run' '
 	expect_exit 0 bw review show 1 &&
-	expect_grep "^evidence .* smoke: passed (fails before, passes after)$" out &&
-	expect_grep "^  before simfix qwen3-0.6b chat c=1: not_ready 0/3$" out &&
-	expect_grep "^  after  simfix qwen3-0.6b chat c=1: complete 3/3$" out &&
+	expect_grep "^evidence .* smoke: fails before the change, passes after it$" out &&
+	expect_grep "^  simfix  qwen3-0.6b  chat   1  not_ready 0/3  complete 3/3$" out &&
 	expect_grep "^evidence .* agent-run: agent run 1, log " out &&
 	expect_exit 0 bw --json review show 1 &&
 	python3 - out <<-PY
@@ -118,7 +117,7 @@ test_expect_success 'with agent.queue_on_failure it is queued, with its smoke ru
 	expect_grep "^agent run 3: queued$" out &&
 	expect_grep "^exit:     exit status 3" out &&
 	expect_grep "^review:   2$" out &&
-	expect_grep "^smoke:    passed$" out
+	expect_grep "^smoke:    fails before the change, passes after it$" out
 '
 
 test_done

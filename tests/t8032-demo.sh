@@ -90,11 +90,11 @@ test_expect_success 'after the approvals the second round fixed them and publish
 	expect_grep "^| sim-vllm-mlx | fixed | .*all-failed in round 1: c=4: 3 empty" d2.md &&
 	expect_grep "^| sim-vllm-metal | fixed | .*crashed in round 1: exited before it was ready: exit status 3" d2.md &&
 	sed -n "/^## Fixes/,/^## Broke/p" d2.md >fixes.md &&
-	expect_grep "^- review #2 (triage) approved by Demo Maintainer.*: triage: incident 1: revert [0-9a-f]\{7\} (review 1), which broke sim-padded$" fixes.md &&
-	expect_grep "^- review #3 (triage) approved by Demo Maintainer.*: triage: incident 2: pin simmlx==0.31.1 in sim-mlx-lm, sim-vllm-metal and sim-vllm-mlx$" fixes.md &&
+	expect_grep "^- review #2 (triage) approved by Demo Maintainer.*: triage: incident 1: revert [0-9a-f]\{7\} (review 1), which broke sim-padded (evidence: triage-smoke)$" fixes.md &&
+	expect_grep "^- review #3 (triage) approved by Demo Maintainer.*: triage: incident 2: pin simmlx==0.31.1 in sim-mlx-lm, sim-vllm-metal and sim-vllm-mlx (evidence: triage-smoke)$" fixes.md &&
 	! grep "review #1 " fixes.md &&
 	sed -n "/^## Broke/,/^## Skipped/p" d2.md >broke.md &&
-	expect_grep "^- review #1 (community) approved by Demo Maintainer.*: sim-padded: the paged schedule; it broke sim-padded (incident 1, fixed); its revert is review #2$" broke.md &&
+	expect_grep "^- review #1 (community) approved by Demo Maintainer.*: sim-padded: the paged schedule (no evidence attached); it broke sim-padded (incident 1, fixed); its revert is review #2$" broke.md &&
 	expect_grep "^- \*\*Incidents\*\*: opened none; fixed #1, #2$" d2.md &&
 	expect_grep "^| engine:sim-padded (agent) | - | - | incident 1: triage.s revert is in review 2 (pending) |" d2.md &&
 	expect_grep "^| engine:sim-mlx-lm (agent) | - | - | incident 2: triage.s pin is in review 3 (pending) |" d2.md &&

@@ -235,6 +235,16 @@ test_expect_success 'bad input exits 2 with a clear message' '
 	test "$(sqlite3 $DB "select count(*) from regression_transitions")" = "$(($(wc -l <ids.after) + 2))"
 '
 
+test_expect_success 'the revert also changes simpad, which triage did not smoke: approve asks for it' '
+	expect_exit 1 warden --repo bench review approve 3 --as "Test Maintainer <maintainer@example.org>" &&
+	expect_grep "^warden: review 3 changes simpad and carries no smoke evidence of it (warden review smoke 3 runs it); it stays pending" err &&
+	expect_exit 0 warden --repo bench review smoke 3 &&
+	expect_grep "^review 3: passes before and after the change$" out &&
+	expect_grep "^  simcont  qwen3-0.6b  chat   1  complete [0-9]*/[0-9]*  complete [0-9]*/[0-9]*$" out &&
+	expect_grep "^  simpad   qwen3-0.6b  chat   1  complete " out &&
+	expect_grep "^attached to review 3 as evidence$" out
+'
+
 test_expect_success 'the revert approved, round 2 finds the series back: the alert and the incident are fixed' '
 	warden --repo bench review approve 3 --as "Test Maintainer <maintainer@example.org>" >/dev/null &&
 	expect_exit 0 warden --repo bench cycle &&

@@ -18,6 +18,7 @@
 #include "cycle-private.h"
 #include "jsonget.h"
 #include "review.h"
+#include "store-review.h"
 #include "store-cycle.h"
 #include "triage/store-triage.h"
 #include "util.h"
@@ -251,6 +252,33 @@ blamed_by(const json_t *incidents, json_int_t id)
 	return out;
 }
 
+/* The kinds of evidence review id carries ("smoke", "triage-smoke",
+ * "agent-run"; not a submitter's promise), each once, as a new array. */
+static struct werr *
+evidence_kinds(json_t **out, struct store *store, int64_t id)
+{
+	json_t *ev = NULL, *x, *k;
+	const char *kind;
+	struct werr *err;
+	size_t i, j;
+	int seen;
+
+	*out = json_array();
+	if ((err = store_review_evidence(store, id, &ev)) != NULL)
+		return err;
+	json_array_foreach(ev, i, x) {
+		kind = jsonget_str(x, "kind");
+		seen = strcmp(kind, "expects") == 0;
+		json_array_foreach(*out, j, k)
+			if (strcmp(json_string_value(k), kind) == 0)
+				seen = 1;
+		if (!seen)
+			json_array_append_new(*out, json_string(kind));
+	}
+	json_decref(ev);
+	return NULL;
+}
+
 /* Reviews approved since the previous cycle began (fixes that landed,
  * or changes an incident blames), and every review waiting. */
 static struct werr *
@@ -258,7 +286,7 @@ reviews(json_t *journal, json_t *summary, struct store *store,
     const char *since)
 {
 	json_t *approved = NULL, *pending = NULL, *landed = json_array(), *r;
-	json_t *incidents = NULL, *blame;
+	json_t *incidents = NULL, *blame, *kinds;
 	struct werr *err;
 	size_t i;
 
@@ -271,13 +299,18 @@ reviews(json_t *journal, json_t *summary, struct store *store,
 		    since) < 0)
 			continue;
 		blame = blamed_by(incidents, jsonget_int(r, "id"));
+		if ((err = evidence_kinds(&kinds, store, jsonget_int(r,
+		    "id"))) != NULL) {
+			json_decref(blame);
+			goto out;
+		}
 		json_array_append_new(landed, json_pack("{s:O, s:O?, s:O?, "
-		    "s:O?, s:O?, s:O?, s:o}", "id", json_object_get(r, "id"),
+		    "s:O?, s:O?, s:O?, s:o, s:o}", "id", json_object_get(r, "id"),
 		    "source", json_object_get(r, "source"), "note",
 		    json_object_get(r, "note"), "decided", json_object_get(r,
 		    "decided"), "decided_by", json_object_get(r, "decided_by"),
 		    "merged_commit", json_object_get(r, "merged_commit"),
-		    "blamed_by", blame));
+		    "blamed_by", blame, "evidence", kinds));
 	}
 	json_object_set(journal, "approved", landed);
 	json_object_set_new(summary, "reviews_waiting", json_array());

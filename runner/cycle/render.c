@@ -209,10 +209,14 @@ splits(struct buf *md, const json_t *j)
 	}
 }
 
-/* "review #3 (community) approved by M at T, commit `c`: note" */
+/* "review #3 (community) approved by M at T, commit `c`: note
+ * (evidence: smoke)" */
 static void
 approved_text(struct buf *md, const json_t *r)
 {
+	const json_t *k;
+	size_t i;
+
 	buf_printf(md, "- review #%lld (%s) approved by %s at %s, commit "
 	    "`%.12s`", (long long)jsonget_int(r, "id"), jsonget_str(r,
 	    "source"), jsonget_str(r, "decided_by"), jsonget_str(r, "decided"),
@@ -220,6 +224,17 @@ approved_text(struct buf *md, const json_t *r)
 	if (jsonget_str(r, "note")[0] != '\0') {
 		buf_puts(md, ": ");
 		cell_text(md, jsonget_str(r, "note"));
+	}
+	if (json_object_get(r, "evidence") == NULL)
+		return;		/* a journal of before the field */
+	if (json_array_size(json_object_get(r, "evidence")) == 0)
+		buf_puts(md, " (no evidence attached)");
+	else {
+		buf_puts(md, " (evidence:");
+		json_array_foreach(json_object_get(r, "evidence"), i, k)
+			buf_printf(md, "%s %s", i ? "," : "",
+			    json_string_value(k));
+		buf_puts(md, ")");
 	}
 }
 

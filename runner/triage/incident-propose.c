@@ -18,11 +18,8 @@
 #include "triage-private.h"
 #include "util.h"
 
-/* The smoke runs that confirmed an incident, attached to the review of
- * its pin as evidence (kind "triage-smoke"), once: a run resumed after a
- * kill finds them there. */
-static struct werr *
-attach_smoke(struct triage_ctx *c, int64_t review, int64_t id,
+struct werr *
+triage_attach_smoke(struct triage_ctx *c, int64_t review, int64_t id,
     const json_t *rec)
 {
 	json_t *have = NULL, *smoke = NULL, *body = NULL, *x;
@@ -102,7 +99,7 @@ propose_revert(struct triage_ctx *c, int64_t id, json_t *rec,
 	    "the revert of %.7s", (long long)id, commit);
 	if ((err = triage_propose_revert(&review, &gate, c, commit,
 	    buf_cstr(&note))) != NULL ||
-	    (review > 0 && (err = attach_smoke(c, review, id, rec)) != NULL))
+	    (review > 0 && (err = triage_attach_smoke(c, review, id, rec)) != NULL))
 		goto out;
 	reason = review > 0 ? xasprintf("revert of %.7s proposed in review "
 	    "%lld", commit, (long long)review) : xasprintf("revert of %.7s not "
@@ -167,7 +164,7 @@ propose(struct triage_ctx *c, int64_t id, json_t *rec, const json_t *engines)
 	    "the pin in %s", (long long)id, who);
 	if ((err = triage_propose(&review, &gate, c, pins,
 	    buf_cstr(&note))) != NULL ||
-	    (review > 0 && (err = attach_smoke(c, review, id, rec)) != NULL))
+	    (review > 0 && (err = triage_attach_smoke(c, review, id, rec)) != NULL))
 		goto out;
 	reason = review > 0 ? xasprintf("pin proposed for %s in review %lld",
 	    who, (long long)review) : xasprintf("pin for %s not queued: the "

@@ -212,6 +212,8 @@ lift_one(struct triage_ctx *c, const json_t *row)
 		    "(%s passes)", (long long)id, pkg, ver);
 		err = triage_propose(&review, &gate, c, pins, note);
 		json_decref(pins);
+		if (err == NULL && review > 0)
+			err = triage_attach_smoke(c, review, id, rec);
 		if (err != NULL)
 			goto out;
 		json_object_set_new(lift, "review", review > 0 ?

@@ -178,6 +178,12 @@ struct werr *triage_incident_covering(int64_t *id, struct triage_ctx *c,
  * one it queued: that review is found by its note, not queued again). */
 struct werr *triage_incident_propose_missing(struct triage_ctx *c,
     int64_t id);
+/* The smoke runs of incident id's record (rec), attached to review as
+ * its evidence (kind "triage-smoke": {"incident", "culprits", "smoke"}),
+ * once: a run resumed after a kill finds them there. For a pin, a
+ * revert and a lift alike. incident-propose.c */
+struct werr *triage_attach_smoke(struct triage_ctx *c, int64_t review,
+    int64_t id, const json_t *rec);
 /* Open incidents whose engines are all healthy now: fixed; lift
  * proposals decided by a maintainer: settled. */
 struct werr *triage_incidents_settle(struct triage_ctx *c);
