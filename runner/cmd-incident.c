@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "jsonget.h"
 #include "output.h"
 #include "quote.h"
+#include "triage/environment.h"
 #include "triage/triage.h"
 #include "util.h"
 
@@ -103,6 +105,14 @@ print_engine(const char *engine, const json_t *e)
 		    (long long)json_integer_value(json_object_get(c,
 		    "completed")),
 		    (long long)json_integer_value(json_object_get(c, "total")));
+	if (json_array_size(json_object_get(e, "environment")) > 0) {
+		struct buf env = BUF_INIT;
+
+		environment_text(&env, json_object_get(e, "environment"));
+		printf("    also changed, which no smoke run can test: %s\n",
+		    quote_msg(buf_cstr(&env)));
+		buf_free(&env);
+	}
 }
 
 /* A commit that broke an engine: what it changed, the review it came

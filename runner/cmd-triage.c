@@ -23,6 +23,7 @@
 #include "policy.h"
 #include "quote.h"
 #include "spawn.h"
+#include "triage/environment.h"
 #include "triage/triage.h"
 #include "util.h"
 
@@ -211,6 +212,15 @@ print_report(struct store *store, const struct triage_result *res)
 			printf(", %zu commit%s on official changed what it runs "
 			    "with", n, n == 1 ? "" : "s");
 		printf("\n");
+		if (json_array_size(json_object_get(e, "environment")) > 0) {
+			struct buf env = BUF_INIT;
+
+			environment_text(&env, json_object_get(e,
+			    "environment"));
+			printf("  also changed, which no smoke run can test: "
+			    "%s\n", quote_msg(buf_cstr(&env)));
+			buf_free(&env);
+		}
 		if (json_array_size(json_object_get(json_object_get(r,
 		    "suspects"), engine)) > 0)
 			print_suspects(json_object_get(json_object_get(r,

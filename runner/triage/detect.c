@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "environment.h"
 #include "manifest.h"
 #include "regress/regress.h"
 #include "store-campaign.h"
@@ -70,10 +71,12 @@ cell_json(const json_t *s)
  * from a clean checkout (what it ran with is then that commit's tree),
  * else null. */
 static json_t *
-run_commit(struct store *store, const char *run_id, struct werr **err)
+run_commit(struct store *store, const char *run_id, json_t **os,
+    struct werr **err)
 {
 	json_t *run = NULL, *prov, *commit, *out = json_null();
 
+	*os = json_null();
 	if ((*err = store_campaign_run_json(store, run_id, &run)) != NULL)
 		return out;
 	prov = json_object_get(run, "provenance");
@@ -81,19 +84,24 @@ run_commit(struct store *store, const char *run_id, struct werr **err)
 	if (json_is_false(json_object_get(prov, "repo_dirty")) &&
 	    json_string_length(commit) == 40)
 		out = json_incref(commit);
+	if (json_is_object(json_object_get(prov, "os"))) {
+		json_decref(*os);
+		*os = json_incref(json_object_get(prov, "os"));
+	}
 	json_decref(run);
 	return out;
 }
 
 /*
  * The engines of one cycle: {ENGINE: {"cells": {KEY: sweep}}}, the
- * newest run's sweep per cell, each with "run_commit" (run_commit()).
+ * newest run's sweep per cell, each with "run_commit" and "run_os"
+ * (run_commit()).
  */
 static struct werr *
 cycle_cells(json_t **out, struct store *store, const char *cycle)
 {
 	json_t *runs = NULL, *engines = json_object(), *sweeps, *s, *e, *run;
-	json_t *commit;
+	json_t *commit, *os;
 	struct werr *err;
 	const char *engine;
 	size_t i, k;
@@ -106,13 +114,15 @@ cycle_cells(json_t **out, struct store *store, const char *cycle)
 		if ((err = store_campaign_sweeps_json(store,
 		    json_string_value(run), &sweeps)) != NULL)
 			goto out;
-		commit = run_commit(store, json_string_value(run), &err);
+		commit = run_commit(store, json_string_value(run), &os, &err);
 		if (err != NULL) {
 			json_decref(sweeps);
+			json_decref(os);
 			goto out;
 		}
 		json_array_foreach(sweeps, k, s) {
 			json_object_set(s, "run_commit", commit);
+			json_object_set(s, "run_os", os);
 			engine = json_string_value(json_object_get(s, "engine"));
 			if ((e = json_object_get(engines, engine)) == NULL) {
 				e = json_pack("{s:{}}", "cells");
@@ -123,6 +133,7 @@ cycle_cells(json_t **out, struct store *store, const char *cycle)
 			free(key);
 		}
 		json_decref(commit);
+		json_decref(os);
 		json_decref(sweeps);
 	}
 out:
@@ -143,7 +154,7 @@ out:
 static void
 judge(json_t *engines, const struct policy *pol)
 {
-	json_t *e, *cells, *s, *failing, *manifest, *commit;
+	json_t *e, *cells, *s, *failing, *manifest, *commit, *os;
 	const char *engine, *key, *newest;
 	int pass, ran;
 
@@ -152,6 +163,7 @@ judge(json_t *engines, const struct policy *pol)
 		failing = json_array();
 		manifest = NULL;
 		commit = NULL;
+		os = NULL;
 		newest = NULL;
 		ran = 0;
 		json_object_foreach(cells, key, s) {
@@ -170,6 +182,7 @@ judge(json_t *engines, const struct policy *pol)
 				manifest = json_object_get(json_object_get(s,
 				    "provenance"), "engine_manifest");
 				commit = json_object_get(s, "run_commit");
+				os = json_object_get(s, "run_os");
 			}
 		}
 		json_object_set_new(e, "status", json_string(ran == 0 ? "none" :
@@ -180,6 +193,8 @@ judge(json_t *engines, const struct policy *pol)
 		    manifest : json_null());
 		json_object_set(e, "commit", commit != NULL ? commit :
 		    json_null());
+		json_object_set_new(e, "env", newest != NULL ?
+		    environment_of(manifest, os) : json_null());
 		json_object_del(e, "cells");
 	}
 }
@@ -374,6 +389,8 @@ baselines(struct triage_ctx *c, const json_t *cycles, size_t t)
 			    json_object_get(prev, "manifest")));
 			json_object_set(e, "good_commit", json_object_get(prev,
 			    "commit"));
+			json_object_set(e, "good_env", json_object_get(prev,
+			    "env"));
 		}
 		json_decref(earlier);
 		earlier = NULL;
@@ -385,11 +402,16 @@ baselines(struct triage_ctx *c, const json_t *cycles, size_t t)
 static void
 compare(struct triage_ctx *c)
 {
-	json_t *e, *good, *bad, *m;
+	json_t *e, *good, *bad, *m, *env;
 	const char *engine, *status;
 
 	json_object_foreach(c->engines, engine, e) {
 		status = json_string_value(json_object_get(e, "status"));
+		env = environment_diff(json_object_get(e, "good_env"),
+		    json_object_get(e, "env"));
+		if (json_array_size(env) > 0)
+			json_object_set(e, "environment", env);
+		json_decref(env);
 		m = manifest_brief(json_object_get(e, "manifest"));
 		json_object_set_new(e, "manifest", m);
 		good = json_object_get(e, "good_manifest");

@@ -20,6 +20,7 @@
 
 #include <git2.h>
 
+#include "environment.h"
 #include "manifest.h"
 #include "review.h"
 #include "store-review.h"
@@ -158,7 +159,36 @@ engine_entry(const struct triage_ctx *c, const char *engine, const json_t *s)
 	    "after", or_null(json_object_get(bad, "packages"))));
 	if (json_object_get(s, "why") != NULL)
 		json_object_set(o, "why", json_object_get(s, "why"));
+	if (json_array_size(json_object_get(e, "environment")) > 0)
+		json_object_set(o, "environment", json_object_get(e,
+		    "environment"));
 	return o;
+}
+
+/* The why of an unexplained group, with what else changed for its first
+ * engine that no smoke run can test (the OS, the toolchain, a model's
+ * weights), as a new string; other kinds: their why. */
+static json_t *
+group_why(const char *kind, const json_t *first, const json_t *per_engine)
+{
+	const json_t *why = json_object_get(first, "why"), *e, *env = NULL;
+	struct buf b = BUF_INIT;
+	const char *engine;
+	json_t *out;
+
+	json_object_foreach((json_t *)per_engine, engine, e)
+		if (env == NULL && json_array_size(json_object_get(e,
+		    "environment")) > 0)
+			env = json_object_get(e, "environment");
+	if (strcmp(kind, "unexplained") != 0 || env == NULL)
+		return why != NULL ? json_incref((json_t *)why) : json_null();
+	buf_puts(&b, json_string_value(why) ? json_string_value(why) :
+	    "no culprit found");
+	buf_puts(&b, "; changed meanwhile, which no smoke run can test: ");
+	environment_text(&b, env);
+	out = json_string(buf_cstr(&b));
+	buf_free(&b);
+	return out;
 }
 
 char *
@@ -346,7 +376,8 @@ static struct werr *
 open_group(struct triage_ctx *c, struct group *g)
 {
 	struct store_incident_save sv;
-	json_t *inc = NULL, *rec = NULL, *added = json_array(), *v;
+	json_t *inc = NULL, *rec = NULL, *added = json_array(), *v, *first;
+	json_t *why = group_why(g->kind, g->first, g->per_engine);
 	const json_t *culprits = json_object_get(g->first, "culprits");
 	const char *engine, *state;
 	struct werr *err;
@@ -371,8 +402,7 @@ open_group(struct triage_ctx *c, struct group *g)
 		}
 		who = triage_engine_names(added);
 		summary = summary_of(g->kind, json_object_get(rec, "culprits"),
-		    json_object_get(rec, "engines"), json_object_get(g->first,
-		    "why"));
+		    json_object_get(rec, "engines"), why);
 		reason = json_array_size(added) > 0 ? xasprintf("seen again in "
 		    "cycle %s; engines added: %s", c->cycle, who) :
 		    xasprintf("seen again in cycle %s", c->cycle);
@@ -389,9 +419,11 @@ open_group(struct triage_ctx *c, struct group *g)
 		    "healthy_with", healthy_with(c, culprits),
 		    "per_engine", g->per_engine);
 		json_array_extend(added, g->engines);
-		summary = summary_of(g->kind, culprits, g->engines,
-		    json_object_get(g->first, "why"));
-		state = open_state(g->search, g->first, g->per_engine, &reason);
+		summary = summary_of(g->kind, culprits, g->engines, why);
+		first = json_deep_copy(g->first);
+		json_object_set(first, "why", why);
+		state = open_state(g->search, first, g->per_engine, &reason);
+		json_decref(first);
 		sv.kind = g->kind;
 		sv.key = g->key;
 		sv.summary = summary;
@@ -410,6 +442,7 @@ out:
 	json_decref(inc);
 	json_decref(rec);
 	json_decref(added);
+	json_decref(why);
 	free(summary);
 	free(reason);
 	return err;

@@ -315,7 +315,7 @@ engines_report(const struct triage_ctx *c)
 	json_t *out = json_object(), *e, *o;
 	const char *engine;
 	const char *keys[] = { "status", "good_cycle", "why", "changes",
-	    "failing_cells", "update_failed", NULL };
+	    "environment", "failing_cells", "update_failed", NULL };
 	size_t k;
 
 	json_object_foreach(c->engines, engine, e) {
