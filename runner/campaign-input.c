@@ -220,7 +220,7 @@ provenance_hardware(uint64_t gpu_hint)
 	werr_free(memsample_system(&used, &total));
 	o = json_pack("{s:s, s:I, s:I}", "cpu", cpu,
 	    "cpus", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN),
-	    "memory_bytes", (json_int_t)total);
+	    "system_memory_bytes", (json_int_t)total);
 	json_object_set_new(o, "gpu_working_set_hint_bytes",
 	    gpu_hint ? json_integer((json_int_t)gpu_hint) : json_null());
 	if (uname(&u) == 0)

@@ -62,7 +62,9 @@ json_t *provenance_file_digest(const char *path);
 /* The same for a path relative to repo_root (absolute paths as they
  * are): adapters and profiles keep their repository-relative name. */
 json_t *provenance_repo_digest(const char *repo_root, const char *path);
-/* {"cpu", "cpus", "memory_bytes", "gpu_working_set_hint_bytes", "arch"} */
+/* {"cpu", "cpus", "system_memory_bytes", "gpu_working_set_hint_bytes",
+ * "arch"}; runs recorded before the names were one say "memory_bytes"
+ * for system_memory_bytes. */
 json_t *provenance_hardware(uint64_t gpu_hint);
 /* {"name", "release", "version"} of uname(3) */
 json_t *provenance_os(void);

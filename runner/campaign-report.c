@@ -3,8 +3,8 @@
  *
  * The rows are built from the sweep rows the campaign stored
  * (store-campaign-read.c): the load generator's summary (already in
- * vllm's names) merged under the sweep's own columns, the memory peaks
- * renamed once, here, to the names --json documents. Nothing here
+ * vllm's names) merged under the sweep's own columns, the memory
+ * figures under the glossary's names (campaign_sweep_names). Nothing here
  * measures or prints.
  */
 #include "config.h"
@@ -184,10 +184,11 @@ row_of(json_t **out, const json_t *sw, struct store *store, int per_request)
 	copy(row, "completed", sw, "completed");
 	copy(row, "failed", sw, "failed");
 	set_metrics(row, json_is_object(sum) ? sum : NULL);
-	copy(row, "peak_engine_memory_bytes", sw, "peak_engine_bytes");
-	copy(row, "peak_system_memory_bytes", sw, "peak_system_bytes");
-	copy(row, "system_memory_bytes", sw, "system_total_bytes");
-	copy(row, "gpu_working_set_hint_bytes", sw, "gpu_hint_bytes");
+	copy(row, "peak_engine_memory_bytes", sw, "peak_engine_memory_bytes");
+	copy(row, "peak_system_memory_bytes", sw, "peak_system_memory_bytes");
+	copy(row, "system_memory_bytes", sw, "system_memory_bytes");
+	copy(row, "gpu_working_set_hint_bytes", sw,
+	    "gpu_working_set_hint_bytes");
 	if (!json_is_boolean(json_object_get(row, "client_limited")))
 		json_object_set_new(row, "client_limited", json_false());
 	copy(row, "started", sw, "started");

@@ -119,7 +119,7 @@ cmd_gate_print(const json_t *g)
 			printf(" %10.1f", json_number_value(v));
 		else
 			printf(" %10s", "-");
-		print_gib(json_object_get(mem, "peak_system_bytes"));
+		print_gib(json_object_get(mem, "peak_system_memory_bytes"));
 		print_pct(json_object_get(mem, "peak_vs_ram"));
 		print_pct(json_object_get(mem, "peak_vs_hint"));
 		v = json_object_get(json_object_get(mem, "growth"), "ratio");

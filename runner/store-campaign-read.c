@@ -135,13 +135,45 @@ store_campaign_sweeps_json(struct store *store, const char *run_id,
 	sqlite3_stmt *st = NULL;
 	struct werr *err;
 
+	json_t *sw;
+	size_t i;
+
 	*out = NULL;
 	if ((err = store_prepare(store, &st, "SELECT * FROM campaign_sweeps WHERE "
 	    "run_id = ?1 AND state = 'done' ORDER BY seq")) != NULL)
 		return err;
 	store_bind_text(st, 1, run_id);
-	return store_rows_json(out, store, st, json_cols,
-	    "read campaign rows");
+	if ((err = store_rows_json(out, store, st, json_cols,
+	    "read campaign rows")) != NULL)
+		return err;
+	json_array_foreach(*out, i, sw)
+		campaign_sweep_names(sw);
+	return NULL;
+}
+
+/* The store's columns (and snapshots made before the names were one)
+ * under the glossary's names. */
+static const char *const sweep_old_names[][2] = {
+	{ "peak_engine_bytes", "peak_engine_memory_bytes" },
+	{ "peak_system_bytes", "peak_system_memory_bytes" },
+	{ "system_total_bytes", "system_memory_bytes" },
+	{ "gpu_hint_bytes", "gpu_working_set_hint_bytes" },
+};
+
+void
+campaign_sweep_names(json_t *sweep)
+{
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(sweep_old_names) / sizeof(sweep_old_names[0]);
+	    i++) {
+		if ((v = json_object_get(sweep, sweep_old_names[i][0])) == NULL)
+			continue;
+		if (json_object_get(sweep, sweep_old_names[i][1]) == NULL)
+			json_object_set(sweep, sweep_old_names[i][1], v);
+		json_object_del(sweep, sweep_old_names[i][0]);
+	}
 }
 
 struct werr *

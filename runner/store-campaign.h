@@ -186,7 +186,8 @@ struct werr *store_campaign_sweep_finish(struct store *store,
     int64_t sweep_id, const struct store_sweep_result *res);
 
 /* Every done sweep of run_id in seq order, as JSON objects (new
- * reference): the columns, with summary and provenance parsed. */
+ * reference): the columns, with summary and provenance parsed, the
+ * memory columns under the glossary's names (campaign_sweep_names). */
 struct werr *store_campaign_sweeps_json(struct store *store,
     const char *run_id, json_t **out);
 /* The run's row (grid and provenance parsed) with sweeps_done, the count
@@ -201,6 +202,16 @@ struct werr *store_campaign_runs_json(struct store *store, json_t **out);
  * outcome, error, connect_ms, new_connection, itl_ns (parsed). */
 struct werr *store_campaign_requests_json(struct store *store,
     int64_t sweep_id, json_t **out);
+
+/*
+ * The memory figures of a sweep row or a published concurrency result
+ * renamed to the glossary's names: peak_engine_bytes ->
+ * peak_engine_memory_bytes, peak_system_bytes -> peak_system_memory_bytes,
+ * system_total_bytes -> system_memory_bytes, gpu_hint_bytes ->
+ * gpu_working_set_hint_bytes. The store's columns keep the short names;
+ * snapshots made before the rename publish them, and are read so.
+ */
+void campaign_sweep_names(json_t *sweep);
 
 /* The memory trace of a sweep: {"t_s": [...], "system_used_bytes":
  * [...], "engine_bytes": [...]}, seconds from its first sample. */

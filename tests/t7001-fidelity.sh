@@ -67,7 +67,7 @@ test_expect_success 'a run carries the provenance of a campaign and the task dig
 	q "select provenance from fidelity_runs where run_id = '"'"'f1'"'"'" >prov.json &&
 	jcheck prov.json "len(o[\"repo_commit\"]) == 40" "o[\"repo_dirty\"] is False" \
 	    "len(o[\"policy_sha256\"]) == 64" "len(o[\"task_sha256\"]) == 64" \
-	    "o[\"warden_version\"]" "o[\"hardware\"][\"memory_bytes\"] > 0" &&
+	    "o[\"warden_version\"]" "o[\"hardware\"][\"system_memory_bytes\"] > 0" &&
 	q "select provenance from fidelity_cells where engine = '"'"'simgood'"'"'" >cprov.json &&
 	jcheck cprov.json "len(o[\"adapter_sha256\"]) == 64" "len(o[\"profile_sha256\"]) == 64" \
 	    "\"warden-simengine\" in o[\"engine_argv\"]"

@@ -48,7 +48,7 @@ test_expect_success 'the JSON gives each verdict with its cell, and speed and me
 	    "abs([e for e in o[\"engines\"] if e[\"engine\"] == \"simoff\"][0][\"fidelity\"][\"cells\"][0][\"delta_pp\"]) > 1.5" \
 	    "all(e[\"coverage\"][\"pass\"] for e in o[\"engines\"])" \
 	    "all(e[\"best_output_throughput\"] > 0 for e in o[\"engines\"])" \
-	    "all(e[\"memory\"][\"peak_system_bytes\"] > 0 and 0 < e[\"memory\"][\"peak_vs_ram\"] < 1 for e in o[\"engines\"])" \
+	    "all(e[\"memory\"][\"peak_system_memory_bytes\"] > 0 and 0 < e[\"memory\"][\"peak_vs_ram\"] < 1 for e in o[\"engines\"])" \
 	    "[e for e in o[\"engines\"] if e[\"engine\"] == \"simok\"][0][\"memory\"][\"growth\"][\"from\"] == 1" \
 	    "[e for e in o[\"engines\"] if e[\"engine\"] == \"simok\"][0][\"memory\"][\"growth\"][\"to\"] == 16" \
 	    "o[\"previous\"] is None and o[\"regressions\"] == []"

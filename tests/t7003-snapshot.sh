@@ -72,6 +72,33 @@ test_expect_success 'REPORT.md holds the gate, per-concurrency, fidelity and mem
 	expect_grep "^!\[Output throughput, qwen3-0.6b / chat\](plots/throughput-qwen3-0.6b-chat.svg)$" $r
 '
 
+test_expect_success 'every published file names each memory figure as the glossary does' '
+	python3 - tree/results <<-\PY
+	import glob, json, os, sys
+	root = sys.argv[1]
+	files = glob.glob(os.path.join(root, "qwen3-0.6b", "chat", "*.json"))
+	files += [os.path.join(root, f) for f in ("comparison.json", "gate.json")]
+	def keys(v):
+	    if isinstance(v, dict):
+	        for k, x in v.items():
+	            yield k
+	            yield from keys(x)
+	    elif isinstance(v, list):
+	        for x in v:
+	            yield from keys(x)
+	seen = set()
+	for f in files:
+	    ks = set(keys(json.load(open(f))))
+	    old = ks & {"peak_engine_bytes", "peak_system_bytes",
+	                "system_total_bytes", "gpu_hint_bytes", "memory_bytes"}
+	    assert not old, (f, old)
+	    seen |= ks
+	for k in ("peak_engine_memory_bytes", "peak_system_memory_bytes",
+	          "system_memory_bytes", "gpu_working_set_hint_bytes"):
+	    assert k in seen, k
+	PY
+'
+
 test_expect_success 'the archive is reproducible: fixed owner, mode and time, the same bytes twice' '
 	expect_exit 0 warden --repo bench snapshot --output a.tar.gz &&
 	sleep 1 &&

@@ -369,10 +369,12 @@ findings(json_t *journal, const json_t *cells, const json_t *gate)
 				    jsonget_str(cell, "split"), "concurrency",
 				    jsonget_int(lv, "concurrency"), "detail",
 				    jsonget_str(lv, "detail"),
-				    "peak_system_bytes",
-				    json_object_get(lv, "peak_system_bytes"),
-				    "system_total_bytes",
-				    json_object_get(lv, "system_total_bytes")));
+				    "peak_system_memory_bytes",
+				    json_object_get(lv,
+				    "peak_system_memory_bytes"),
+				    "system_memory_bytes",
+				    json_object_get(lv,
+				    "system_memory_bytes")));
 			if (json_is_true(json_object_get(lv, "client_limited")))
 				json_array_append_new(sus,
 				    json_pack("{s:s, s:s, s:s, s:I, s:s}",

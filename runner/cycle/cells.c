@@ -67,8 +67,8 @@ static int
 out_of_memory(const json_t *sweep)
 {
 	const char *d = jsonget_str(sweep, "detail");
-	json_int_t peak = jsonget_int(sweep, "peak_system_bytes");
-	json_int_t ram = jsonget_int(sweep, "system_total_bytes");
+	json_int_t peak = jsonget_int(sweep, "peak_system_memory_bytes");
+	json_int_t ram = jsonget_int(sweep, "system_memory_bytes");
 
 	if (strstr(d, "killed by signal 9 ") != NULL &&
 	    strstr(d, "killed by signal 9 ") < d + strcspn(d, "\n"))
@@ -182,9 +182,9 @@ cycle_cell_judge(const json_t *sweeps, const struct policy *pol)
 		    jsonget_str(s, "outcome"), "completed",
 		    jsonget_int(s, "completed"), "total",
 		    jsonget_int(s, "total"), "detail", line,
-		    "peak_system_bytes", json_object_get(s,
-		    "peak_system_bytes"), "system_total_bytes",
-		    json_object_get(s, "system_total_bytes"),
+		    "peak_system_memory_bytes", json_object_get(s,
+		    "peak_system_memory_bytes"), "system_memory_bytes",
+		    json_object_get(s, "system_memory_bytes"),
 		    "output_throughput", json_object_get(sum,
 		    "output_throughput"), "client_limited",
 		    json_is_true(json_object_get(sum, "client_limited")),

@@ -18,6 +18,16 @@
 #include "quote.h"
 #include "util.h"
 
+/* A figure of a journal entry under its name, or under the one entries
+ * written before the names were one carry (journal.jsonl is append-only;
+ * doc/glossary.md). */
+static json_int_t
+journal_bytes(const json_t *o, const char *name, const char *old_name)
+{
+	return json_object_get(o, name) != NULL ? jsonget_int(o, name) :
+	    jsonget_int(o, old_name);
+}
+
 /* Text for a table cell or a list item: one line, '|' escaped
  * (quote_md). */
 static void
@@ -152,7 +162,8 @@ versions(struct buf *md, const json_t *j)
 	buf_puts(md, " (");
 	cell_text(md, jsonget_str(hw, "arch"));
 	buf_printf(md, "), %lld cores, %.1f GiB, ", (long long)jsonget_int(hw,
-	    "cpus"), (double)jsonget_int(hw, "memory_bytes") / 1073741824.0);
+	    "cpus"), (double)journal_bytes(hw, "system_memory_bytes",
+	    "memory_bytes") / 1073741824.0);
 	cell_text(md, jsonget_str(os, "name"));
 	buf_addch(md, ' ');
 	cell_text(md, jsonget_str(os, "release"));
@@ -356,10 +367,11 @@ oom(struct buf *md, const json_t *j)
 		buf_printf(md, "| %s | %s | %s | %lld | %.2f GiB | %.2f GiB | ",
 		    jsonget_str(o, "engine"), jsonget_str(o, "model"),
 		    jsonget_str(o, "split"), (long long)jsonget_int(o,
-		    "concurrency"), (double)jsonget_int(o,
-		    "peak_system_bytes") / 1073741824.0,
-		    (double)jsonget_int(o,
-		    "system_total_bytes") / 1073741824.0);
+		    "concurrency"), (double)journal_bytes(o,
+		    "peak_system_memory_bytes", "peak_system_bytes") /
+		    1073741824.0, (double)journal_bytes(o,
+		    "system_memory_bytes", "system_total_bytes") /
+		    1073741824.0);
 		cell_text(md, jsonget_str(o, "detail"));
 		buf_puts(md, " |\n");
 	}

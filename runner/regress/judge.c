@@ -108,7 +108,7 @@ regress_sweep_figure(const json_t *sweep, const char *metric, double *out)
 	else if (strcmp(metric, "tpot_p50") == 0)
 		v = json_object_get(sum, "median_tpot_ms");
 	else if (strcmp(metric, "peak_engine_memory") == 0)
-		v = json_object_get(sweep, "peak_engine_bytes");
+		v = json_object_get(sweep, "peak_engine_memory_bytes");
 	if (!json_is_number(v) || !(json_number_value(v) > 0))
 		return -1;
 	*out = json_number_value(v);

@@ -303,10 +303,10 @@ report_memory(const json_t *camp, const char *engine)
 		json_array_foreach(json_object_get(doc, "concurrency_results"),
 		    j, c) {
 			if (!json_is_integer(json_object_get(c,
-			    "peak_system_bytes")))
+			    "peak_system_memory_bytes")))
 				continue;
-			if (top == NULL || jsonget_int(c, "peak_system_bytes") >
-			    jsonget_int(top, "peak_system_bytes")) {
+			if (top == NULL || jsonget_int(c, "peak_system_memory_bytes") >
+			    jsonget_int(top, "peak_system_memory_bytes")) {
 				top = c;
 				topdoc = doc;
 			}
@@ -318,10 +318,10 @@ report_memory(const json_t *camp, const char *engine)
 				hi = c;
 		}
 		if (lo == NULL || lo == hi || jsonget_int(lo,
-		    "peak_engine_bytes") <= 0)
+		    "peak_engine_memory_bytes") <= 0)
 			continue;
-		g = ratio(jsonget_int(hi, "peak_engine_bytes"),
-		    jsonget_int(lo, "peak_engine_bytes"));
+		g = ratio(jsonget_int(hi, "peak_engine_memory_bytes"),
+		    jsonget_int(lo, "peak_engine_memory_bytes"));
 		if (json_is_null(growth) || g > best) {
 			best = g;
 			json_decref(growth);
@@ -330,9 +330,9 @@ report_memory(const json_t *camp, const char *engine)
 			    jsonget_str(doc, "split"), "from",
 			    jsonget_int(lo, "concurrency"), "to",
 			    jsonget_int(hi, "concurrency"), "engine_bytes_from",
-			    jsonget_int(lo, "peak_engine_bytes"),
+			    jsonget_int(lo, "peak_engine_memory_bytes"),
 			    "engine_bytes_to", jsonget_int(hi,
-			    "peak_engine_bytes"), "ratio", g);
+			    "peak_engine_memory_bytes"), "ratio", g);
 		}
 	}
 	if (top == NULL) {
@@ -341,19 +341,19 @@ report_memory(const json_t *camp, const char *engine)
 	}
 	out = json_pack("{s:s, s:s, s:I, s:I, s:O?, s:O?, s:O?, s:o}", "model",
 	    jsonget_str(topdoc, "model"), "split", jsonget_str(topdoc, "split"),
-	    "concurrency", jsonget_int(top, "concurrency"), "peak_system_bytes",
-	    jsonget_int(top, "peak_system_bytes"), "peak_engine_bytes",
-	    json_object_get(top, "peak_engine_bytes"), "system_total_bytes",
-	    json_object_get(top, "system_total_bytes"), "gpu_hint_bytes",
-	    json_object_get(top, "gpu_hint_bytes"), "growth", growth);
+	    "concurrency", jsonget_int(top, "concurrency"), "peak_system_memory_bytes",
+	    jsonget_int(top, "peak_system_memory_bytes"), "peak_engine_memory_bytes",
+	    json_object_get(top, "peak_engine_memory_bytes"), "system_memory_bytes",
+	    json_object_get(top, "system_memory_bytes"), "gpu_working_set_hint_bytes",
+	    json_object_get(top, "gpu_working_set_hint_bytes"), "growth", growth);
 	json_object_set_new(out, "peak_vs_ram", jsonget_int(top,
-	    "system_total_bytes") > 0 ? json_real(ratio(jsonget_int(top,
-	    "peak_system_bytes"), jsonget_int(top, "system_total_bytes"))) :
+	    "system_memory_bytes") > 0 ? json_real(ratio(jsonget_int(top,
+	    "peak_system_memory_bytes"), jsonget_int(top, "system_memory_bytes"))) :
 	    json_null());
 	json_object_set_new(out, "peak_vs_hint", jsonget_int(top,
-	    "gpu_hint_bytes") > 0 ? json_real(ratio(jsonget_int(top,
-	    "peak_system_bytes"), jsonget_int(top,
-	    "gpu_hint_bytes"))) : json_null());
+	    "gpu_working_set_hint_bytes") > 0 ? json_real(ratio(jsonget_int(top,
+	    "peak_system_memory_bytes"), jsonget_int(top,
+	    "gpu_working_set_hint_bytes"))) : json_null());
 	return out;
 }
 

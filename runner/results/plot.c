@@ -270,8 +270,8 @@ figure_memory(struct figure_set *fs, struct line *lines, size_t nl,
 		s[i].x = xs[i];
 		s[i].y = ys[i];
 		s[i].color = lines[i].color;
-		ram_b = fmax(ram_b, num(lines[i].top, "system_total_bytes"));
-		hint_b = fmax(hint_b, num(lines[i].top, "gpu_hint_bytes"));
+		ram_b = fmax(ram_b, num(lines[i].top, "system_memory_bytes"));
+		hint_b = fmax(hint_b, num(lines[i].top, "gpu_working_set_hint_bytes"));
 	}
 	if (ram_b > 0) {
 		ram = xasprintf("RAM %.1f GiB", ram_b / GIB);
@@ -325,7 +325,7 @@ figure_speed_memory(struct figure_set *fs, struct line *lines,
 
 			lines[i].y[j] = num(json_object_get(r, "summary"),
 			    "output_throughput");
-			lines[i].y2[j] = num(r, "peak_system_bytes") / GIB;
+			lines[i].y2[j] = num(r, "peak_system_memory_bytes") / GIB;
 		}
 		s[i].name = lines[i].name;
 		s[i].x = lines[i].y2;

@@ -39,12 +39,15 @@ machine_of(const json_t *doc)
 	const json_t *p = json_object_get(doc, "provenance");
 	const json_t *hw = json_object_get(p, "hardware");
 	const json_t *os = json_object_get(p, "os");
+	const json_t *ram = json_object_get(hw, "system_memory_bytes");
 
+	if (ram == NULL)	/* a run recorded before the names were one */
+		ram = json_object_get(hw, "memory_bytes");
 	return json_pack("{s:s, s:s, s:s, s:O?, s:O?, s:O?, s:s, s:s}",
 	    "machine", jsonget_str(doc, "machine"),
 	    "cpu", jsonget_str(hw, "cpu"), "arch", jsonget_str(hw, "arch"),
 	    "cpus", json_object_get(hw, "cpus"),
-	    "memory_bytes", json_object_get(hw, "memory_bytes"),
+	    "system_memory_bytes", ram,
 	    "gpu_working_set_hint_bytes", json_object_get(hw,
 	    "gpu_working_set_hint_bytes"),
 	    "os", jsonget_str(os, "name"), "os_release", jsonget_str(os,
@@ -121,7 +124,8 @@ md_machines(struct buf *b, const json_t *machines)
 		buf_puts(b, " (");
 		quote_md(b, jsonget_str(m, "arch"));
 		buf_printf(b, ") | %lld | %.1f | ", (long long)jsonget_int(m,
-		    "cpus"), (double)jsonget_int(m, "memory_bytes") / GIB);
+		    "cpus"), (double)jsonget_int(m, "system_memory_bytes") /
+		    GIB);
 		hint = json_object_get(m, "gpu_working_set_hint_bytes");
 		if (json_is_integer(hint))
 			buf_printf(b, "%.1f", (double)json_integer_value(hint) /

@@ -76,12 +76,12 @@ report_comparison(const struct resultset *rs)
 			    num_or_null(sum, "median_tpot_ms"));
 			json_object_set_new(row, "median_itl_ms",
 			    num_or_null(sum, "median_itl_ms"));
-			json_object_set(row, "peak_system_bytes",
-			    json_object_get(c, "peak_system_bytes") ?
-			    json_object_get(c, "peak_system_bytes") : json_null());
-			json_object_set(row, "peak_engine_bytes",
-			    json_object_get(c, "peak_engine_bytes") ?
-			    json_object_get(c, "peak_engine_bytes") : json_null());
+			json_object_set(row, "peak_system_memory_bytes",
+			    json_object_get(c, "peak_system_memory_bytes") ?
+			    json_object_get(c, "peak_system_memory_bytes") : json_null());
+			json_object_set(row, "peak_engine_memory_bytes",
+			    json_object_get(c, "peak_engine_memory_bytes") ?
+			    json_object_get(c, "peak_engine_memory_bytes") : json_null());
 			json_array_append(json_object_get(t, "rows"), row);
 			if (lo == NULL || jsonget_int(row, "concurrency") <
 			    jsonget_int(lo, "concurrency"))
@@ -248,7 +248,7 @@ md_tables(struct buf *b, const json_t *comparison,
 			    1, 1, 0, "");
 			cell_num(b, json_object_get(r, "median_tpot_ms"),
 			    1, 2, 0, "");
-			cell_num(b, json_object_get(r, "peak_system_bytes"),
+			cell_num(b, json_object_get(r, "peak_system_memory_bytes"),
 			    MIB, 0, 0, "");
 			buf_printf(b, " | %lld/%lld", (long long)jsonget_int(r,
 			    "completed"), (long long)jsonget_int(r, "total"));
@@ -340,13 +340,13 @@ md_memory(struct buf *b, const json_t *gate, const struct plot_file *plots,
 		buf_printf(b, "| %s | %s / %s c=%lld", jsonget_str(e, "engine"),
 		    jsonget_str(m, "model"), jsonget_str(m, "split"),
 		    (long long)jsonget_int(m, "concurrency"));
-		cell_num(b, json_object_get(m, "peak_system_bytes"),
+		cell_num(b, json_object_get(m, "peak_system_memory_bytes"),
 		    GIB, 2, 0, "");
 		cell_num(b, json_object_get(m, "peak_vs_ram"),
 		    0.01, 0, 0, " %");
 		cell_num(b, json_object_get(m, "peak_vs_hint"),
 		    0.01, 0, 0, " %");
-		cell_num(b, json_object_get(m, "peak_engine_bytes"),
+		cell_num(b, json_object_get(m, "peak_engine_memory_bytes"),
 		    MIB, 0, 0, "");
 		if (json_is_object(g))
 			buf_printf(b,

@@ -22,7 +22,8 @@
 json_t *report_comparison(const struct resultset *rs);
 
 /* What ran (report-ran.c): {"machines": [{machine, cpu, arch, cpus,
- * memory_bytes, gpu_working_set_hint_bytes, os, os_release}], "engines":
+ * system_memory_bytes, gpu_working_set_hint_bytes, os, os_release}],
+ * "engines":
  * {ENGINE: {"versions": [{manifest_sha256 (null: no manifest), kind,
  * engine_version, python, packages (a count), commit}], "prompts":
  * [distinct requests per sweep]}}} from the campaign runs' provenance. */

@@ -72,8 +72,9 @@ resultset_add_campaign(struct resultset *rs, struct store *store,
 {
 	static const char *const sweep_keys[] = { "concurrency", "attempt",
 	    "outcome", "detail", "served_model", "started", "finished",
-	    "total", "completed", "failed", "summary", "peak_system_bytes",
-	    "peak_engine_bytes", "system_total_bytes", "gpu_hint_bytes",
+	    "total", "completed", "failed", "summary", "peak_system_memory_bytes",
+	    "peak_engine_memory_bytes", "system_memory_bytes",
+	    "gpu_working_set_hint_bytes",
 	    "log_path", "provenance", NULL };
 	json_t *run = NULL, *sweeps = NULL, *sw, *doc, *c, *mem;
 	struct werr *err;
@@ -220,6 +221,8 @@ resultset_add_doc(struct resultset *rs, const char *path, json_t *doc,
 {
 	char *want;
 	struct werr *err = NULL;
+	json_t *c;
+	size_t i;
 
 	if (!json_is_object(doc) || json_integer_value(json_object_get(doc,
 	    "schema")) != 1)
@@ -237,8 +240,14 @@ resultset_add_doc(struct resultset *rs, const char *path, json_t *doc,
 	else if (json_object_get(rs->docs, path) != NULL)
 		err = werr_new(WEXIT_INPUT, "%s: '%s' is already in the result "
 		    "set", src, path);
-	else
+	else {
+		/* a snapshot made before the names were one: read its
+		 * figures under the glossary's names */
+		json_array_foreach(json_object_get(doc, "concurrency_results"),
+		    i, c)
+			campaign_sweep_names(c);
 		json_object_set(rs->docs, path, doc);
+	}
 	free(want);
 	return err;
 }

@@ -44,7 +44,10 @@ struct werr *resultset_add_campaign(struct resultset *rs, struct store *store,
 struct werr *resultset_add_fidelity(struct resultset *rs, struct store *store,
     const char *run_id, const char *ref_engine);
 /* Add a document read from a snapshot: its path must be one of the forms
- * above and agree with the document; src names the snapshot in errors. */
+ * above and agree with the document; src names the snapshot in errors.
+ * A campaign document's memory figures are renamed to the glossary's
+ * names (campaign_sweep_names), so a snapshot made before the names were
+ * one is read, judged and merged under the names warden writes now. */
 struct werr *resultset_add_doc(struct resultset *rs, const char *path,
     json_t *doc, const char *src);
 
