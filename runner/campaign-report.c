@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "campaign-report.h"
+#include "jsonget.h"
 #include "store-campaign.h"
 #include "util.h"
 
@@ -157,8 +158,58 @@ set_per_request(json_t *row, struct store *store, json_int_t sweep_id)
 	return NULL;
 }
 
+/* Did the kernel kill the engine for its memory? It was killed by
+ * SIGKILL, which warden sends only after it has recorded the outcome
+ * (Linux's OOM killer and macOS's jetsam kill so), or it crashed with
+ * the machine's memory all but full (95 % of RAM). */
+static int
+out_of_memory(const json_t *level)
+{
+	const char *d = jsonget_str(level, "detail");
+	json_int_t peak = jsonget_int(level, "peak_system_memory_bytes");
+	json_int_t ram = jsonget_int(level, "system_memory_bytes");
+
+	if (strstr(d, "killed by signal 9 ") != NULL &&
+	    strstr(d, "killed by signal 9 ") < d + strcspn(d, "\n"))
+		return 1;
+	return ram > 0 && peak >= ram / 100 * 95;
+}
+
+const char *
+campaign_level_status(const json_t *level, const struct policy *pol)
+{
+	const char *out = jsonget_str(level, "outcome");
+	json_int_t total = jsonget_int(level, "total");
+	json_int_t done = jsonget_int(level, "completed");
+
+	if (strcmp(out, "skipped") == 0 || strcmp(out, "unsupported") == 0 ||
+	    strcmp(out, "adapter_error") == 0 ||
+	    strcmp(out, "profile_error") == 0)
+		return "skipped";
+	if (strcmp(out, "wrong_model") == 0)
+		return "wrong-model";
+	if (strcmp(out, "hang") == 0)
+		return "hang";
+	if (strcmp(out, "engine_cap") == 0)
+		return "capped";
+	if ((strcmp(out, "server_crash") == 0 || strcmp(out, "not_ready") == 0) &&
+	    out_of_memory(level))
+		return "oom";
+	if (strcmp(out, "complete") != 0)
+		return "crashed";	/* start_failed, not_ready,
+					   setup_failed, port_conflict,
+					   server_crash */
+	if (total > 0 && done == 0)
+		return "all-failed";
+	if (total > 0 && done * pol->gates.completion_of <
+	    total * pol->gates.completion_min)
+		return "degraded";
+	return "ok";
+}
+
 static struct werr *
-row_of(json_t **out, const json_t *sw, struct store *store, int per_request)
+row_of(json_t **out, const json_t *sw, struct store *store,
+    const struct policy *pol, int per_request)
 {
 	const json_t *sum = json_object_get(sw, "summary");
 	json_t *row = json_object(), *served = json_object_get(sw,
@@ -191,6 +242,8 @@ row_of(json_t **out, const json_t *sw, struct store *store, int per_request)
 	    "gpu_working_set_hint_bytes");
 	if (!json_is_boolean(json_object_get(row, "client_limited")))
 		json_object_set_new(row, "client_limited", json_false());
+	json_object_set_new(row, "status", json_string(
+	    campaign_level_status(row, pol)));
 	copy(row, "started", sw, "started");
 	copy(row, "finished", sw, "finished");
 	copy(row, "log_path", sw, "log_path");
@@ -276,8 +329,8 @@ grid_levels(const json_t *grid)
 }
 
 struct werr *
-campaign_report(json_t **out, struct store *store, const char *run_id,
-    int per_request)
+campaign_report(json_t **out, struct store *store,
+    const struct policy *pol, const char *run_id, int per_request)
 {
 	json_t *run = NULL, *sweeps = NULL, *tables = NULL, *sw, *row, *grid;
 	struct werr *err;
@@ -293,7 +346,7 @@ campaign_report(json_t **out, struct store *store, const char *run_id,
 		goto out;
 	tables = json_array();
 	json_array_foreach(sweeps, i, sw) {
-		if ((err = row_of(&row, sw, store, per_request)) != NULL)
+		if ((err = row_of(&row, sw, store, pol, per_request)) != NULL)
 			goto out;
 		json_array_append_new(json_object_get(table_for(tables,
 		    json_string_value(json_object_get(sw, "model")),

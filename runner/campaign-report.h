@@ -16,18 +16,33 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "policy.h"
 #include "store.h"
 
 /*
  * The report of run_id (new reference in *out): run_id, machine, state,
  * created, finished, date (vllm's %Y%m%d-%H%M%S, UTC), roster, limit,
  * ad_hoc_levels, sweeps, sweeps_done, provenance, and tables: [{model,
- * split, rows, scaling}]. With per_request, each row also carries vllm's
+ * split, rows, scaling}]. Each row has its status (campaign_level_status,
+ * by pol's completion line) beside its outcome. With per_request, each row also carries vllm's
  * per-request arrays (ttfts, itls, e2els, output_lens, input_lens, errors)
  * and warden's connect_times, in seconds. WEXIT_INPUT for an unknown run.
  */
 struct werr *campaign_report(json_t **out, struct store *store,
-    const char *run_id, int per_request);
+    const struct policy *pol, const char *run_id, int per_request);
+
+/*
+ * The status of one level of a cell (a sweep, a campaign row, a published
+ * concurrency result: anything with outcome, detail, total, completed,
+ * peak_system_memory_bytes and system_memory_bytes) in SiliconBench's
+ * vocabulary, from its outcome, its successes and pol's completion line:
+ * oom, crashed, hang, capped, wrong-model, all-failed, degraded, ok or
+ * skipped (doc/glossary.md "Cell statuses"). The one place an outcome
+ * becomes a status; a cell takes its worst level's (the cycle's
+ * cells.c), and "fixed" is the cycle's to say.
+ */
+const char *campaign_level_status(const json_t *level,
+    const struct policy *pol);
 
 /* Every run, newest first: run_id, created, finished, state, machine,
  * roster, sweeps, sweeps_done, limit, ad_hoc_levels. */

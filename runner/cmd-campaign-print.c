@@ -8,7 +8,8 @@
  * columns by terminal width: what a reader looks for first (request and
  * token throughput, TTFT mean/p50/p99, E2E mean/p99), then TPOT and ITL
  * medians, the engine's and the system's memory peaks, completed and
- * the outcome, with the reason under a sweep that did not complete.
+ * the status (SiliconBench's cell vocabulary), with the sweep's outcome
+ * and its reason under a sweep that did not complete.
  * Everything else is in --json. Numbers come from the report as they
  * are; nothing here computes a figure.
  */
@@ -27,7 +28,7 @@
 
 #define ENGINE_COL_MIN 6
 /* The widest row is the outcome block's: the name, 51 columns, two
- * spaces and an outcome of up to 13 characters ("profile_error"). */
+ * spaces and a status of up to 11 characters ("wrong-model"). */
 #define ENGINE_COL_MAX 16
 
 /* Right-aligned number of `width` with `decimals`, or "-". */
@@ -153,18 +154,22 @@ wrapped(FILE *fp, const char *text)
 	}
 }
 
-/* The reason under a row: why it did not complete, or why its figures
- * may be the client's. */
+/* The line under a row: the outcome of a sweep that did not complete
+ * and why, or why its figures may be the client's. */
 static void
 reason_line(FILE *fp, const json_t *r)
 {
 	const char *outcome = jsonget_str(r, "outcome");
 	char *reason = NULL;
 
-	if (strcmp(outcome, "complete") != 0)
-		reason = campaign_reason(json_string_value(json_object_get(r,
+	if (strcmp(outcome, "complete") != 0) {
+		char *why = campaign_reason(json_string_value(json_object_get(r,
 		    "detail")));
-	else if (json_is_true(json_object_get(r, "client_limited")))
+
+		reason = xasprintf("outcome %s%s%s", outcome, why != NULL &&
+		    *why != '\0' ? ": " : "", why != NULL ? why : "");
+		free(why);
+	} else if (json_is_true(json_object_get(r, "client_limited")))
 		reason = xstrdup("client_limited: warden's loop lagged or used "
 		    "most of a core; figures may be the client's");
 	else if (json_is_true(json_object_get(r, "connection_reuse_stopped")))
@@ -191,7 +196,7 @@ block_outcome(FILE *fp, const json_t *rows, int w)
 	dashed(&b, "peak MiB", 17);
 	flush_line(fp, &b);
 	buf_printf(&b, "%-*s %4s %7s %7s %8s %8s %9s  %s", w, "engine", "c",
-	    "TPOT", "ITL", "engine", "system", "completed", "outcome");
+	    "TPOT", "ITL", "engine", "system", "completed", "status");
 	flush_line(fp, &b);
 	json_array_foreach(rows, i, r) {
 		name_cell(&b, jsonget_str(r, "engine"), w);
@@ -204,7 +209,7 @@ block_outcome(FILE *fp, const json_t *rows, int w)
 		buf_printf(&b, " %4lld/%-4lld  %s",
 		    (long long)json_integer_value(json_object_get(r,
 		    "completed")), (long long)json_integer_value(
-		    json_object_get(r, "total")), jsonget_str(r, "outcome"));
+		    json_object_get(r, "total")), jsonget_str(r, "status"));
 		flush_line(fp, &b);
 		reason_line(fp, r);
 	}
@@ -287,7 +292,8 @@ csv_value(FILE *fp, const json_t *v)
 }
 
 static const char *const sweep_columns[] = {
-	"model", "split", "engine", "concurrency", "outcome", "completed",
+	"model", "split", "engine", "concurrency", "status", "outcome",
+	"completed",
 	"total", "duration", "request_throughput", "output_throughput",
 	"mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
 	"mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms",

@@ -150,13 +150,14 @@ show_progress(void *arg, const struct campaign_progress *p)
 enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 
 static struct werr *
-print_run(struct store *store, const char *run_id, enum format fmt,
-    int per_request)
+print_run(struct store *store, const struct policy *pol, const char *run_id,
+    enum format fmt, int per_request)
 {
 	struct werr *err;
 	json_t *doc;
 
-	if ((err = campaign_report(&doc, store, run_id, per_request)) != NULL)
+	if ((err = campaign_report(&doc, store, pol, run_id,
+	    per_request)) != NULL)
 		return err;
 	if (fmt == FORMAT_JSON)
 		output_json(doc);
@@ -250,6 +251,7 @@ campaign_list(struct cmd_ctx *ctx, int argc, char **argv)
 static struct werr *
 campaign_show(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	struct policy *pol;
 	struct store *store;
 	struct werr *err;
 	enum format fmt;
@@ -261,9 +263,10 @@ campaign_show(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_campaign_entry, "'campaign show' "
 		    "takes one RUN (see 'warden campaign list')");
-	if ((err = cmd_ctx_store(ctx, &store)) != NULL)
+	if ((err = cmd_ctx_policy(ctx, &pol)) != NULL ||
+	    (err = cmd_ctx_store(ctx, &store)) != NULL)
 		return err;
-	return print_run(store, argv[optind], fmt, per_request);
+	return print_run(store, pol, argv[optind], fmt, per_request);
 }
 
 /* ---- running ---- */
@@ -467,8 +470,8 @@ campaign_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (err == NULL)
-		err = print_run(o.store, run_id, ctx->json ? FORMAT_JSON :
-		    FORMAT_TEXT, a.per_request);
+		err = print_run(o.store, o.policy, run_id, ctx->json ?
+		    FORMAT_JSON : FORMAT_TEXT, a.per_request);
 out:
 	free(run_id);
 	free(a.levels);

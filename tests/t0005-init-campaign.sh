@@ -14,7 +14,7 @@ test_expect_success 'init, then campaign with no other step, runs the whole grid
 	cat out &&
 	expect_grep "^qwen3-0.6b / chat$" out &&
 	expect_grep "^qwen3-0.6b / agent$" out &&
-	test $(grep -c "^example-sim  *[0-9]* .*complete$" out) -eq 6 &&
+	test $(grep -c "^example-sim  *[0-9]* .*ok$" out) -eq 6 &&
 	expect_no_grep "start_failed\|not_ready\|server_crash" out
 '
 

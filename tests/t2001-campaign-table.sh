@@ -22,10 +22,10 @@ test_expect_success 'campaign prints a table per model and split' '
 	expect_grep "^campaign run t1 " out &&
 	expect_grep "^qwen3-0.6b / chat$" out &&
 	expect_grep "^engine  *c  *req/s  *out tok/s  *mean  *p50  *p99  *mean  *p99$" out &&
-	expect_grep "^engine  *c  *TPOT  *ITL  *engine  *system  *completed  *outcome$" out &&
-	expect_grep "^simcont  *1 .* 32/32  *complete$" out &&
-	expect_grep "^simcont  *16 .* 32/32  *complete$" out &&
-	expect_grep "^simserial  *16 .* 32/32  *complete$" out
+	expect_grep "^engine  *c  *TPOT  *ITL  *engine  *system  *completed  *status$" out &&
+	expect_grep "^simcont  *1 .* 32/32  *ok$" out &&
+	expect_grep "^simcont  *16 .* 32/32  *ok$" out &&
+	expect_grep "^simserial  *16 .* 32/32  *ok$" out
 '
 
 test_expect_success 'continuous scales c1 to c16 by more than 2x, serial does not' '
@@ -130,7 +130,7 @@ test_expect_success 'with server_per_level false one server serves every level' 
 	bench_policy bench "campaign.server_per_level=false" &&
 	cd bench &&
 	expect_exit 0 warden campaign --limit 4 --run-id one --engine simcont --concurrency 1,2 &&
-	expect_grep "^simcont  *2 .* 4/4  *complete$" out &&
+	expect_grep "^simcont  *2 .* 4/4  *ok$" out &&
 	test $(ls .warden/logs/one/simcont/qwen3-0.6b/*.log | wc -l) -eq 1 &&
 	test "$(sqlite3 .warden/warden.db "select count(distinct sweep_id) from campaign_memory m join campaign_sweeps s on s.id = m.sweep_id where s.run_id = '"'"'one'"'"'")" = 2
 '

@@ -45,7 +45,7 @@ test_expect_success 'the campaign runs both splits at c=16' '
 	"$WARDEN" campaign --limit 48 --run-id m1 >out 2>err &&
 	expect_grep "^qwen3-0.6b / chat$" out &&
 	expect_grep "^qwen3-0.6b / agent$" out &&
-	test $(grep -c " 48/48 .*complete$" out) -eq 4
+	test $(grep -c " 48/48 .*ok$" out) -eq 4
 '
 
 # trace_ok SEQ SPLIT [ENGINE]: the timed requests of sweep SEQ of run m1

@@ -23,8 +23,9 @@ test_expect_success 'a bench whose first engine aborts on its 25th request' '
 test_expect_success 'a crash at c=16 is server_crash and the campaign moves on' '
 	(cd bench && expect_exit 0 warden campaign --limit 40 --run-id r1 &&
 	 cp out ../crash.out) &&
-	expect_grep "^simcrash  *16 .*/40  *server_crash$" crash.out &&
-	expect_grep "^simok  *16 .* 40/40  *complete$" crash.out
+	expect_grep "^simcrash  *16 .*/40  *crashed$" crash.out &&
+	expect_grep "^  outcome server_crash: " crash.out &&
+	expect_grep "^simok  *16 .* 40/40  *ok$" crash.out
 '
 
 test_expect_success 'the crash records the completed count, the signal and the log tail' '
@@ -57,10 +58,11 @@ test_expect_success 'the wall cap ends the engine grid, is recorded, and the nex
 	# ended by the cap, not by the engine: at --itl 200 no request of
 	# the serial engine is done within 6 s (no clock read here: a busy
 	# machine only makes the run longer)
-	expect_grep "^simslow  *1 .* 0/8  *engine_cap$" out &&
-	expect_grep "^simslow  *16  *-  .* 0/8  *engine_cap$" out &&
-	expect_grep "^simfast  *1 .* 8/8  *complete$" out &&
-	expect_grep "^simfast  *16 .* 8/8  *complete$" out &&
+	expect_grep "^simslow  *1 .* 0/8  *capped$" out &&
+	expect_grep "^  outcome engine_cap: the engine wall cap ended the sweep$" out &&
+	expect_grep "^simslow  *16  *-  .* 0/8  *capped$" out &&
+	expect_grep "^simfast  *1 .* 8/8  *ok$" out &&
+	expect_grep "^simfast  *16 .* 8/8  *ok$" out &&
 	test "$(sqlite3 .warden/warden.db "select detail from campaign_sweeps where engine = '"'"'simslow'"'"' and concurrency = 1")" = \
 	    "the engine wall cap ended the sweep" &&
 	test "$(sqlite3 .warden/warden.db "select detail from campaign_sweeps where engine = '"'"'simslow'"'"' and concurrency = 16")" = \
@@ -93,9 +95,10 @@ test_expect_success 'an engine that exits at start is not_ready with its status;
 	bench_policy early "campaign.concurrency=[1, 4]" &&
 	cd early &&
 	expect_exit 0 warden campaign --limit 4 --run-id r3 &&
-	expect_grep "^fakedead  *1 .* 0/4  *not_ready$" out &&
-	expect_grep "^fakedead  *4 .* 0/4  *not_ready$" out &&
-	expect_grep "^simfine  *4 .* 4/4  *complete$" out &&
+	expect_grep "^fakedead  *1 .* 0/4  *crashed$" out &&
+	expect_grep "^  outcome not_ready: exited before it was ready" out &&
+	expect_grep "^fakedead  *4 .* 0/4  *crashed$" out &&
+	expect_grep "^simfine  *4 .* 4/4  *ok$" out &&
 	sqlite3 .warden/warden.db "select detail from campaign_sweeps where engine = '"'"'fakedead'"'"' order by seq" >detail &&
 	expect_grep "exited before it was ready: exit status 7; log tail:" detail &&
 	expect_grep "fatal: cannot load model" detail &&
@@ -108,7 +111,8 @@ test_expect_success 'an engine serving another model is wrong_model, not a resul
 	bench_policy wrong "campaign.concurrency=[1]" &&
 	cd wrong &&
 	expect_exit 0 warden campaign --limit 4 --run-id r4 &&
-	expect_grep "^fakewrong  *1 .* 0/4  *wrong_model$" out &&
+	expect_grep "^fakewrong  *1 .* 0/4  *wrong-model$" out &&
+	expect_grep "^  outcome wrong_model: " out &&
 	test "$(sqlite3 .warden/warden.db "select served_model from campaign_sweeps")" = other/model-7b &&
 	test "$(sqlite3 .warden/warden.db "select count(*) from campaign_requests")" = 0
 '

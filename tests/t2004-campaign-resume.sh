@@ -101,7 +101,7 @@ test_expect_success 'an engine that survives its killed warden is stopped by --r
 	sleep 1 &&
 	ps -eo args | grep -F "$TEST_DIR/stub/" | grep -v -e grep -e "ps -eo" &&
 	(cd stub && expect_exit 0 warden campaign --resume --run-id s1 &&
-	 expect_grep "^simstub  *1 .* 24/24  *complete$" out) &&
+	 expect_grep "^simstub  *1 .* 24/24  *ok$" out) &&
 	! ps -eo args | grep -F "$TEST_DIR/stub/" | grep -v -e grep -e "ps -eo"
 '
 

@@ -66,7 +66,7 @@ test_expect_success 'show of an interrupted run shows its finished sweeps and ho
 	cd bench &&
 	expect_exit 0 warden campaign show cut &&
 	expect_grep "^campaign run cut .*running" out &&
-	expect_grep "^siml  *1 .* 2/2  *complete$" out &&
+	expect_grep "^siml  *1 .* 2/2  *ok$" out &&
 	expect_no_grep "^siml  *4 " out &&
 	expect_grep "warden campaign --resume --run-id cut" err
 '
@@ -78,10 +78,10 @@ test_expect_success 'show --json is the run report; --csv one line per sweep' '
 	expect_exit 0 warden campaign show first --csv &&
 	cat out &&
 	head -n 1 out >hdr &&
-	echo "run_id,model,split,engine,concurrency,outcome,completed,total,duration,request_throughput,output_throughput,mean_ttft_ms,median_ttft_ms,p90_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,median_itl_ms,p99_itl_ms,mean_e2el_ms,median_e2el_ms,p99_e2el_ms,peak_engine_memory_bytes,peak_system_memory_bytes,client_limited,date,detail" >want &&
+	echo "run_id,model,split,engine,concurrency,status,outcome,completed,total,duration,request_throughput,output_throughput,mean_ttft_ms,median_ttft_ms,p90_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,median_itl_ms,p99_itl_ms,mean_e2el_ms,median_e2el_ms,p99_e2el_ms,peak_engine_memory_bytes,peak_system_memory_bytes,client_limited,date,detail" >want &&
 	expect_equal want hdr &&
 	test $(wc -l <out) -eq 3 &&
-	expect_grep "^first,qwen3-0.6b,chat,siml,4,complete,4,4," out
+	expect_grep "^first,qwen3-0.6b,chat,siml,4,ok,complete,4,4," out
 '
 
 test_expect_success 'csv quotes a field with a comma or a quote' '

@@ -72,7 +72,7 @@ test_expect_success 'after kill -9 of the holder the lock is free and --resume f
 	cd one &&
 	sed "s/\"200\"/\"1\"/" adapters/engines/simslow.json >a && mv a adapters/engines/simslow.json &&
 	expect_exit 0 warden campaign --resume --run-id live &&
-	expect_grep "^simslow  *2 .* 8/8  *complete$" out &&
+	expect_grep "^simslow  *2 .* 8/8  *ok$" out &&
 	test "$(sqlite3 .warden/warden.db "pragma integrity_check")" = ok &&
 	test "$(sqlite3 .warden/warden.db "pragma foreign_key_check")" = "" &&
 	test "$(sqlite3 .warden/warden.db "select state from campaign_runs where run_id = '"'"'live'"'"'")" = done &&

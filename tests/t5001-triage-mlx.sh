@@ -41,7 +41,7 @@ test_expect_success 'wheels: a shared dependency, three engines on it, one self-
 test_expect_success 'cycle c1: update and campaign, every engine healthy' '
 	WARDEN_CYCLE=c1 tb update >/dev/null &&
 	WARDEN_CYCLE=c1 expect_exit 0 tb campaign --limit 3 &&
-	test "$(grep -c " 3/3  *complete$" out)" = 6
+	test "$(grep -c " 3/3  *ok$" out)" = 6
 '
 
 test_expect_success 'triage on a cycle where nothing broke does nothing and says so' '
@@ -61,11 +61,11 @@ test_expect_success 'cycle c2: shared 2.0 and selfy 2.0 released; three engines 
 	expect_grep "^  shared 1.0 → 2.0$" update.out &&
 	WARDEN_CYCLE=c2 expect_exit 0 tb campaign --limit 3 &&
 	cp out campaign.out &&
-	expect_grep "^vmetal .* 0/3  *not_ready$" campaign.out &&
-	expect_grep "^selfy .* 0/3  *server_crash$" campaign.out &&
-	expect_grep "^mlxlm .* 0/3  *complete$" campaign.out &&
-	expect_grep "^vmlx .* 0/3  *complete$" campaign.out &&
-	test "$(grep -c " 3/3  *complete$" campaign.out)" = 2
+	expect_grep "^vmetal .* 0/3  *crashed$" campaign.out &&
+	expect_grep "^selfy .* 0/3  *crashed$" campaign.out &&
+	expect_grep "^mlxlm .* 0/3  *all-failed$" campaign.out &&
+	expect_grep "^vmlx .* 0/3  *all-failed$" campaign.out &&
+	test "$(grep -c " 3/3  *ok$" campaign.out)" = 2
 '
 
 test_expect_success 'triage names shared, confirms it by pinning back within the bound, and selfy as its own release' '

@@ -97,7 +97,7 @@ test_expect_success 'cycle c1: update runs the payload with the maintainer right
 	grep -q "^secret: SECRET-SSH-KEY-4242" bench/.warden/logs/update/c1/gitty.log &&
 	payload_gone &&
 	WARDEN_CYCLE=c1 tb campaign --limit 2 >out &&
-	expect_grep "^gitty .* 2/2  *complete$" out
+	expect_grep "^gitty .* 2/2  *ok$" out
 '
 
 test_expect_success 'cycle c2: release v2 breaks both engines' '
@@ -105,8 +105,8 @@ test_expect_success 'cycle c2: release v2 breaks both engines' '
 	WARDEN_CYCLE=c2 tb update >/dev/null &&
 	payload_gone &&
 	WARDEN_CYCLE=c2 tb campaign --limit 2 >out &&
-	expect_grep "^gitty .* 0/2  *complete$" out &&
-	expect_grep "^gitty2 .* 0/2  *complete$" out
+	expect_grep "^gitty .* 0/2  *all-failed$" out &&
+	expect_grep "^gitty2 .* 0/2  *all-failed$" out
 '
 
 test_expect_success_if $SANDBOX 'triage rebuilds v1 in the sandbox: the payload does nothing, the culprit is found' '

@@ -44,7 +44,7 @@ test_expect_success 'a bench of two pip engines, healthy in cycle c1' '
 	git -C bench rev-parse HEAD >good &&
 	WARDEN_CYCLE=c1 tb update >/dev/null &&
 	WARDEN_CYCLE=c1 expect_exit 0 tb campaign --limit 3 &&
-	test "$(grep -c " 3/3  *complete$" out)" = 2
+	test "$(grep -c " 3/3  *ok$" out)" = 2
 '
 
 test_expect_success 'four commits on official: a harmless enga change, a community change that breaks it, an engb change, a README' '
@@ -69,8 +69,8 @@ test_expect_success 'four commits on official: a harmless enga change, a communi
 test_expect_success 'cycle c2: nothing moved in the packages; enga fails, engb does not' '
 	WARDEN_CYCLE=c2 tb update >update.out &&
 	WARDEN_CYCLE=c2 expect_exit 0 tb campaign --limit 3 &&
-	expect_grep "^enga .* 0/3  *complete$" out &&
-	expect_grep "^engb .* 3/3  *complete$" out
+	expect_grep "^enga .* 0/3  *all-failed$" out &&
+	expect_grep "^engb .* 3/3  *ok$" out
 '
 
 test_expect_success 'triage names the community commit, proven at its parent, and the review it came in by' '
@@ -124,7 +124,7 @@ test_expect_success 'approved, the revert makes enga healthy in c3 and the incid
 	follow &&
 	cmp bench/adapters/engines/enga.json enga.orig &&
 	WARDEN_CYCLE=c3 expect_exit 0 tb campaign --limit 3 &&
-	test "$(grep -c " 3/3  *complete$" out)" = 2 &&
+	test "$(grep -c " 3/3  *ok$" out)" = 2 &&
 	WARDEN_CYCLE=c3 expect_exit 0 tb triage &&
 	test "$(q "select state from triage_incidents where id = 1")" = fixed
 '

@@ -61,7 +61,7 @@ test_expect_success 'REPORT.md holds the gate, per-concurrency, fidelity and mem
 	expect_grep "^## Audit gates (SiliconBench Table 5)$" $r &&
 	expect_grep "^| simfast | ✓ | ✓ | ✓ | pass |$" $r &&
 	expect_grep "^## qwen3-0.6b / chat$" $r &&
-	expect_grep "^| simfast | 16 | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9]* | 8/8 | complete |$" $r &&
+	expect_grep "^| simfast | 16 | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9]* | 8/8 | ok | complete |$" $r &&
 	expect_grep "^## Fidelity$" $r &&
 	expect_grep "^| simslow | qwen3-0.6b | 0 | " $r &&
 	expect_grep "^## Memory$" $r &&

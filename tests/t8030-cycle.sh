@@ -93,7 +93,7 @@ test_expect_success 'the exported Markdown is SiliconBench journal shaped' '
 	expect_grep "log ./.warden/logs/update/c1/simok.log" c1.md &&
 	expect_grep "^| Framework | Status | Notes |$" c1.md &&
 	expect_grep "^| simzero | all-failed | c=1 0/6 (6 empty), c=4 0/6 (6 empty) |$" c1.md &&
-	expect_grep "^| simwrong | wrong-model | c=1 0/6 wrong_model, c=4 0/6 wrong_model; serves .another-model., the profile names" c1.md &&
+	expect_grep "^| simwrong | wrong-model | c=1 0/6 outcome wrong_model, c=4 0/6 outcome wrong_model; serves .another-model., the profile names" c1.md &&
 	expect_grep "^| simcrash | crashed | .*server exited: killed by signal 6" c1.md &&
 	expect_grep "^| simskip | qwen3-0.6b | chat | profile .qwen3-0.6b.: engine .simskip. does not serve this model: the engine has no build of this model | 0 |$" c1.md &&
 	expect_grep "^- \*\*Published\*\*: snapshot" c1.md &&

@@ -3,7 +3,8 @@
  * journal vocabulary, decided from the sweeps the campaign stored: their
  * outcomes, their request counts and failure classes, their memory
  * peaks. Pure functions of stored data; never reads a log, never
- * touches the store. The mapping is the table in doc/cycle.md "Cell statuses".
+ * touches the store. A level's status is campaign_level_status(), the
+ * one mapping from outcomes (doc/glossary.md "Cell statuses").
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "campaign-report.h"
 #include "cycle.h"
 #include "jsonget.h"
 #include "sha256.h"
@@ -59,60 +61,17 @@ detail_line(const char *detail)
 	return xstrndup(detail, n);
 }
 
-/* Did the kernel kill the engine for its memory? It was killed by
- * SIGKILL, which warden sends only after it has recorded the outcome
- * (Linux's OOM killer and macOS's jetsam kill so), or it crashed with
- * the machine's memory all but full (95 % of RAM). */
-static int
-out_of_memory(const json_t *sweep)
-{
-	const char *d = jsonget_str(sweep, "detail");
-	json_int_t peak = jsonget_int(sweep, "peak_system_memory_bytes");
-	json_int_t ram = jsonget_int(sweep, "system_memory_bytes");
-
-	if (strstr(d, "killed by signal 9 ") != NULL &&
-	    strstr(d, "killed by signal 9 ") < d + strcspn(d, "\n"))
-		return 1;
-	return ram > 0 && peak >= ram / 100 * 95;
-}
-
-/* One sweep's status and its failed request count. A complete sweep is
- * degraded below the gate's completion (gates.completion_min of every
- * gates.completion_of), the line triage and the gate draw. */
+/* One level's status (campaign_level_status) and its failed request
+ * count (none for a skipped level). */
 static const char *
 level_status(const json_t *sweep, const struct policy *pol,
     json_int_t *failed)
 {
-	const char *out = jsonget_str(sweep, "outcome");
-	json_int_t total = jsonget_int(sweep, "total");
-	json_int_t done = jsonget_int(sweep, "completed");
+	const char *st = campaign_level_status(sweep, pol);
 
-	*failed = total - done;
-	if (strcmp(out, "skipped") == 0 || strcmp(out, "unsupported") == 0 ||
-	    strcmp(out, "adapter_error") == 0 ||
-	    strcmp(out, "profile_error") == 0) {
-		*failed = 0;
-		return "skipped";
-	}
-	if (strcmp(out, "wrong_model") == 0)
-		return "wrong-model";
-	if (strcmp(out, "hang") == 0)
-		return "hang";
-	if (strcmp(out, "engine_cap") == 0)
-		return "capped";
-	if ((strcmp(out, "server_crash") == 0 || strcmp(out, "not_ready") == 0) &&
-	    out_of_memory(sweep))
-		return "oom";
-	if (strcmp(out, "complete") != 0)
-		return "crashed";	/* start_failed, not_ready,
-					   setup_failed, port_conflict,
-					   server_crash */
-	if (total > 0 && done == 0)
-		return "all-failed";
-	if (total > 0 && done * pol->gates.completion_of <
-	    total * pol->gates.completion_min)
-		return "degraded";
-	return "ok";
+	*failed = strcmp(st, "skipped") == 0 ? 0 : jsonget_int(sweep, "total") -
+	    jsonget_int(sweep, "completed");
+	return st;
 }
 
 /* "6 http_status, 2 timeout" from a summary's failed_by_class. */
@@ -211,7 +170,7 @@ cycle_cell_judge(const json_t *sweeps, const struct policy *pol)
 			buf_reset(&tail);
 			classes(&tail, sum);
 			if (strcmp(jsonget_str(s, "outcome"), "complete") != 0)
-				buf_printf(&notes, " %s",
+				buf_printf(&notes, " outcome %s",
 				    jsonget_str(s, "outcome"));
 			else if (tail.len > 0)
 				buf_printf(&notes, " (%s)", buf_cstr(&tail));

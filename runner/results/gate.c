@@ -521,14 +521,14 @@ gate_resultset(struct resultset *rs, const struct gate_input *in)
 			    "gate; run 'warden campaign' first");
 			goto out;
 		}
-		err = resultset_add_campaign(rs, in->store, in->repo_root,
-		    latest);
+		err = resultset_add_campaign(rs, in->store, in->policy,
+		    in->repo_root, latest);
 		free(latest);
 		latest = NULL;
 	}
 	for (i = 0; err == NULL && i < in->ncampaigns; i++)
-		err = resultset_add_campaign(rs, in->store, in->repo_root,
-		    in->campaigns[i]);
+		err = resultset_add_campaign(rs, in->store, in->policy,
+		    in->repo_root, in->campaigns[i]);
 	if (err == NULL && in->nfidelity == 0 && !in->no_fidelity &&
 	    (err = store_fidelity_run_latest(in->store, &latest)) == NULL &&
 	    latest != NULL)

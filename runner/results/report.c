@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "campaign-report.h"
 #include "jsonget.h"
 #include "quote.h"
 #include "util.h"
@@ -41,7 +42,7 @@ num_or_null(const json_t *o, const char *key)
 }
 
 json_t *
-report_comparison(const struct resultset *rs)
+report_comparison(const struct resultset *rs, const struct policy *pol)
 {
 	json_t *docs = resultset_docs(rs, "campaign"), *tables = json_array();
 	json_t *t, *row, *lo, *hi;
@@ -55,11 +56,12 @@ report_comparison(const struct resultset *rs)
 		json_array_foreach(json_object_get(doc, "concurrency_results"),
 		    j, c) {
 			sum = json_object_get(c, "summary");
-			row = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I, s:I}",
-			    "engine", jsonget_str(doc, "engine"),
+			row = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, "
+			    "s:I}", "engine", jsonget_str(doc, "engine"),
 			    "machine", jsonget_str(doc, "machine"),
 			    "run_id", jsonget_str(doc, "run_id"),
 			    "concurrency", jsonget_int(c, "concurrency"),
+			    "status", campaign_level_status(c, pol),
 			    "outcome", jsonget_str(c, "outcome"),
 			    "completed", jsonget_int(c, "completed"),
 			    "total", jsonget_int(c, "total"));
@@ -233,8 +235,8 @@ md_tables(struct buf *b, const json_t *comparison,
 	json_array_foreach(json_object_get(comparison, "tables"), i, t) {
 		buf_printf(b, "## %s / %s\n\n| engine | c | output tok/s | "
 		    "TTFT p50 (ms) | TTFT p99 (ms) | TPOT p50 (ms) | peak "
-		    "system MiB | completed | outcome |\n|---|--:|--:|--:|--:|"
-		    "--:|--:|--:|---|\n", jsonget_str(t, "model"),
+		    "system MiB | completed | status | outcome |\n"
+		    "|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n", jsonget_str(t, "model"),
 		    jsonget_str(t, "split"));
 		json_array_foreach(json_object_get(t, "rows"), j, r) {
 			engine_cell(b, r, many);
@@ -252,6 +254,7 @@ md_tables(struct buf *b, const json_t *comparison,
 			    MIB, 0, 0, "");
 			buf_printf(b, " | %lld/%lld", (long long)jsonget_int(r,
 			    "completed"), (long long)jsonget_int(r, "total"));
+			cell_text(b, jsonget_str(r, "status"));
 			cell_text(b, jsonget_str(r, "outcome"));
 			buf_puts(b, " |\n");
 		}

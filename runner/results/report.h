@@ -13,13 +13,17 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "policy.h"
 
 #include "results/plot.h"
 #include "results/resultset.h"
 
 /* {"schema": 1, "tables": [{"model", "split", "rows": [...],
- * "scaling": [...]}]}: one row per (engine, machine, concurrency). */
-json_t *report_comparison(const struct resultset *rs);
+ * "scaling": [...]}]}: one row per (engine, machine, concurrency), its
+ * status (campaign_level_status, by pol's completion line) beside its
+ * outcome; a figure not measured is null. */
+json_t *report_comparison(const struct resultset *rs,
+    const struct policy *pol);
 
 /* What ran (report-ran.c): {"machines": [{machine, cpu, arch, cpus,
  * system_memory_bytes, gpu_working_set_hint_bytes, os, os_release}],

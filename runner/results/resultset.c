@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "campaign-report.h"
 #include "jsonget.h"
 #include "store-campaign.h"
 #include "util.h"
@@ -68,7 +69,7 @@ relative_log_path(json_t *sweep, const char *repo_root)
 
 struct werr *
 resultset_add_campaign(struct resultset *rs, struct store *store,
-    const char *repo_root, const char *run_id)
+    const struct policy *pol, const char *repo_root, const char *run_id)
 {
 	static const char *const sweep_keys[] = { "concurrency", "attempt",
 	    "outcome", "detail", "served_model", "started", "finished",
@@ -114,6 +115,8 @@ resultset_add_campaign(struct resultset *rs, struct store *store,
 		free(path);
 		c = json_object();
 		take(c, sw, sweep_keys);
+		json_object_set_new(c, "status", json_string(
+		    campaign_level_status(c, pol)));
 		relative_log_path(c, repo_root);
 		if ((err = store_campaign_memory_json(store, json_integer_value(
 		    json_object_get(sw, "id")), &mem)) != NULL) {

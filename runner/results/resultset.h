@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "policy.h"
 #include "sha256.h"
 #include "store.h"
 
@@ -36,9 +37,11 @@ struct resultset {
 void resultset_init(struct resultset *rs);
 void resultset_free(struct resultset *rs);
 
-/* Add the documents of a finished campaign run. */
+/* Add the documents of a finished campaign run; each concurrency result
+ * carries its status (campaign_level_status, by pol's completion line)
+ * beside its outcome. */
 struct werr *resultset_add_campaign(struct resultset *rs, struct store *store,
-    const char *repo_root, const char *run_id);
+    const struct policy *pol, const char *repo_root, const char *run_id);
 /* Add the documents of a finished fidelity run; as the reference when
  * ref_engine is set, then only that engine's cells. */
 struct werr *resultset_add_fidelity(struct resultset *rs, struct store *store,

@@ -331,7 +331,7 @@ build_outputs(struct snapshot *s, const struct resultset *rs,
 		add_json(s, path, doc);
 	if ((err = plot_results(&plots, &nplots, rs)) != NULL)
 		return err;
-	comparison = report_comparison(rs);
+	comparison = report_comparison(rs, p->policy);
 	gate = gate_evaluate(p->policy, rs);
 	fid = resultset_docs(rs, "fidelity");
 	refs = resultset_docs(rs, "reference");

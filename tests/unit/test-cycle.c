@@ -142,8 +142,8 @@ test_notes_and_reason(void **state)
 	assert_string_equal(json_string_value(json_object_get(cell, "reason")),
 	    "exited before it was ready: exit status 3");
 	assert_string_equal(json_string_value(json_object_get(cell, "notes")),
-	    "c=1 10/10, c=8 0/10 not_ready; best 100.0 tok/s; exited before "
-	    "it was ready: exit status 3");
+	    "c=1 10/10, c=8 0/10 outcome not_ready; best 100.0 tok/s; exited "
+	    "before it was ready: exit status 3");
 	assert_int_equal(json_integer_value(json_object_get(cell, "failed")),
 	    10);
 	json_decref(cell);
