@@ -293,6 +293,7 @@ report_memory(const json_t *camp, const char *engine)
 {
 	const json_t *doc, *c, *lo, *hi, *top = NULL, *topdoc = NULL;
 	json_t *out, *growth = json_null();
+	json_int_t peak, ram, hint;
 	double g, best = 0;
 	size_t i, j;
 
@@ -305,8 +306,9 @@ report_memory(const json_t *camp, const char *engine)
 			if (!json_is_integer(json_object_get(c,
 			    "peak_system_memory_bytes")))
 				continue;
-			if (top == NULL || jsonget_int(c, "peak_system_memory_bytes") >
-			    jsonget_int(top, "peak_system_memory_bytes")) {
+			if (top == NULL || jsonget_int(c,
+			    "peak_system_memory_bytes") > jsonget_int(top,
+			    "peak_system_memory_bytes")) {
 				top = c;
 				topdoc = doc;
 			}
@@ -339,21 +341,21 @@ report_memory(const json_t *camp, const char *engine)
 		json_decref(growth);
 		return json_null();
 	}
+	peak = jsonget_int(top, "peak_system_memory_bytes");
+	ram = jsonget_int(top, "system_memory_bytes");
+	hint = jsonget_int(top, "gpu_working_set_hint_bytes");
 	out = json_pack("{s:s, s:s, s:I, s:I, s:O?, s:O?, s:O?, s:o}", "model",
 	    jsonget_str(topdoc, "model"), "split", jsonget_str(topdoc, "split"),
-	    "concurrency", jsonget_int(top, "concurrency"), "peak_system_memory_bytes",
-	    jsonget_int(top, "peak_system_memory_bytes"), "peak_engine_memory_bytes",
-	    json_object_get(top, "peak_engine_memory_bytes"), "system_memory_bytes",
-	    json_object_get(top, "system_memory_bytes"), "gpu_working_set_hint_bytes",
-	    json_object_get(top, "gpu_working_set_hint_bytes"), "growth", growth);
-	json_object_set_new(out, "peak_vs_ram", jsonget_int(top,
-	    "system_memory_bytes") > 0 ? json_real(ratio(jsonget_int(top,
-	    "peak_system_memory_bytes"), jsonget_int(top, "system_memory_bytes"))) :
-	    json_null());
-	json_object_set_new(out, "peak_vs_hint", jsonget_int(top,
-	    "gpu_working_set_hint_bytes") > 0 ? json_real(ratio(jsonget_int(top,
-	    "peak_system_memory_bytes"), jsonget_int(top,
-	    "gpu_working_set_hint_bytes"))) : json_null());
+	    "concurrency", jsonget_int(top, "concurrency"),
+	    "peak_system_memory_bytes", peak, "peak_engine_memory_bytes",
+	    json_object_get(top, "peak_engine_memory_bytes"),
+	    "system_memory_bytes", json_object_get(top, "system_memory_bytes"),
+	    "gpu_working_set_hint_bytes", json_object_get(top,
+	    "gpu_working_set_hint_bytes"), "growth", growth);
+	json_object_set_new(out, "peak_vs_ram", ram > 0 ?
+	    json_real(ratio(peak, ram)) : json_null());
+	json_object_set_new(out, "peak_vs_hint", hint > 0 ?
+	    json_real(ratio(peak, hint)) : json_null());
 	return out;
 }
 

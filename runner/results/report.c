@@ -41,6 +41,14 @@ num_or_null(const json_t *o, const char *key)
 	return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
 }
 
+static json_t *
+bytes_or_null(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return v != NULL ? json_incref((json_t *)v) : json_null();
+}
+
 json_t *
 report_comparison(const struct resultset *rs, const struct policy *pol)
 {
@@ -78,12 +86,10 @@ report_comparison(const struct resultset *rs, const struct policy *pol)
 			    num_or_null(sum, "median_tpot_ms"));
 			json_object_set_new(row, "median_itl_ms",
 			    num_or_null(sum, "median_itl_ms"));
-			json_object_set(row, "peak_system_memory_bytes",
-			    json_object_get(c, "peak_system_memory_bytes") ?
-			    json_object_get(c, "peak_system_memory_bytes") : json_null());
-			json_object_set(row, "peak_engine_memory_bytes",
-			    json_object_get(c, "peak_engine_memory_bytes") ?
-			    json_object_get(c, "peak_engine_memory_bytes") : json_null());
+			json_object_set_new(row, "peak_system_memory_bytes",
+			    bytes_or_null(c, "peak_system_memory_bytes"));
+			json_object_set_new(row, "peak_engine_memory_bytes",
+			    bytes_or_null(c, "peak_engine_memory_bytes"));
 			json_array_append(json_object_get(t, "rows"), row);
 			if (lo == NULL || jsonget_int(row, "concurrency") <
 			    jsonget_int(lo, "concurrency"))
@@ -250,8 +256,8 @@ md_tables(struct buf *b, const json_t *comparison,
 			    1, 1, 0, "");
 			cell_num(b, json_object_get(r, "median_tpot_ms"),
 			    1, 2, 0, "");
-			cell_num(b, json_object_get(r, "peak_system_memory_bytes"),
-			    MIB, 0, 0, "");
+			cell_num(b, json_object_get(r,
+			    "peak_system_memory_bytes"), MIB, 0, 0, "");
 			buf_printf(b, " | %lld/%lld", (long long)jsonget_int(r,
 			    "completed"), (long long)jsonget_int(r, "total"));
 			cell_text(b, jsonget_str(r, "status"));

@@ -73,8 +73,9 @@ resultset_add_campaign(struct resultset *rs, struct store *store,
 {
 	static const char *const sweep_keys[] = { "concurrency", "attempt",
 	    "outcome", "detail", "served_model", "started", "finished",
-	    "total", "completed", "failed", "summary", "peak_system_memory_bytes",
-	    "peak_engine_memory_bytes", "system_memory_bytes",
+	    "total", "completed", "failed", "summary",
+	    "peak_system_memory_bytes", "peak_engine_memory_bytes",
+	    "system_memory_bytes",
 	    "gpu_working_set_hint_bytes",
 	    "log_path", "provenance", NULL };
 	json_t *run = NULL, *sweeps = NULL, *sw, *doc, *c, *mem;

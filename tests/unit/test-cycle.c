@@ -25,8 +25,8 @@ sweep(int c, const char *outcome, int completed, int total,
 	    "s:{s:{s:i}, s:i, s:f}, s:{s:s, s:s}}", "engine", "e", "model", "m",
 	    "split", "chat", "concurrency", c, "outcome", outcome, "detail",
 	    detail, "completed", completed, "total", total,
-	    "peak_system_memory_bytes", (json_int_t)1 << 30, "system_memory_bytes",
-	    (json_int_t)16 << 30, "summary", "failed_by_class", "empty",
+	    "peak_system_memory_bytes", (json_int_t)1 << 30,
+	    "system_memory_bytes", (json_int_t)16 << 30, "summary", "failed_by_class", "empty",
 	    total - completed, "not_started", 0, "output_throughput", 100.0,
 	    "provenance", "adapter_sha256", "a", "profile_sha256", "p");
 }
