@@ -35,7 +35,8 @@ test_expect_success 'snapshot writes snapshots/ID.tar.gz and the tree' '
 	    "all(isinstance(p[5], str) and p[5] for c in o[\"cells\"] for p in c[\"predictions\"] if p[4] == \"ok\")" &&
 	for f in REPORT.md comparison.json gate.json fidelity.json manifest.json \
 	    plots/throughput-qwen3-0.6b-chat.svg plots/ttft-qwen3-0.6b-chat.svg \
-	    plots/memory-qwen3-0.6b-chat.svg \
+	    plots/memory-qwen3-0.6b-chat-c1.svg \
+	    plots/memory-qwen3-0.6b-chat-c16.svg \
 	    plots/throughput-memory-qwen3-0.6b-chat.svg; do
 		test -s "tree/results/$f" || { echo "missing $f"; exit 1; }
 	done
@@ -53,7 +54,7 @@ test_expect_success 'the manifest has the sha256 of every input and output' '
 	    "o[\"commit\"] == \"$(git -C bench rev-parse HEAD)\"" \
 	    "o[\"source_date_epoch\"] == $(git -C bench log -1 --format=%ct)" \
 	    "o[\"outputs\"][\"results/REPORT.md\"] == \"$(sha256sum tree/results/REPORT.md | cut -c1-64)\"" \
-	    "len(o[\"outputs\"]) == 13 and \"results/manifest.json\" not in o[\"outputs\"]"
+	    "len(o[\"outputs\"]) == 14 and \"results/manifest.json\" not in o[\"outputs\"]"
 '
 
 test_expect_success 'REPORT.md holds the gate, per-concurrency, fidelity and memory tables, and what ran' '
@@ -118,14 +119,14 @@ test_expect_success 'the archive is reproducible: fixed owner, mode and time, th
 
 test_expect_success 'a snapshot verifies' '
 	expect_exit 0 warden verify a.tar.gz &&
-	expect_grep "^a.tar.gz: snapshot [0-9a-f]\{16\} verifies: 13 members match the manifest$" out &&
+	expect_grep "^a.tar.gz: snapshot [0-9a-f]\{16\} verifies: 14 members match the manifest$" out &&
 	warden --json verify a.tar.gz >v.json &&
-	jcheck v.json "o[\"ok\"] is True and o[\"problems\"] == [] and o[\"members\"] == 13"
+	jcheck v.json "o[\"ok\"] is True and o[\"problems\"] == [] and o[\"members\"] == 14"
 '
 
 test_expect_success 'a changed byte in any member makes verify fail, naming the member' '
 	$TAMPER a.tar.gz - list >members &&
-	test $(wc -l <members) = 14 &&
+	test $(wc -l <members) = 15 &&
 	while read m; do
 		$TAMPER a.tar.gz t.tar.gz change "$m" &&
 		expect_exit 1 warden verify t.tar.gz || exit 1
@@ -171,14 +172,14 @@ test_expect_success_if "$(command -v ssh-keygen >/dev/null && echo yes)" \
 	expect_exit 2 warden --repo bench snapshot --output u.tar.gz &&
 	expect_grep "policy requires signed snapshots" err &&
 	expect_exit 0 warden --repo bench snapshot --sign-key key --output s.tar.gz &&
-	expect_grep "members  15, signed" out &&
+	expect_grep "members  16, signed" out &&
 	WARDEN_SIGNING_KEY=key warden --repo bench snapshot --output s2.tar.gz >/dev/null &&
 	cmp s.tar.gz s2.tar.gz &&
 	expect_exit 1 warden --repo bench verify s.tar.gz &&
 	expect_grep "member results/manifest.json.sig cannot be checked: no allowed_signers" out &&
 	git -C bench branch -f official main &&
 	expect_exit 0 warden --repo bench verify s.tar.gz &&
-	expect_grep "verifies: 13 members match the manifest, signed by maintainer@example.org$" out &&
+	expect_grep "verifies: 14 members match the manifest, signed by maintainer@example.org$" out &&
 	expect_exit 1 warden --repo bench verify a.tar.gz &&
 	expect_grep "removed member results/manifest.json.sig: policy requires a signed manifest" out &&
 	expect_exit 0 warden --repo bench snapshot --sign-key otherkey --output o.tar.gz &&

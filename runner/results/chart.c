@@ -1,6 +1,8 @@
 /*
- * chart.c - line and scatter charts with cairo's SVG surface. See
- * chart.h. Never prints.
+ * chart.c - line and scatter charts with cairo's SVG surface: the frame,
+ * the series (lines, then hollow markers), rules, point labels placed
+ * greedily so no two overlap, the legend; and the layout of what was
+ * drawn. See chart.h. Never prints.
  */
 #include "config.h"
 
@@ -181,31 +183,134 @@ draw_frame(cairo_t *cr, const struct chart *c, const struct axis *xa,
 	cairo_restore(cr);
 }
 
+/* Dash patterns, in px; the first is a solid line. */
+static const double dash_on_off[CHART_DASHES][6] = {
+	{ 0 }, { 8, 4 }, { 2, 3 }, { 8, 3, 2, 3 }, { 14, 4 },
+	{ 8, 3, 2, 3, 2, 3 },
+};
+static const int dash_len[CHART_DASHES] = { 0, 2, 2, 4, 2, 6 };
+
 static void
-draw_marker(cairo_t *cr, double x, double y)
+set_dash(cairo_t *cr, int i)
 {
-	cairo_new_sub_path(cr);
-	cairo_arc(cr, x, y, 3.5, 0, 2 * M_PI);
-	cairo_fill(cr);
+	i = (i < 0 ? 0 : i) % CHART_DASHES;
+	cairo_set_dash(cr, dash_on_off[i], dash_len[i], 0);
+}
+
+#define MARKER_R 4.0
+
+/* A hollow marker of shape i at (x, y): circle, square, triangle up,
+ * diamond, triangle down, plus, cross, asterisk. */
+static void
+draw_marker(cairo_t *cr, int i, double x, double y)
+{
+	const double r = MARKER_R;
+
+	cairo_set_dash(cr, NULL, 0, 0);
+	cairo_set_line_width(cr, 1.6);
+	cairo_new_path(cr);
+	switch ((i < 0 ? 0 : i) % CHART_MARKERS) {
+	case 0:
+		cairo_arc(cr, x, y, r, 0, 2 * M_PI);
+		break;
+	case 1:
+		cairo_rectangle(cr, x - r * 0.85, y - r * 0.85, r * 1.7,
+		    r * 1.7);
+		break;
+	case 2:
+		cairo_move_to(cr, x, y - r * 1.1);
+		cairo_line_to(cr, x + r, y + r * 0.8);
+		cairo_line_to(cr, x - r, y + r * 0.8);
+		cairo_close_path(cr);
+		break;
+	case 3:
+		cairo_move_to(cr, x, y - r * 1.2);
+		cairo_line_to(cr, x + r, y);
+		cairo_line_to(cr, x, y + r * 1.2);
+		cairo_line_to(cr, x - r, y);
+		cairo_close_path(cr);
+		break;
+	case 4:
+		cairo_move_to(cr, x, y + r * 1.1);
+		cairo_line_to(cr, x + r, y - r * 0.8);
+		cairo_line_to(cr, x - r, y - r * 0.8);
+		cairo_close_path(cr);
+		break;
+	case 5:
+		cairo_move_to(cr, x - r * 1.2, y);
+		cairo_line_to(cr, x + r * 1.2, y);
+		cairo_move_to(cr, x, y - r * 1.2);
+		cairo_line_to(cr, x, y + r * 1.2);
+		break;
+	case 6:
+		cairo_move_to(cr, x - r, y - r);
+		cairo_line_to(cr, x + r, y + r);
+		cairo_move_to(cr, x - r, y + r);
+		cairo_line_to(cr, x + r, y - r);
+		break;
+	default:
+		cairo_move_to(cr, x - r * 1.2, y);
+		cairo_line_to(cr, x + r * 1.2, y);
+		cairo_move_to(cr, x - r * 0.6, y - r);
+		cairo_line_to(cr, x + r * 0.6, y + r);
+		cairo_move_to(cr, x - r * 0.6, y + r);
+		cairo_line_to(cr, x + r * 0.6, y - r);
+		break;
+	}
+	cairo_stroke(cr);
+}
+
+/* A trace of many samples shows about this many markers. */
+#define MARKERS_PER_LINE 12
+
+static size_t
+marker_step(const struct chart_series *s)
+{
+	return s->points_only || s->n <= 40 ? 1 :
+	    (s->n + MARKERS_PER_LINE - 1) / MARKERS_PER_LINE;
+}
+
+struct plot_area {
+	struct axis xa, ya;
+	double pw, ph;
+};
+
+static int
+point_at(const struct plot_area *pa, const struct chart_series *s, size_t i,
+    double *x, double *y)
+{
+	if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
+		return 0;
+	*x = LEFT + pa->pw * axis_pos(&pa->xa, s->x[i]);
+	*y = TOP + pa->ph * (1 - axis_pos(&pa->ya, s->y[i]));
+	return 1;
+}
+
+/* Series k of n: the first drawn the widest, so a line exactly under
+ * a later one shows at its edges. */
+static double
+line_width(size_t k, size_t n)
+{
+	return n > 1 ? 1.5 + 2.0 * (double)(n - 1 - k) / (double)(n - 1) : 2;
 }
 
 static void
-draw_series(cairo_t *cr, const struct chart_series *s, const struct axis *xa,
-    const struct axis *ya)
+draw_line(cairo_t *cr, const struct chart_series *s,
+    const struct plot_area *pa, double width)
 {
-	double pw = W - LEFT - RIGHT, ph = H - TOP - BOTTOM, x, y;
-	static const double dash[] = { 6, 4 };
+	double x, y;
 	size_t i;
 	int started = 0;
 
+	if (s->points_only)
+		return;
 	set_color(cr, s->color);
-	cairo_set_line_width(cr, 2);
-	cairo_set_dash(cr, dash, s->dashed ? 2 : 0, 0);
-	for (i = 0; i < s->n && !s->points_only; i++) {
-		if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
+	cairo_set_line_width(cr, width);
+	set_dash(cr, s->dash);
+	cairo_new_path(cr);
+	for (i = 0; i < s->n; i++) {
+		if (!point_at(pa, s, i, &x, &y))
 			continue;
-		x = LEFT + pw * axis_pos(xa, s->x[i]);
-		y = TOP + ph * (1 - axis_pos(ya, s->y[i]));
 		if (!started)
 			cairo_move_to(cr, x, y);
 		else
@@ -214,63 +319,252 @@ draw_series(cairo_t *cr, const struct chart_series *s, const struct axis *xa,
 	}
 	if (started)
 		cairo_stroke(cr);
-	cairo_set_dash(cr, dash, 0, 0);
-	cairo_set_font_size(cr, 10);
-	/* a long trace reads better as a plain line */
-	for (i = 0; i < s->n && (s->points_only || s->n <= 40); i++) {
-		if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
-			continue;
-		x = LEFT + pw * axis_pos(xa, s->x[i]);
-		y = TOP + ph * (1 - axis_pos(ya, s->y[i]));
-		draw_marker(cr, x, y);
-		if (s->point_labels != NULL && s->point_labels[i] != NULL)
-			text_at(cr, x + 6, y - 5, s->point_labels[i], 0);
-	}
+	cairo_set_dash(cr, NULL, 0, 0);
 }
 
 static void
-draw_legend(cairo_t *cr, const struct chart *c)
+draw_markers(cairo_t *cr, const struct chart_series *s,
+    const struct plot_area *pa)
 {
-	static const double dash[] = { 6, 4 };
-	double x = W - RIGHT + 16, y = TOP + 8;
+	size_t i, step = marker_step(s);
+	double x, y;
+
+	set_color(cr, s->color);
+	for (i = 0; i < s->n; i += step)
+		if (point_at(pa, s, i, &x, &y))
+			draw_marker(cr, s->marker, x, y);
+}
+
+/* The boxes already taken: placed labels (hard) and markers (soft). */
+struct boxes {
+	struct chart_box *v;
+	size_t n;
+};
+
+static void
+boxes_add(struct boxes *b, double x, double y, double w, double h)
+{
+	b->v = xrealloc(b->v, (b->n + 1) * sizeof(*b->v));
+	b->v[b->n].x = x;
+	b->v[b->n].y = y;
+	b->v[b->n].w = w;
+	b->v[b->n].h = h;
+	b->n++;
+}
+
+int
+chart_boxes_overlap(const struct chart_box *a, const struct chart_box *b)
+{
+	return a->x < b->x + b->w && b->x < a->x + a->w &&
+	    a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+static int
+boxes_hit(const struct boxes *b, const struct chart_box *box)
+{
 	size_t i;
 
-	cairo_set_font_size(cr, 12);
-	for (i = 0; i < c->nseries; i++, y += 20) {
+	for (i = 0; i < b->n; i++)
+		if (chart_boxes_overlap(&b->v[i], box))
+			return 1;
+	return 0;
+}
+
+static void
+layout_label(struct chart_layout *l, const char *text, int kind,
+    const struct chart_box *box)
+{
+	if (l == NULL)
+		return;
+	l->labels = xrealloc(l->labels, (l->nlabels + 1) * sizeof(*l->labels));
+	l->labels[l->nlabels].text = xstrdup(text);
+	l->labels[l->nlabels].kind = kind;
+	l->labels[l->nlabels].box = *box;
+	l->nlabels++;
+}
+
+/*
+ * Draw text in the first of the n candidate boxes (w wide, one line
+ * high; x and y their top-left corners) that stays in the plot, meets no
+ * placed label and covers no marker; failing that, the first that meets
+ * no placed label. Returns 0 when none fits (nothing drawn).
+ */
+static int
+place_label(cairo_t *cr, struct boxes *placed, const struct boxes *markers,
+    const struct plot_area *pa, const char *text, const struct chart_box *cand,
+    size_t n, struct chart_box *out)
+{
+	cairo_font_extents_t fe;
+	const struct chart_box *box;
+	size_t i;
+	int pass;
+
+	cairo_font_extents(cr, &fe);
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			box = &cand[i];
+			if (box->x < LEFT + 1 ||
+			    box->x + box->w > LEFT + pa->pw - 1 ||
+			    box->y < TOP + 1 ||
+			    box->y + box->h > TOP + pa->ph - 1 ||
+			    boxes_hit(placed, box) ||
+			    (pass == 0 && boxes_hit(markers, box)))
+				continue;
+			cairo_move_to(cr, box->x, box->y + fe.ascent);
+			cairo_show_text(cr, text);
+			boxes_add(placed, box->x, box->y, box->w, box->h);
+			*out = *box;
+			return 1;
+		}
+	return 0;
+}
+
+/* Candidate boxes for a label w by h at a point (x, y), nearest first:
+ * right and left of it, above and below, then two rings further out. */
+#define POINT_CANDIDATES 20
+static void
+point_candidates(struct chart_box *c, double x, double y, double w, double h)
+{
+	const double g = MARKER_R + 2;
+	const double right = x + g, left = x - g - w, mid = x - w / 2;
+	size_t n = 0, ring;
+
+	for (ring = 0; ring < 3; ring++) {
+		double up = y - h - 1 - (double)ring * (h + 1);
+		double down = y + 1 + (double)ring * (h + 1);
+
+		c[n++] = (struct chart_box){ right, up, w, h };
+		c[n++] = (struct chart_box){ right, down, w, h };
+		c[n++] = (struct chart_box){ left, up, w, h };
+		c[n++] = (struct chart_box){ left, down, w, h };
+		c[n++] = (struct chart_box){ mid, up - g, w, h };
+		c[n++] = (struct chart_box){ mid, down + g, w, h };
+	}
+	c[n++] = (struct chart_box){ right, y - h / 2, w, h };
+	c[n++] = (struct chart_box){ left, y - h / 2, w, h };
+}
+
+static size_t
+draw_point_labels(cairo_t *cr, const struct chart *c,
+    const struct plot_area *pa, struct boxes *placed,
+    const struct boxes *markers, struct chart_layout *layout)
+{
+	struct chart_box cand[POINT_CANDIDATES], box;
+	cairo_text_extents_t ext;
+	cairo_font_extents_t fe;
+	size_t i, k, dropped = 0;
+	double x, y;
+
+	cairo_set_font_size(cr, 10);
+	cairo_font_extents(cr, &fe);
+	for (k = 0; k < c->nseries; k++) {
+		const struct chart_series *s = &c->series[k];
+
+		for (i = 0; s->point_labels != NULL && i < s->n; i++) {
+			if (s->point_labels[i] == NULL ||
+			    !point_at(pa, s, i, &x, &y))
+				continue;
+			cairo_text_extents(cr, s->point_labels[i], &ext);
+			point_candidates(cand, x, y, ext.x_advance,
+			    fe.ascent + fe.descent);
+			set_color(cr, s->color);
+			if (place_label(cr, placed, markers, pa,
+			    s->point_labels[i], cand, POINT_CANDIDATES, &box))
+				layout_label(layout, s->point_labels[i],
+				    CHART_LABEL_POINT, &box);
+			else
+				dropped++;
+		}
+	}
+	return dropped;
+}
+
+static void
+draw_legend(cairo_t *cr, const struct chart *c, struct chart_layout *layout)
+{
+	double x = W - RIGHT + 16, y = TOP + 8, row = 20, size = 12;
+	cairo_font_extents_t fe;
+	cairo_text_extents_t ext;
+	struct chart_box box;
+	size_t i;
+
+	/* rows close up (and the text shrinks) so every entry fits */
+	if (c->nseries > 0 && row * (double)c->nseries > H - TOP - 16) {
+		row = (H - TOP - 16) / (double)c->nseries;
+		size = row * 0.6 < size ? row * 0.6 : size;
+	}
+	cairo_set_font_size(cr, size);
+	cairo_font_extents(cr, &fe);
+	for (i = 0; i < c->nseries; i++, y += row) {
 		set_color(cr, c->series[i].color);
-		cairo_set_line_width(cr, 2);
-		cairo_set_dash(cr, dash, c->series[i].dashed ? 2 : 0, 0);
 		if (!c->series[i].points_only) {
+			cairo_set_line_width(cr, 2);
+			set_dash(cr, c->series[i].dash);
 			cairo_move_to(cr, x, y);
 			cairo_line_to(cr, x + 22, y);
 			cairo_stroke(cr);
 		}
-		cairo_set_dash(cr, dash, 0, 0);
-		draw_marker(cr, x + 11, y);
+		draw_marker(cr, c->series[i].marker, x + 11, y);
 		cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-		text_at(cr, x + 30, y + 4, c->series[i].name, 0);
+		cairo_text_extents(cr, c->series[i].name, &ext);
+		box.x = x + 30;
+		box.y = y + size / 3 - fe.ascent;
+		box.w = ext.x_advance;
+		box.h = fe.ascent + fe.descent;
+		if (box.h > row)	/* a line of text within its row */
+			box.h = row;
+		cairo_move_to(cr, box.x, y + size / 3);
+		cairo_show_text(cr, c->series[i].name);
+		layout_label(layout, c->series[i].name, CHART_LABEL_LEGEND,
+		    &box);
 	}
 }
 
-static void
-draw_rules(cairo_t *cr, const struct chart *c, const struct axis *ya)
+/* Draw the rules; each label above its rule at the right end, or below
+ * it, or at the left end, or in the middle: the first that fits. */
+static size_t
+draw_rules(cairo_t *cr, const struct chart *c, const struct plot_area *pa,
+    struct boxes *placed, const struct boxes *markers,
+    struct chart_layout *layout)
 {
 	static const double dash[] = { 2, 3 };
-	double pw = W - LEFT - RIGHT, ph = H - TOP - BOTTOM, y;
-	size_t i;
+	struct chart_box cand[6], box;
+	cairo_text_extents_t ext;
+	cairo_font_extents_t fe;
+	size_t i, dropped = 0;
+	double y, w, h, xs[3];
 
 	cairo_set_font_size(cr, 11);
+	cairo_font_extents(cr, &fe);
+	h = fe.ascent + fe.descent;
 	for (i = 0; i < c->nrules; i++) {
-		y = TOP + ph * (1 - axis_pos(ya, c->rules[i].y));
+		y = TOP + pa->ph * (1 - axis_pos(&pa->ya, c->rules[i].y));
 		cairo_set_source_rgb(cr, 0.55, 0.1, 0.1);
 		cairo_set_line_width(cr, 1.5);
 		cairo_set_dash(cr, dash, 2, 0);
 		cairo_move_to(cr, LEFT, y);
-		cairo_line_to(cr, LEFT + pw, y);
+		cairo_line_to(cr, LEFT + pa->pw, y);
 		cairo_stroke(cr);
-		cairo_set_dash(cr, dash, 0, 0);
-		text_at(cr, LEFT + pw - 4, y - 4, c->rules[i].label, 1);
+		cairo_set_dash(cr, NULL, 0, 0);
+		cairo_text_extents(cr, c->rules[i].label, &ext);
+		w = ext.x_advance;
+		xs[0] = LEFT + pa->pw - 4 - w;
+		xs[1] = LEFT + 4;
+		xs[2] = LEFT + pa->pw / 2 - w / 2;
+		cand[0] = (struct chart_box){ xs[0], y - h - 1, w, h };
+		cand[1] = (struct chart_box){ xs[0], y + 2, w, h };
+		cand[2] = (struct chart_box){ xs[1], y - h - 1, w, h };
+		cand[3] = (struct chart_box){ xs[1], y + 2, w, h };
+		cand[4] = (struct chart_box){ xs[2], y - h - 1, w, h };
+		cand[5] = (struct chart_box){ xs[2], y + 2, w, h };
+		if (place_label(cr, placed, markers, pa, c->rules[i].label,
+		    cand, 6, &box))
+			layout_label(layout, c->rules[i].label,
+			    CHART_LABEL_RULE, &box);
+		else
+			dropped++;
 	}
+	return dropped;
 }
 
 /* cairo numbers its surfaces across the process ("surface7"); number
@@ -306,16 +600,61 @@ renumber_surfaces(struct buf *svg, size_t from)
 	*svg = out;
 }
 
-struct werr *
-chart_svg(struct buf *out, const struct chart *c)
+/* The markers of every series, as boxes a label should not cover. */
+static void
+marker_boxes(struct boxes *b, const struct chart *c,
+    const struct plot_area *pa)
 {
-	struct axis xa = { 0, 0, 1, c->xlog2 }, ya = { 0, 0, 1, 0 };
+	const double r = MARKER_R * 1.2;
+	size_t i, k, step;
+	double x, y;
+
+	for (k = 0; k < c->nseries; k++) {
+		step = marker_step(&c->series[k]);
+		for (i = 0; i < c->series[k].n; i += step)
+			if (point_at(pa, &c->series[k], i, &x, &y))
+				boxes_add(b, x - r, y - r, 2 * r, 2 * r);
+	}
+}
+
+static void
+layout_series(struct chart_layout *l, const struct chart *c)
+{
+	size_t i, j;
+
+	l->series = xcalloc(c->nseries + 1, sizeof(*l->series));
+	l->nseries = c->nseries;
+	for (i = 0; i < c->nseries; i++) {
+		l->series[i].name = xstrdup(c->series[i].name);
+		l->series[i].color = c->series[i].color;
+		l->series[i].marker = c->series[i].marker % CHART_MARKERS;
+		l->series[i].dash = c->series[i].points_only ? -1 :
+		    c->series[i].dash % CHART_DASHES;
+		for (j = 0; j < c->series[i].n; j++)
+			if (isfinite(c->series[i].x[j]) &&
+			    isfinite(c->series[i].y[j]))
+				l->series[i].points++;
+	}
+}
+
+struct werr *
+chart_svg(struct buf *out, const struct chart *c, struct chart_layout *layout)
+{
+	struct plot_area pa;
+	struct boxes placed = { NULL, 0 }, markers = { NULL, 0 };
 	double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
 	cairo_surface_t *surface;
 	cairo_status_t st;
 	cairo_t *cr;
-	size_t i, j, from = out->len;
+	size_t i, j, from = out->len, dropped;
 
+	memset(&pa, 0, sizeof(pa));
+	pa.xa.step = pa.ya.step = 1;
+	pa.xa.log2 = c->xlog2;
+	pa.pw = W - LEFT - RIGHT;
+	pa.ph = H - TOP - BOTTOM;
+	if (layout != NULL)
+		memset(layout, 0, sizeof(*layout));
 	for (i = 0; i < c->nseries; i++)
 		for (j = 0; j < c->series[i].n; j++) {
 			if (!isfinite(c->series[i].x[j]) ||
@@ -336,25 +675,52 @@ chart_svg(struct buf *out, const struct chart *c)
 		ylo = 0;
 		yhi = 1;
 	}
-	axis_fit(&xa, xlo, xhi, c->xzero);
-	axis_fit(&ya, ylo, yhi * 1.05, 1);
+	axis_fit(&pa.xa, xlo, xhi, c->xzero);
+	axis_fit(&pa.ya, ylo, yhi * 1.05, 1);
 	surface = cairo_svg_surface_create_for_stream(write_buf, out, W, H);
 	cr = cairo_create(surface);
-	draw_frame(cr, c, &xa, &ya);
-	draw_rules(cr, c, &ya);
+	draw_frame(cr, c, &pa.xa, &pa.ya);
+	marker_boxes(&markers, c, &pa);
+	dropped = draw_rules(cr, c, &pa, &placed, &markers, layout);
 	for (i = 0; i < c->nseries; i++)
-		draw_series(cr, &c->series[i], &xa, &ya);
-	draw_legend(cr, c);
+		draw_line(cr, &c->series[i], &pa, line_width(i, c->nseries));
+	for (i = 0; i < c->nseries; i++)
+		draw_markers(cr, &c->series[i], &pa);
+	dropped += draw_point_labels(cr, c, &pa, &placed, &markers, layout);
+	draw_legend(cr, c, layout);
+	if (layout != NULL) {
+		layout_series(layout, c);
+		layout->dropped = dropped;
+	}
+	free(placed.v);
+	free(markers.v);
 	st = cairo_status(cr);
 	cairo_destroy(cr);
 	cairo_surface_finish(surface);
 	if (st == CAIRO_STATUS_SUCCESS)
 		st = cairo_surface_status(surface);
 	cairo_surface_destroy(surface);
-	if (st != CAIRO_STATUS_SUCCESS)
+	if (st != CAIRO_STATUS_SUCCESS) {
+		if (layout != NULL)
+			chart_layout_free(layout);
 		return werr_new(WEXIT_ENV, "cairo: %s", cairo_status_to_string(st));
+	}
 	renumber_surfaces(out, from);
 	return NULL;
+}
+
+void
+chart_layout_free(struct chart_layout *layout)
+{
+	size_t i;
+
+	for (i = 0; i < layout->nseries; i++)
+		free(layout->series[i].name);
+	for (i = 0; i < layout->nlabels; i++)
+		free(layout->labels[i].text);
+	free(layout->series);
+	free(layout->labels);
+	memset(layout, 0, sizeof(*layout));
 }
 
 void

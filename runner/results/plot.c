@@ -30,7 +30,6 @@ struct line {
 	double *x, *y, *y2;		/* concurrency, metric(s) */
 	char **labels;
 	size_t n;
-	const json_t *top;		/* the result at the highest level */
 };
 
 struct figure_set {
@@ -40,17 +39,18 @@ struct figure_set {
 
 static void
 add_file(struct figure_set *fs, const char *kind, const char *model,
-    const char *split, const char *title)
+    const char *split, const char *suffix, const char *title)
 {
 	struct plot_file *f;
 
 	fs->files = xrealloc(fs->files, (fs->n + 1) * sizeof(*fs->files));
 	f = &fs->files[fs->n++];
-	f->name = xasprintf("plots/%s-%s-%s.svg", kind, model, split);
+	f->name = xasprintf("plots/%s-%s-%s%s.svg", kind, model, split, suffix);
 	f->title = xstrdup(title);
 	f->model = xstrdup(model);
 	f->split = xstrdup(split);
 	buf_init(&f->svg);
+	memset(&f->layout, 0, sizeof(f->layout));
 }
 
 static int
@@ -100,11 +100,7 @@ line_fill(struct line *l, const json_t *doc, int many_machines, int color)
 		l->x[i] = (double)json_integer_value(json_object_get(v[i],
 		    "concurrency"));
 		l->labels[i] = xasprintf("c=%.0f", l->x[i]);
-		if (json_array_size(json_object_get(json_object_get(v[i],
-		    "memory_trace"), "t_s")) > 0)
-			l->top = v[i];
 	}
-	l->top = l->top != NULL ? l->top : l->n ? v[l->n - 1] : NULL;
 	/* y and y2 are filled per figure from the sorted results */
 	for (i = 0; i < l->n; i++)
 		l->y[i] = l->y2[i] = NAN;
@@ -161,7 +157,7 @@ figure_speed(struct figure_set *fs, struct line *lines, const json_t **docs,
 		s[i].x = lines[i].x;
 		s[i].y = lines[i].y;
 		s[i].n = lines[i].n;
-		s[i].color = lines[i].color;
+		s[i].color = s[i].marker = s[i].dash = lines[i].color;
 	}
 	memset(&c, 0, sizeof(c));
 	title = xasprintf("Output throughput, %s / %s", model, split);
@@ -171,8 +167,9 @@ figure_speed(struct figure_set *fs, struct line *lines, const json_t **docs,
 	c.xlog2 = 1;
 	c.series = s;
 	c.nseries = nl;
-	add_file(fs, "throughput", model, split, title);
-	err = chart_svg(&fs->files[fs->n - 1].svg, &c);
+	add_file(fs, "throughput", model, split, "", title);
+	err = chart_svg(&fs->files[fs->n - 1].svg, &c,
+	    &fs->files[fs->n - 1].layout);
 	free(title);
 	free(s);
 	return err;
@@ -206,7 +203,11 @@ figure_ttft(struct figure_set *fs, struct line *lines, const json_t **docs,
 		s[2 * i + 1].y = lines[i].y2;
 		s[2 * i].n = s[2 * i + 1].n = lines[i].n;
 		s[2 * i].color = s[2 * i + 1].color = lines[i].color;
-		s[2 * i + 1].dashed = 1;
+		s[2 * i].marker = s[2 * i + 1].marker = lines[i].color;
+		/* p50 and p99 of one engine, and of two engines, differ in
+		 * dash or marker (chart.h) */
+		s[2 * i].dash = 2 * lines[i].color;
+		s[2 * i + 1].dash = 2 * lines[i].color + 1;
 	}
 	memset(&c, 0, sizeof(c));
 	title = xasprintf("Time to first token, %s / %s", model, split);
@@ -216,8 +217,9 @@ figure_ttft(struct figure_set *fs, struct line *lines, const json_t **docs,
 	c.xlog2 = 1;
 	c.series = s;
 	c.nseries = 2 * nl;
-	add_file(fs, "ttft", model, split, title);
-	err = chart_svg(&fs->files[fs->n - 1].svg, &c);
+	add_file(fs, "ttft", model, split, "", title);
+	err = chart_svg(&fs->files[fs->n - 1].svg, &c,
+	    &fs->files[fs->n - 1].layout);
 	for (i = 0; i < 2 * nl; i++)
 		free(names[i]);
 	free(names);
@@ -240,38 +242,40 @@ numbers(const json_t *arr, double scale, size_t *n)
 	return v;
 }
 
+/* The memory traces of every engine at one concurrency level: a
+ * figure per level, since a level's sweeps last as long as they last. */
 static struct werr *
-figure_memory(struct figure_set *fs, struct line *lines, size_t nl,
-    const char *model, const char *split)
+figure_memory(struct figure_set *fs, struct line *lines, const json_t **docs,
+    size_t nl, const char *model, const char *split, json_int_t level)
 {
 	struct chart_series *s = xcalloc(nl + 1, sizeof(*s));
 	double **xs = xcalloc(nl + 1, sizeof(*xs));
 	double **ys = xcalloc(nl + 1, sizeof(*ys));
-	char **names = xcalloc(nl + 1, sizeof(*names));
 	struct chart_rule rules[2];
 	struct chart c;
 	struct werr *err;
-	char *title, *ram = NULL, *hint = NULL;
+	char *title, *suffix, *ram = NULL, *hint = NULL;
 	double ram_b = 0, hint_b = 0;
-	size_t i, n, nrules = 0;
+	size_t i, n, ns = 0, nrules = 0;
 
 	for (i = 0; i < nl; i++) {
-		const json_t *tr = json_object_get(lines[i].top, "memory_trace");
+		const json_t *r = result_at(docs[i], (double)level);
+		const json_t *tr = json_object_get(r, "memory_trace");
 
-		xs[i] = numbers(json_object_get(tr, "t_s"), 1, &n);
-		ys[i] = numbers(json_object_get(tr, "system_used_bytes"), GIB,
-		    &s[i].n);
-		if (n < s[i].n)
-			s[i].n = n;
-		names[i] = xasprintf("%s c=%lld", lines[i].name,
-		    (long long)json_integer_value(json_object_get(lines[i].top,
-		    "concurrency")));
-		s[i].name = names[i];
-		s[i].x = xs[i];
-		s[i].y = ys[i];
-		s[i].color = lines[i].color;
-		ram_b = fmax(ram_b, num(lines[i].top, "system_memory_bytes"));
-		hint_b = fmax(hint_b, num(lines[i].top, "gpu_working_set_hint_bytes"));
+		if (r == NULL)
+			continue;
+		xs[ns] = numbers(json_object_get(tr, "t_s"), 1, &n);
+		ys[ns] = numbers(json_object_get(tr, "system_used_bytes"), GIB,
+		    &s[ns].n);
+		if (n < s[ns].n)
+			s[ns].n = n;
+		s[ns].name = lines[i].name;
+		s[ns].x = xs[ns];
+		s[ns].y = ys[ns];
+		s[ns].color = s[ns].marker = s[ns].dash = lines[i].color;
+		ram_b = fmax(ram_b, num(r, "system_memory_bytes"));
+		hint_b = fmax(hint_b, num(r, "gpu_working_set_hint_bytes"));
+		ns++;
 	}
 	if (ram_b > 0) {
 		ram = xasprintf("RAM %.1f GiB", ram_b / GIB);
@@ -284,26 +288,28 @@ figure_memory(struct figure_set *fs, struct line *lines, size_t nl,
 		rules[nrules++].label = hint;
 	}
 	memset(&c, 0, sizeof(c));
-	title = xasprintf("System memory in use, %s / %s", model, split);
+	title = xasprintf("System memory in use, %s / %s, c=%lld", model, split,
+	    (long long)level);
 	c.title = title;
 	c.xlabel = "time since the sweep started (s)";
 	c.ylabel = "system memory in use (GiB)";
 	c.series = s;
-	c.nseries = nl;
+	c.nseries = ns;
 	c.rules = rules;
 	c.nrules = nrules;
-	add_file(fs, "memory", model, split, title);
-	err = chart_svg(&fs->files[fs->n - 1].svg, &c);
-	for (i = 0; i < nl; i++) {
+	suffix = xasprintf("-c%lld", (long long)level);
+	add_file(fs, "memory", model, split, suffix, title);
+	err = chart_svg(&fs->files[fs->n - 1].svg, &c,
+	    &fs->files[fs->n - 1].layout);
+	for (i = 0; i < ns; i++) {
 		free(xs[i]);
 		free(ys[i]);
-		free(names[i]);
 	}
 	free(xs);
 	free(ys);
-	free(names);
 	free(ram);
 	free(hint);
+	free(suffix);
 	free(title);
 	free(s);
 	return err;
@@ -325,13 +331,14 @@ figure_speed_memory(struct figure_set *fs, struct line *lines,
 
 			lines[i].y[j] = num(json_object_get(r, "summary"),
 			    "output_throughput");
-			lines[i].y2[j] = num(r, "peak_system_memory_bytes") / GIB;
+			lines[i].y2[j] = num(r, "peak_system_memory_bytes") /
+			    GIB;
 		}
 		s[i].name = lines[i].name;
 		s[i].x = lines[i].y2;
 		s[i].y = lines[i].y;
 		s[i].n = lines[i].n;
-		s[i].color = lines[i].color;
+		s[i].color = s[i].marker = s[i].dash = lines[i].color;
 		s[i].points_only = 1;
 		s[i].point_labels = (const char *const *)lines[i].labels;
 	}
@@ -339,19 +346,53 @@ figure_speed_memory(struct figure_set *fs, struct line *lines,
 	title = xasprintf("Throughput against peak memory, %s / %s", model,
 	    split);
 	c.title = title;
-	c.xlabel = "peak system memory in use (GiB)";
+	c.xlabel = "peak system memory (GiB)";
 	c.xzero = 1;
 	c.ylabel = "output throughput (tokens/s)";
 	c.series = s;
 	c.nseries = nl;
-	add_file(fs, "throughput-memory", model, split, title);
-	err = chart_svg(&fs->files[fs->n - 1].svg, &c);
+	add_file(fs, "throughput-memory", model, split, "", title);
+	err = chart_svg(&fs->files[fs->n - 1].svg, &c,
+	    &fs->files[fs->n - 1].layout);
 	free(title);
 	free(s);
 	return err;
 }
 
-/* Engines in name order: the colour of each. */
+static int
+cmp_level(const void *a, const void *b)
+{
+	json_int_t x = *(const json_int_t *)a, y = *(const json_int_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The concurrency levels of a group's documents, ascending, each once. */
+static size_t
+group_levels(json_int_t **out, const json_t **docs, size_t nd)
+{
+	json_int_t *v = NULL, c;
+	const json_t *r;
+	size_t i, j, k, n = 0;
+
+	for (i = 0; i < nd; i++)
+		json_array_foreach(json_object_get(docs[i],
+		    "concurrency_results"), j, r) {
+			c = jsonget_int(r, "concurrency");
+			for (k = 0; k < n && v[k] != c; k++)
+				;
+			if (k < n)
+				continue;
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			v[n++] = c;
+		}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_level);
+	*out = v;
+	return n;
+}
+
+/* Engines in name order: the colour (and marker) of each. */
 static json_t *
 engine_names(const json_t *docs)
 {
@@ -395,7 +436,8 @@ plot_results(struct plot_file **out, size_t *nout, const struct resultset *rs)
 	struct werr *err = NULL;
 	const json_t **group;
 	struct line *lines;
-	size_t i, j, k, ng;
+	json_int_t *levels;
+	size_t i, j, k, ng, nlevels;
 	int many = many_machines(docs);
 
 	engines = engine_names(docs);
@@ -419,22 +461,24 @@ plot_results(struct plot_file **out, size_t *nout, const struct resultset *rs)
 			    jsonget_str(d, "engine")));
 			ng++;
 		}
+		nlevels = group_levels(&levels, group, ng);
 		err = figure_speed(&fs, lines, group, ng,
 		    jsonget_str(doc, "model"), jsonget_str(doc, "split"));
 		if (err == NULL)
 			err = figure_ttft(&fs, lines, group, ng,
 			    jsonget_str(doc, "model"),
 			    jsonget_str(doc, "split"));
-		if (err == NULL)
-			err = figure_memory(&fs, lines, ng,
+		for (k = 0; err == NULL && k < nlevels; k++)
+			err = figure_memory(&fs, lines, group, ng,
 			    jsonget_str(doc, "model"),
-			    jsonget_str(doc, "split"));
+			    jsonget_str(doc, "split"), levels[k]);
 		if (err == NULL)
 			err = figure_speed_memory(&fs, lines, group, ng,
 			    jsonget_str(doc, "model"),
 			    jsonget_str(doc, "split"));
 		for (k = 0; k < ng; k++)
 			line_free(&lines[k]);
+		free(levels);
 	}
 	free(group);
 	free(lines);
@@ -461,6 +505,7 @@ plot_files_free(struct plot_file *files, size_t n)
 		free(files[i].model);
 		free(files[i].split);
 		buf_free(&files[i].svg);
+		chart_layout_free(&files[i].layout);
 	}
 	free(files);
 }

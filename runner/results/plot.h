@@ -1,10 +1,12 @@
 /*
  * plot.h - SiliconBench's figures of a result set, per (model, split):
  * output throughput against concurrency (one line per engine), TTFT p50
- * and p90 against concurrency, system memory traces at the highest level
- * with RAM and Metal-hint rules, and throughput against peak memory. SVG
- * drawn with cairo (chart.h); an engine has the same colour in every
- * figure. Never prints.
+ * and p99 against concurrency, one figure per concurrency level of the
+ * system memory traces (one line per engine) with RAM and Metal-hint
+ * rules, and throughput against peak system memory (a point per engine
+ * and level, labelled c=N). SVG drawn with cairo (chart.h); an engine
+ * has the same colour and marker in every figure, and the series of one
+ * figure distinct (marker, dash) pairs. Never prints.
  */
 #ifndef WARDEN_PLOT_H
 #define WARDEN_PLOT_H
@@ -13,6 +15,7 @@
 
 #include "buf.h"
 #include "error.h"
+#include "results/chart.h"
 #include "results/resultset.h"
 
 struct plot_file {
@@ -20,6 +23,7 @@ struct plot_file {
 	char *title;
 	char *model, *split;
 	struct buf svg;
+	struct chart_layout layout;	/* what was drawn */
 };
 
 /* The figures of rs, in a stable order. */
