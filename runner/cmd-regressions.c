@@ -283,8 +283,8 @@ const struct cmd_entry cmd_regressions_entry = {
 	"set ID STATE --reason TEXT [--by \"Name <email>\"]",
 	"performance regression alerts, and a maintainer's transition",
 	"Each cycle compares every series (engine x model x split x\n"
-	"concurrency x metric: output_throughput, ttft_p50, ttft_p99,\n"
-	"tpot_p50, peak_engine_memory) of its campaign with the last published\n"
+	"concurrency x metric: output_throughput, median_ttft_ms, p99_ttft_ms,\n"
+	"median_tpot_ms, peak_engine_memory_bytes) of its campaign with the last published\n"
 	"cycles measured on the same machine: the Mann-Whitney U test on the\n"
 	"per-request samples (one-sided, p < policy regressions.alpha) and the\n"
 	"figure worse by at least regressions.threshold_pct raise an alert.\n"

@@ -95,8 +95,8 @@ static const char default_policy[] =
 "    \"alpha\": 0.01,\n"
 "    \"baseline_cycles\": 3,\n"
 "    \"min_samples\": 5,\n"
-"    \"metrics\": [\"output_throughput\", \"ttft_p50\", \"ttft_p99\", \"tpot_p50\",\n"
-"                \"peak_engine_memory\"]\n"
+"    \"metrics\": [\"output_throughput\", \"median_ttft_ms\", \"p99_ttft_ms\", \"median_tpot_ms\",\n"
+"                \"peak_engine_memory_bytes\"]\n"
 "  },\n"
 "  \"store\": { \"busy_timeout_ms\": 5000 }\n"
 "}\n";
@@ -330,10 +330,24 @@ check_probability(const json_t *v, struct buf *why)
 	buf_puts(why, "must be more than 0 and less than 1");
 	return -1;
 }
-static const char *const regression_metrics[] = { "output_throughput",
-    "ttft_p50", "ttft_p99", "tpot_p50", "peak_engine_memory", NULL };
+/* A metric of regressions.metrics: a glossary name, or the name it had
+ * before (policy_regression_metric). */
+static int
+check_regression_metric(const json_t *v, struct buf *why)
+{
+	const char *const *m;
+
+	if (policy_regression_metric(json_string_value(v)) != NULL)
+		return 0;
+	buf_puts(why, "must be one of ");
+	for (m = policy_regression_metrics; *m != NULL; m++)
+		buf_printf(why, "%s'%s'", m == policy_regression_metrics ? "" :
+		    ", ", *m);
+	buf_printf(why, ", not '%s'", json_string_value(v));
+	return -1;
+}
 static const struct schema s_regression_metric = { .type = SCHEMA_STRING,
-    .one_of = regression_metrics };
+    .check = check_regression_metric };
 static const struct schema s_regression_metrics = { .type = SCHEMA_ARRAY,
     .items = &s_regression_metric };
 static const struct schema s_threshold_pct = { .type = SCHEMA_NUMBER,

@@ -164,13 +164,40 @@ policy_load_cycle(struct policy *p, const json_t *c)
 	p->cycle.triage_smoke_runs = (int)num_or(b, "triage_smoke_runs", 0);
 }
 
-/* The `regressions` section; absent fields take their defaults. */
+const char *const policy_regression_metrics[] = { "output_throughput",
+    "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms",
+    "peak_engine_memory_bytes", NULL };
+
+const char *
+policy_regression_metric(const char *name)
+{
+	static const char *const old[][2] = {
+		{ "ttft_p50", "median_ttft_ms" },
+		{ "ttft_p99", "p99_ttft_ms" },
+		{ "tpot_p50", "median_tpot_ms" },
+		{ "peak_engine_memory", "peak_engine_memory_bytes" },
+	};
+	size_t i;
+
+	if (name == NULL)
+		return NULL;
+	for (i = 0; policy_regression_metrics[i] != NULL; i++)
+		if (strcmp(name, policy_regression_metrics[i]) == 0)
+			return policy_regression_metrics[i];
+	for (i = 0; i < sizeof(old) / sizeof(old[0]); i++)
+		if (strcmp(name, old[i][0]) == 0)
+			return old[i][1];
+	return NULL;
+}
+
+/* The `regressions` section; absent fields take their defaults. Metrics
+ * under their names before the glossary's are read as the glossary's. */
 static void
 policy_load_regressions(struct policy *p, const json_t *r)
 {
-	static const char *const all[] = { "output_throughput", "ttft_p50",
-	    "ttft_p99", "tpot_p50", "peak_engine_memory" };
+	const char *const *all = policy_regression_metrics;
 	const json_t *m = json_object_get(r, "metrics");
+	const char *name;
 	size_t i;
 
 	p->regressions.threshold_pct = num_or(r, "threshold_pct", 10);
@@ -179,9 +206,18 @@ policy_load_regressions(struct policy *p, const json_t *r)
 	p->regressions.min_samples = (int)num_or(r, "min_samples", 5);
 	if (m != NULL) {
 		strlist_from_json(&p->regressions.metrics, m);
+		for (i = 0; i < p->regressions.metrics.n; i++)
+			if ((name = policy_regression_metric(
+			    p->regressions.metrics.v[i])) != NULL &&
+			    strcmp(name, p->regressions.metrics.v[i]) != 0) {
+				free(p->regressions.metrics.v[i]);
+				p->regressions.metrics.v[i] = xstrdup(name);
+			}
 		return;
 	}
-	p->regressions.metrics.n = sizeof(all) / sizeof(all[0]);
+	for (p->regressions.metrics.n = 0; all[p->regressions.metrics.n] !=
+	    NULL; p->regressions.metrics.n++)
+		;
 	p->regressions.metrics.v = xcalloc(p->regressions.metrics.n + 1,
 	    sizeof(char *));
 	for (i = 0; i < p->regressions.metrics.n; i++)

@@ -175,6 +175,13 @@ struct policy {
 	} cycle;
 };
 
+/* The metrics regressions.metrics may name, in doc/glossary.md's names,
+ * NULL-terminated; and the glossary name of name (itself, or the one it
+ * had before: ttft_p50, ttft_p99, tpot_p50, peak_engine_memory), or NULL
+ * when it names none. */
+extern const char *const policy_regression_metrics[];
+const char *policy_regression_metric(const char *name);
+
 /* The default policy/warden.json text (what `warden init` writes). */
 const char *policy_default_text(void);
 

@@ -97,6 +97,9 @@ const char *const store_migrations[] = {
 
 	/* 13: performance regression alerts and their transitions. */
 	STORE_REGRESS_SCHEMA,
+
+	/* 14: alerts name their metric as the glossary names the figure. */
+	STORE_REGRESS_SCHEMA_14,
 };
 
 const int store_n_migrations =

@@ -58,7 +58,7 @@ test_expect_success 'wheels and a bench: slowy slows down with shared 2.0, stead
 	slow_engine steady steady none &&
 	bench_policy bench \
 	    "cycle={\"publish\": true, \"fidelity\": false, \"limit\": 8}" \
-	    "regressions={\"threshold_pct\": 100, \"alpha\": 0.01, \"metrics\": [\"output_throughput\", \"tpot_p50\"]}" &&
+	    "regressions={\"threshold_pct\": 100, \"alpha\": 0.01, \"metrics\": [\"output_throughput\", \"median_tpot_ms\"]}" &&
 	cycle_commit bench "two pip engines" &&
 	tb lint
 '
@@ -78,7 +78,7 @@ test_expect_success 'cycle c2: shared 2.0 slows slowy ten-fold; nothing breaks, 
 	expect_grep "^broke:     nothing$" c2.out &&
 	tb --json regressions list >alerts.json &&
 	cycle_json alerts.json \
-	    "sorted((a[\"engine\"], a[\"concurrency\"], a[\"metric\"]) for a in j) == [(\"slowy\", 1, \"output_throughput\"), (\"slowy\", 1, \"tpot_p50\")]" \
+	    "sorted((a[\"engine\"], a[\"concurrency\"], a[\"metric\"]) for a in j) == [(\"slowy\", 1, \"median_tpot_ms\"), (\"slowy\", 1, \"output_throughput\")]" \
 	    "all(a[\"record\"][\"baseline\"][\"cycles\"] == [\"c1\"] for a in j)"
 '
 
@@ -88,7 +88,7 @@ test_expect_success 'triage takes slowy as broken in those series and searches i
 	    "j[\"broken\"] == [\"slowy\"]" \
 	    "j[\"engines\"][\"steady\"][\"status\"] == \"healthy\"" \
 	    "j[\"engines\"][\"slowy\"][\"good_cycle\"] == \"c1\"" \
-	    "sorted(c[\"metric\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]) == [\"output_throughput\", \"tpot_p50\"]" \
+	    "sorted(c[\"metric\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]) == [\"median_tpot_ms\", \"output_throughput\"]" \
 	    "{c[\"outcome\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]} == {\"regression\"}" \
 	    "[(x[\"package\"], x[\"score\"], x[\"healthy_with\"]) for x in j[\"suspects\"][\"slowy\"] if x[\"package\"] == \"shared\"] == [(\"shared\", 0, [\"steady\"])]" \
 	    "j[\"searches\"][\"slowy\"][\"kind\"] == \"single\"" \
@@ -101,7 +101,7 @@ test_expect_success 'its smoke runs measure the regressed level: slow with share
 	    "confirm|{\"shared\":\"1.0\"}|pass" >runs.expected &&
 	expect_equal runs.expected runs &&
 	sqlite3 $DB "select detail from triage_smoke where engine = '"'"'slowy'"'"' and outcome = '"'"'fail'"'"'" >fail.detail &&
-	expect_grep "^qwen3-0.6b chat c=1: \(output_throughput\|tpot_p50\) [0-9.]* against [0-9.]* \(tok/s\|ms\) published ([0-9]* % worse, threshold 100 %)$" fail.detail &&
+	expect_grep "^qwen3-0.6b chat c=1: \(output_throughput\|median_tpot_ms\) [0-9.]* against [0-9.]* \(tok/s\|ms\) published ([0-9]* % worse, threshold 100 %)$" fail.detail &&
 	sqlite3 $DB "select run_id from triage_smoke where engine = '"'"'slowy'"'"'" >smoke.runs &&
 	for r in $(cat smoke.runs); do
 		test "$(sqlite3 $DB "select group_concat(concurrency) from campaign_sweeps where run_id = '"'"'$r'"'"'")" = 1 || exit 1
@@ -125,7 +125,7 @@ test_expect_success 'the pin approved, round 2 is fast again: the alerts and the
 	tb review approve 2 --as "Test Maintainer <maintainer@example.org>" >/dev/null &&
 	expect_exit 0 tb cycle &&
 	expect_grep "^cycle c2 (roster test), round 2: done, exit 0$" out &&
-	expect_grep "^           #2 slowy qwen3-0.6b/chat c=1 tpot_p50: .*, back within the threshold, fixed$" out &&
+	expect_grep "^           #2 slowy qwen3-0.6b/chat c=1 median_tpot_ms: .*, back within the threshold, fixed$" out &&
 	expect_grep "^published: snapshot " out &&
 	tb --json regressions list >fixed.json &&
 	cycle_json fixed.json "[a[\"state\"] for a in j] == [\"fixed\", \"fixed\"]" \

@@ -47,7 +47,7 @@ alerts() {
 	warden --repo bench --json regressions list >"$_f" && cycle_json "$_f" "$@"
 }
 
-test_expect_success 'a bad regressions section is named by file, line and field' '
+test_expect_success 'a bad regressions section is named by file, line and field; the metrics names of before the glossary are read as its names' '
 	warden init badpol >/dev/null &&
 	bench_policy badpol "regressions={\"threshold_pct\": 0, \"alpha\": 1, \"baseline_cycles\": 0, \"min_samples\": 1, \"metrics\": [\"ttft_p90\"], \"window\": 3}" &&
 	(cd badpol && expect_exit 1 warden lint policy/warden.json) &&
@@ -55,11 +55,16 @@ test_expect_success 'a bad regressions section is named by file, line and field'
 	expect_grep "^policy/warden.json:[0-9]*:[0-9]*: .regressions.alpha. must be more than 0 and less than 1$" badpol/out &&
 	expect_grep "^policy/warden.json:[0-9]*:[0-9]*: .regressions.baseline_cycles. must be at least 1$" badpol/out &&
 	expect_grep "^policy/warden.json:[0-9]*:[0-9]*: .regressions.min_samples. must be at least 2$" badpol/out &&
-	expect_grep "^policy/warden.json:[0-9]*:[0-9]*: .regressions.metrics\[0\]. must be one of .output_throughput., .ttft_p50., .ttft_p99., .tpot_p50., .peak_engine_memory., not .ttft_p90.$" badpol/out &&
+	expect_grep "^policy/warden.json:[0-9]*:[0-9]*: .regressions.metrics\[0\]. must be one of .output_throughput., .median_ttft_ms., .p99_ttft_ms., .median_tpot_ms., .peak_engine_memory_bytes., not .ttft_p90.$" badpol/out &&
 	expect_grep "^policy/warden.json:[0-9]*:[0-9]*: .regressions.window. is not a known field$" badpol/out &&
-	bench_policy badpol "regressions={\"metrics\": [\"ttft_p50\", \"tpot_p50\", \"ttft_p50\"]}" &&
+	bench_policy badpol "regressions={\"metrics\": [\"median_ttft_ms\", \"median_tpot_ms\", \"median_ttft_ms\"]}" &&
 	(cd badpol && expect_exit 2 warden campaign --limit 1) &&
-	expect_grep "^warden: policy/warden.json:[0-9]*:[0-9]*: .regressions.metrics. lists .ttft_p50. twice$" badpol/err
+	expect_grep "^warden: policy/warden.json:[0-9]*:[0-9]*: .regressions.metrics. lists .median_ttft_ms. twice$" badpol/err &&
+	bench_policy badpol "regressions={\"metrics\": [\"ttft_p50\", \"peak_engine_memory\"]}" &&
+	(cd badpol && expect_exit 0 warden lint policy/warden.json) &&
+	bench_policy badpol "regressions={\"metrics\": [\"tpot_p50\", \"median_tpot_ms\"]}" &&
+	(cd badpol && expect_exit 2 warden campaign --limit 1) &&
+	expect_grep "^warden: policy/warden.json:[0-9]*:[0-9]*: .regressions.metrics. lists .median_tpot_ms. twice$" badpol/err
 '
 
 test_expect_success 'a demo-like bench: three serving modes, published cycles compared' '
@@ -70,7 +75,7 @@ test_expect_success 'a demo-like bench: three serving modes, published cycles co
 	bench_policy bench "campaign.concurrency=[1, 8]" "caps.warmups=1" \
 	    "caps.stop_grace_s=1" "caps.hang_s=10" \
 	    "cycle={\"publish\": true, \"fidelity\": false, \"limit\": 8}" \
-	    "regressions={\"threshold_pct\": 200, \"alpha\": 0.01, \"baseline_cycles\": 3, \"min_samples\": 5, \"metrics\": [\"output_throughput\", \"ttft_p50\", \"ttft_p99\", \"tpot_p50\", \"peak_engine_memory\"]}" &&
+	    "regressions={\"threshold_pct\": 200, \"alpha\": 0.01, \"baseline_cycles\": 3, \"min_samples\": 5, \"metrics\": [\"output_throughput\", \"median_ttft_ms\", \"p99_ttft_ms\", \"median_tpot_ms\", \"peak_engine_memory_bytes\"]}" &&
 	(cd bench && warden lint >/dev/null) &&
 	cycle_commit bench "three simulated engines"
 '
@@ -114,7 +119,7 @@ test_expect_success 'exactly simcont at c=8 alerts: its throughput and TPOT' '
 	alerts list.json \
 	    "len(j) >= 2" \
 	    "{(a[\"engine\"], a[\"model\"], a[\"split\"], a[\"concurrency\"]) for a in j} == {(\"simcont\", \"qwen3-0.6b\", \"chat\", 8)}" \
-	    "{\"output_throughput\", \"tpot_p50\"} <= {a[\"metric\"] for a in j}" \
+	    "{\"output_throughput\", \"median_tpot_ms\"} <= {a[\"metric\"] for a in j}" \
 	    "len({a[\"metric\"] for a in j}) == len(j)" \
 	    "all(a[\"state\"] == \"untriaged\" and a[\"cycle\"] == \"r2\" and a[\"round\"] == 1 and a[\"run_id\"] == \"r2-r1-campaign\" and a[\"last_cycle\"] == \"r2\" for a in j)" \
 	    "all(a[\"p_value\"] < 0.01 and a[\"record\"][\"test\"] == \"mann-whitney-u\" and a[\"record\"][\"worse_pct\"] >= 200 and a[\"record\"][\"significant\"] and a[\"record\"][\"beyond_threshold\"] for a in j)" \
@@ -122,7 +127,7 @@ test_expect_success 'exactly simcont at c=8 alerts: its throughput and TPOT' '
 	    "all(a[\"record\"][\"n_after\"] == 8 and a[\"record\"][\"n_before\"] == 8 for a in j)" \
 	    "[a for a in j if a[\"metric\"] == \"output_throughput\"][0][\"after\"] * 3 <= [a for a in j if a[\"metric\"] == \"output_throughput\"][0][\"before\"]" \
 	    "[a for a in j if a[\"metric\"] == \"output_throughput\"][0][\"record\"][\"alternative\"] == \"less\"" \
-	    "[a for a in j if a[\"metric\"] == \"tpot_p50\"][0][\"after\"] >= 3 * [a for a in j if a[\"metric\"] == \"tpot_p50\"][0][\"before\"]" &&
+	    "[a for a in j if a[\"metric\"] == \"median_tpot_ms\"][0][\"after\"] >= 3 * [a for a in j if a[\"metric\"] == \"median_tpot_ms\"][0][\"before\"]" &&
 	expect_grep "^alerts:    #1 simcont qwen3-0.6b/chat c=8 [a-z0-9_]*: [0-9.]* → [0-9.]* [a-z/]* ([-+][0-9.]* %), new, untriaged$" r2.out &&
 	expect_grep "^regressions: [0-9]* series compared with 1 published cycle: [0-9]* alerts opened, 0 seen again, 0 fixed$" r2.err &&
 	expect_exit 0 warden --repo bench regressions --engine simpad &&
@@ -268,6 +273,15 @@ test_expect_success 'the revert approved, round 2 finds the series back: the ale
 	test "$(warden --repo bench --json incident show 1 | python3 -c "import json, sys; print(json.load(sys.stdin)[\"state\"])")" = fixed &&
 	warden --repo bench journal verify &&
 	test "$(sqlite3 $DB "pragma integrity_check")" = ok
+'
+
+test_expect_success 'alerts a store recorded under the metric names of before the glossary are read under its names' '
+	warden init oldstore >/dev/null &&
+	warden --repo oldstore regressions list >/dev/null &&
+	sqlite3 oldstore/.warden/warden.db "INSERT INTO regression_alerts VALUES (1, \"t\", \"t\", \"c1\", 1, \"r\", \"c1\", \"e\", \"m\", \"chat\", 1, \"tpot_p50\", 1, 2, 100, 0.001, \"untriaged\", \"{}\"); PRAGMA user_version = 13" &&
+	expect_exit 0 warden --repo oldstore regressions list &&
+	expect_grep "^1 .* e m/chat c=1 median_tpot_ms: 1.0 → 2.0 ms " out &&
+	test "$(sqlite3 oldstore/.warden/warden.db "select metric from regression_alerts")" = median_tpot_ms
 '
 
 test_done

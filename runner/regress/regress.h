@@ -30,7 +30,7 @@
 
 /* A metric of a series. */
 struct regress_metric {
-	const char *name;	/* "output_throughput", "ttft_p50", ... */
+	const char *name;	/* "output_throughput", "median_ttft_ms", ... */
 	const char *unit;	/* "tok/s", "ms", "bytes" */
 	int lower_worse;	/* throughput: lower is worse */
 	double percentile;	/* of the per-request samples; 0: a

@@ -347,7 +347,7 @@ static int
 wants_memory(const struct policy *pol)
 {
 	return strlist_contains(&pol->regressions.metrics,
-	    "peak_engine_memory");
+	    "peak_engine_memory_bytes");
 }
 
 static struct werr *

@@ -7,11 +7,11 @@
  *   output_throughput  each successful request's output tokens per
  *                      second of its end-to-end time (submission to last
  *                      token); the figure is the sweep's throughput
- *   ttft_p50, ttft_p99 each successful request's TTFT in ms
- *   tpot_p50           each successful request's (last - first token
+ *   median_ttft_ms, p99_ttft_ms each successful request's TTFT in ms
+ *   median_tpot_ms           each successful request's (last - first token
  *                      time) / (output tokens - 1) in ms, for requests of
  *                      at least two tokens
- *   peak_engine_memory the engine's per-second footprint samples; the
+ *   peak_engine_memory_bytes the engine's per-second footprint samples; the
  *                      figure is the sweep's peak
  *
  * Reads only; never prints.

@@ -53,6 +53,16 @@
 	"  reason TEXT NOT NULL" \
 	");"
 
+/* Migration 14: the metrics of stored alerts under the glossary's names
+ * (ttft_p50 was median_ttft_ms, ...); the journal keeps what it said. */
+#define STORE_REGRESS_SCHEMA_14 \
+	"UPDATE regression_alerts SET metric = CASE metric" \
+	"  WHEN 'ttft_p50' THEN 'median_ttft_ms'" \
+	"  WHEN 'ttft_p99' THEN 'p99_ttft_ms'" \
+	"  WHEN 'tpot_p50' THEN 'median_tpot_ms'" \
+	"  WHEN 'peak_engine_memory' THEN 'peak_engine_memory_bytes'" \
+	"  ELSE metric END;"
+
 /*
  * The last max publishes with a campaign run measured on machine (other
  * than exclude), newest first: [{"snapshot", "published", "cycle" (of

@@ -101,7 +101,7 @@ test_worse_pct(void **state)
 {
 	const struct regress_metric *tp = regress_metric_find(
 	    "output_throughput");
-	const struct regress_metric *ttft = regress_metric_find("ttft_p50");
+	const struct regress_metric *ttft = regress_metric_find("median_ttft_ms");
 
 	(void)state;
 	assert_non_null(tp);
@@ -122,7 +122,7 @@ test_worse_pct(void **state)
 static void
 test_judge(void **state)
 {
-	const struct regress_metric *ttft = regress_metric_find("ttft_p50");
+	const struct regress_metric *ttft = regress_metric_find("median_ttft_ms");
 	const struct regress_metric *tp = regress_metric_find(
 	    "output_throughput");
 	double slow[] = { 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
