@@ -69,7 +69,9 @@ test_expect_success 'the workflows call what they are for' '
 	expect_grep "^cycle.yml:[0-9]* cycle --resume --roster$" calls &&
 	expect_grep "^cycle.yml:[0-9]* cycle --roster$" calls &&
 	expect_grep "^pr-check.yml:[0-9]* pr-check --format$" calls &&
-	test $(grep -c "^pr-check.yml:" calls) -eq 2 &&
+	expect_grep "^pr-check.yml:[0-9]* pr-check --smoke --format$" calls &&
+	test $(grep -c "^pr-check.yml:" calls) -eq 3 &&
+	grep -q "runs-on: \[self-hosted, macOS\]" "$WORKFLOWS/pr-check.yml" &&
 	grep -q -e "--format github" "$WORKFLOWS/pr-check.yml" &&
 	grep -q -e "--format junit" "$WORKFLOWS/pr-check.yml" &&
 	expect_grep "^fleet.yml:[0-9]* campaign --shard --run-id$" calls &&
