@@ -18,11 +18,11 @@
 #include <git2.h>
 
 #include "cmd.h"
-#include "journal.h"
 #include "output.h"
 #include "policy.h"
 #include "quote.h"
 #include "spawn.h"
+#include "store.h"
 #include "triage/environment.h"
 #include "triage/triage.h"
 #include "util.h"
@@ -295,7 +295,7 @@ triage_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (err == NULL && optind != argc)
 		err = cmd_usage_error(&cmd_triage_entry, "unexpected argument "
 		    "'%s'", argv[optind]);
-	if (err == NULL && o.cycle != NULL && !journal_cycle_ok(o.cycle))
+	if (err == NULL && o.cycle != NULL && !store_cycle_ok(o.cycle))
 		err = cmd_usage_error(&cmd_triage_entry, "'--cycle %s' is not "
 		    "a cycle id", o.cycle);
 	if (err != NULL ||

@@ -253,7 +253,7 @@ build_tree(git_oid *out, int *entries, struct store *store,
 	json_object_foreach(cycles, key, v) {
 		struct journal_filter cf = { NULL, key, NULL, 0 };
 
-		if (!journal_cycle_ok(key)) {
+		if (!store_cycle_ok(key)) {
 			err = werr_new(WEXIT_INPUT, "cycle id '%s' cannot name a "
 			    "file", key);
 			goto out;

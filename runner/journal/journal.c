@@ -50,17 +50,6 @@ journal_check_entry(const char *kind, const char *subject, json_t *body)
 	return NULL;
 }
 
-int
-journal_cycle_ok(const char *c)
-{
-	if (c[0] == '\0' || c[0] == '.' || strlen(c) > 200)
-		return 0;
-	for (; *c != '\0'; c++)
-		if (*c == '/' || *c == '\\' || (unsigned char)*c < 0x20)
-			return 0;
-	return 1;
-}
-
 struct werr *
 journal_head(struct store *store, int64_t *seq, char *hash_out)
 {

@@ -52,9 +52,6 @@ struct werr *journal_each(struct store *store, const struct journal_filter *f,
  * error journal_append() would give. Check before changing any state. */
 struct werr *journal_check_entry(const char *kind, const char *subject,
     json_t *body);
-/* Can cycle id c name the file journals/C.md? (Not empty, no leading
- * dot, no slash, backslash or control character, at most 200 bytes.) */
-int journal_cycle_ok(const char *c);
 /* The last entry's seq and hash (0 and 64 zeros when empty). */
 struct werr *journal_head(struct store *store, int64_t *seq,
     char *hash_out /* 65 */);

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "fault.h"
-#include "journal.h"
 #include "store.h"
 #include "store-private.h"
 #include "util.h"
@@ -266,7 +265,7 @@ store_open(struct store **out, const char *repo_root, const char *cycle_id,
 	s->who = xstrdup(who != NULL ? who : "warden");
 	free(dir);
 	err = text_check(cycle_id != NULL ? "cycle id" : "WARDEN_CYCLE", s->cycle);
-	if (err == NULL && !journal_cycle_ok(s->cycle))
+	if (err == NULL && !store_cycle_ok(s->cycle))
 		err = werr_new(WEXIT_INPUT, "'%s' ('%s') cannot name a file "
 		    "under journals/", cycle_id != NULL ? "cycle id" :
 		    "WARDEN_CYCLE", s->cycle);
@@ -484,10 +483,21 @@ store_cycle(const struct store *store)
 	return store->cycle;
 }
 
+int
+store_cycle_ok(const char *c)
+{
+	if (c[0] == '\0' || c[0] == '.' || strlen(c) > 200)
+		return 0;
+	for (; *c != '\0'; c++)
+		if (*c == '/' || *c == '\\' || (unsigned char)*c < 0x20)
+			return 0;
+	return 1;
+}
+
 struct werr *
 store_set_cycle(struct store *store, const char *cycle_id)
 {
-	if (!journal_cycle_ok(cycle_id))
+	if (!store_cycle_ok(cycle_id))
 		return werr_new(WEXIT_INPUT, "cycle id '%s' cannot name a file "
 		    "under journals/", cycle_id);
 	free(store->cycle);

@@ -47,6 +47,9 @@ sqlite3 *store_db(struct store *store);
 /* Wait up to ms for the writer lock and for sqlite's own locks. */
 void store_set_busy_timeout(struct store *store, int ms);
 const char *store_cycle(const struct store *store);
+/* Can cycle id c name the file journals/C.md? (Not empty, no leading
+ * dot, no slash, backslash or control character, at most 200 bytes.) */
+int store_cycle_ok(const char *c);
 /* From now on, journal entries of this process belong to cycle_id (the
  * cycle's own id, once `warden cycle` knows it); it must be able to name
  * journals/CYCLE.md (exit 2 otherwise). */
