@@ -10,6 +10,7 @@
 #include <git2.h>
 
 #include "cmd.h"
+#include "cycle/cycle.h"
 #include "isotime.h"
 #include "journal.h"
 #include "output.h"
@@ -259,7 +260,8 @@ journal_export_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if ((err = text_check("--cycle", cycle)) != NULL ||
 	    (err = open_official(ctx, &repo, &branch)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
-	    (err = journal_export(&n, commit, store, repo, branch, cycle)) != NULL)
+	    (err = journal_export(&n, commit, store, repo, branch, cycle,
+	    cycle_render_markdown)) != NULL)
 		goto out;
 	if (ctx->json) {
 		json_t *o = json_pack("{s:i, s:s, s:s, s:s?}", "appended", n,

@@ -295,7 +295,7 @@ export_step(struct cyc *c, int exit_code)
 	if ((err = store_cycle_step_begin(c->store, c->id, c->round,
 	    "export")) != NULL ||
 	    (err = journal_export(&n, commit, c->store, c->repo,
-	    c->policy->official_branch, NULL)) != NULL)
+	    c->policy->official_branch, NULL, cycle_render_markdown)) != NULL)
 		return err;
 	result = json_pack("{s:i, s:s?}", "entries", n, "commit",
 	    commit[0] != '\0' ? commit : NULL);

@@ -18,7 +18,6 @@
 
 #include <git2.h>
 
-#include "cycle/cycle.h"
 #include "journal.h"
 #include "quote.h"
 #include "official.h"
@@ -184,11 +183,13 @@ last_cycle_journal(void *arg, const struct journal_entry *e)
 
 /*
  * The head of journals/CYCLE.md: a cycle that `warden cycle` ran has a
- * structured journal (its newest `cycle.journal` entry), rendered in
- * SiliconBench's journal shape; the entries of every cycle follow.
+ * structured journal (its newest `cycle.journal` entry), rendered by
+ * render_cycle (in SiliconBench's journal shape); the entries of every
+ * cycle follow.
  */
 static struct werr *
-md_header(struct buf *md, struct store *store, const char *cycle)
+md_header(struct buf *md, struct store *store, const char *cycle,
+    journal_render_fn render_cycle)
 {
 	struct journal_filter f = { NULL, cycle, "cycle.journal", 0 };
 	json_t *journal = NULL;
@@ -197,8 +198,8 @@ md_header(struct buf *md, struct store *store, const char *cycle)
 	if ((err = journal_each(store, &f, last_cycle_journal,
 	    &journal)) != NULL)
 		return err;
-	if (journal != NULL) {
-		cycle_render_markdown(md, journal);
+	if (journal != NULL && render_cycle != NULL) {
+		render_cycle(md, journal);
 		buf_puts(md, "## Journal entries\n\n");
 	} else
 		buf_printf(md, "# Maintenance journal: cycle %s\n\n"
@@ -220,7 +221,7 @@ md_header(struct buf *md, struct store *store, const char *cycle)
 static struct werr *
 build_tree(git_oid *out, int *entries, struct store *store,
     git_repository *repo, git_tree *base, const struct journal_evidence *ev,
-    int64_t exported, const char *cycle)
+    int64_t exported, const char *cycle, journal_render_fn render_cycle)
 {
 	struct journal_filter f;
 	struct export_state x;
@@ -260,7 +261,7 @@ build_tree(git_oid *out, int *entries, struct store *store,
 		}
 		buf_reset(&x.md);
 		paths[n] = xasprintf("journals/%s.md", key);
-		if ((err = md_header(&x.md, store, key)) != NULL ||
+		if ((err = md_header(&x.md, store, key, render_cycle)) != NULL ||
 		    (err = journal_each(store, &cf, md_entry, &x)) != NULL)
 			goto out;
 		quote_md_doc(&x.md);	/* no byte a terminal acts on */
@@ -305,7 +306,8 @@ check_journal(int64_t *exported, struct store *store,
 
 static struct werr *
 export_held(int *entries_out, char *commit_out, struct store *store,
-    git_repository *repo, const char *branch, const char *cycle)
+    git_repository *repo, const char *branch, const char *cycle,
+    journal_render_fn render_cycle)
 {
 	struct journal_evidence ev;
 	struct official_change c;
@@ -330,7 +332,7 @@ export_held(int *entries_out, char *commit_out, struct store *store,
 		goto out;
 	}
 	if ((err = build_tree(&tree, entries_out, store, repo, base, &ev,
-	    exported, cycle)) != NULL ||
+	    exported, cycle, render_cycle)) != NULL ||
 	    (err = journal_head(store, &head, hash)) != NULL)
 		goto out;
 	if (git_oid_equal(&tree, git_tree_id(base)))
@@ -360,7 +362,8 @@ out:
 
 struct werr *
 journal_export(int *entries_out, char *commit_out, struct store *store,
-    git_repository *repo, const char *branch, const char *cycle)
+    git_repository *repo, const char *branch, const char *cycle,
+    journal_render_fn render_cycle)
 {
 	struct werr *err;
 
@@ -368,7 +371,8 @@ journal_export(int *entries_out, char *commit_out, struct store *store,
 	commit_out[0] = '\0';
 	if ((err = store_hold(store)) != NULL)
 		return err;
-	err = export_held(entries_out, commit_out, store, repo, branch, cycle);
+	err = export_held(entries_out, commit_out, store, repo, branch, cycle,
+	    render_cycle);
 	store_unhold(store);
 	return err;
 }

@@ -17,6 +17,7 @@
 
 #include "error.h"
 
+struct buf;
 struct store;
 struct git_repository;
 
@@ -173,17 +174,22 @@ struct werr *journal_adopt(int64_t *seq, char *commit_out,
  * show`). Caller frees. */
 char *journal_body_short(const json_t *body);
 
+/* Renders a cycle's structured journal (the body of its newest
+ * `cycle.journal` entry) as Markdown: cycle_render_markdown(). */
+typedef void (*journal_render_fn)(struct buf *md, const json_t *cycle_journal);
+
 /*
  * Write the journal to the official branch: a commit (through
  * official.c, with its own anchor) whose tree is the tip's tree plus
  * journals/journal.jsonl extended by the entries not yet in it and
- * journals/CYCLE.md for each cycle (or just cycle). Refuses (exit 1)
- * when the journal does not verify. *entries_out counts new lines; 0 and
- * no commit when there is nothing new (idempotent). commit_out (41) gets
- * the commit, "" when none.
+ * journals/CYCLE.md for each cycle (or just cycle), headed by what
+ * render_cycle makes of the cycle's structured journal when it has one
+ * (NULL: a plain heading). Refuses (exit 1) when the journal does not
+ * verify. *entries_out counts new lines; 0 and no commit when there is
+ * nothing new (idempotent). commit_out (41) gets the commit, "" when none.
  */
 struct werr *journal_export(int *entries_out, char *commit_out,
     struct store *store, struct git_repository *repo, const char *branch,
-    const char *cycle);
+    const char *cycle, journal_render_fn render_cycle);
 
 #endif
