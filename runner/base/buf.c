@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "buf.h"
-#include "util.h"
 
 void
 buf_init(struct buf *b)

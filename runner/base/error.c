@@ -11,9 +11,9 @@
 
 #include <git2.h>
 
+#include "alloc.h"
 #include "buf.h"
 #include "error.h"
-#include "util.h"
 
 struct werr *
 werr_vnew(enum werr_exit exit, const char *fmt, va_list ap)

@@ -1,7 +1,8 @@
 /*
  * util.h - small helpers every module uses: allocation that aborts on
- * failure, whole-file reads and atomic writes, directories, and the one
- * clock (CLOCK_MONOTONIC for durations, UTC wall time for records).
+ * failure (alloc.h, included here), whole-file reads and atomic writes,
+ * directories, and the one clock (CLOCK_MONOTONIC for durations, UTC wall
+ * time for records).
  */
 #ifndef WARDEN_UTIL_H
 #define WARDEN_UTIL_H
@@ -12,15 +13,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "buf.h"
 #include "error.h"
 
-void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
