@@ -6,6 +6,11 @@
                                  top (the commands); base/'s modules
                                  include each other in one direction;
                                  every header name is found in one place
+  check-layout.py readmes TOP    every folder of runner/ has a README.md
+                                 saying what it owns and must never do,
+                                 runner/README.md names every folder in
+                                 the order they include each other, and
+                                 every one of them is distributed
   check-layout.py graph TOP      print the folder graph (who includes whom)
 
 The graph is built from the `#include "..."` lines of runner/ and
@@ -198,6 +203,76 @@ def check_includes(top):
     return problems
 
 
+def folders(top):
+    runner = os.path.join(top, "runner")
+    return sorted(d for d in os.listdir(runner)
+                  if os.path.isdir(os.path.join(runner, d)))
+
+
+def distributed(top):
+    """Every word of EXTRA_DIST in Makefile.am and its fragments."""
+    words = set()
+    for line in makefile_lines(top, "Makefile.am", set()):
+        m = re.match(r"\s*EXTRA_DIST\s*\+?=(.*)", line)
+        if m:
+            words.update(m.group(1).split())
+    return words
+
+
+def check_order(top, top_text):
+    """runner/README.md lists the folders in the order they build on each
+    other: a folder includes only folders listed above it."""
+    order = re.findall(r"^\|\s*`([a-z]+)/`", top_text, re.M)
+    problems = []
+    edges, _ = includes(top)
+    seen = set()
+    for src, name, target in edges:
+        a, b = node(src), node(target)
+        if not (a.startswith("runner/") and b.startswith("runner/")) \
+                or a == b:
+            continue
+        fa, fb = a[len("runner/"):], b[len("runner/"):]
+        if fa not in order or fb not in order:
+            continue	# a missing row is named below
+        if order.index(fb) > order.index(fa) and (fa, fb) not in seen:
+            seen.add((fa, fb))
+            problems.append(f"runner/README.md: {fa}/ includes {fb}/ "
+                            f"({src} includes \"{name}\"), listed below it")
+    return problems
+
+
+def check_readmes(top):
+    problems = []
+    dist = distributed(top)
+    top_readme = os.path.join(top, "runner", "README.md")
+    try:
+        with open(top_readme, encoding="utf-8") as f:
+            top_text = f.read()
+    except OSError:
+        return ["runner/README.md: missing (the map of runner/'s folders)"]
+    if "runner/README.md" not in dist:
+        problems.append("runner/README.md: not in EXTRA_DIST")
+    problems += check_order(top, top_text)
+    for d in folders(top):
+        rel = f"runner/{d}/README.md"
+        try:
+            with open(os.path.join(top, rel), encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            problems.append(f"{rel}: missing (what {d}/ owns and must never "
+                            "do)")
+            continue
+        for part in ("Owns:", "Never:"):
+            if part not in text:
+                problems.append(f"{rel}: no '{part}' part")
+        if d not in re.findall(r"^\|\s*`([a-z]+)/`", top_text, re.M):
+            problems.append(f"runner/README.md: no row of {d}/ in its "
+                            "table")
+        if rel not in dist:
+            problems.append(f"{rel}: not in EXTRA_DIST")
+    return problems
+
+
 def print_graph(top):
     edges, problems = includes(top)
     graph = {}
@@ -211,11 +286,11 @@ def print_graph(top):
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("includes", "graph"):
+    if len(argv) != 3 or argv[1] not in ("includes", "readmes", "graph"):
         print("usage:\n" + __doc__.strip().split("\n\n")[1], file=sys.stderr)
         return 2
     top = argv[2]
-    problems = {"includes": check_includes,
+    problems = {"includes": check_includes, "readmes": check_readmes,
                 "graph": print_graph}[argv[1]](top)
     for p in problems:
         print(p)
