@@ -1,5 +1,5 @@
 #!/bin/sh
-# Moving the official branch (runner/official.c): review approve records
+# Moving the official branch (runner/journal/official.c): review approve records
 # its intent, moves the branch with an expected old value, records the
 # outcome; killed in between (WARDEN_FAULT), the next warden command
 # finishes or rolls back what was left, so the branch, the store and the

@@ -1,7 +1,8 @@
 /*
  * adapter-private.h - what adapter.c and profile.c share: the name rule,
  * the file-name check and the lookup of a named file. Internal: nothing
- * outside runner/adapter.c and runner/profile.c includes it.
+ * outside runner/adapter/adapter.c and runner/adapter/profile.c includes
+ * it.
  */
 #ifndef WARDEN_ADAPTER_PRIVATE_H
 #define WARDEN_ADAPTER_PRIVATE_H

@@ -2,8 +2,8 @@
  * campaign-private.h - what campaign.c, campaign-walk.c and
  * campaign-sweep.c share: the run being walked, its grid points, and the
  * state the walk carries from one point to the next. Internal to the
- * campaign module: nothing outside runner/campaign*.c may include it; the
- * public contract is campaign.h.
+ * campaign module: nothing outside runner/campaign/campaign*.c may include
+ * it; the public contract is campaign.h.
  */
 #ifndef WARDEN_CAMPAIGN_PRIVATE_H
 #define WARDEN_CAMPAIGN_PRIVATE_H

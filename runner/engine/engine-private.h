@@ -2,7 +2,8 @@
  * engine-private.h - what engine.c and engine-launch.c share: the command
  * line, environment and variables of one server start, built from the
  * adapter and the profile. Internal to the engine module: nothing outside
- * runner/engine*.c may include it; the public contract is engine.h.
+ * runner/engine/engine*.c may include it; the public contract is
+ * engine.h.
  */
 #ifndef WARDEN_ENGINE_PRIVATE_H
 #define WARDEN_ENGINE_PRIVATE_H

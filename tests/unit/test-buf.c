@@ -1,4 +1,4 @@
-/* Unit tests of runner/buf.c and the path/string helpers in util.c. */
+/* Unit tests of runner/base/buf.c and the path/string helpers in util.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

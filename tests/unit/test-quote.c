@@ -1,4 +1,4 @@
-/* Unit tests of runner/quote.c: untrusted text quoted for a terminal. */
+/* Unit tests of runner/base/quote.c: untrusted text quoted for a terminal. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
