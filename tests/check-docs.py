@@ -6,7 +6,7 @@ printing every mismatch and exiting 1 when there is any.
 
   check-docs.py commands  SRCDIR HELP-JSON
   check-docs.py exits     SRCDIR HELP-JSON HELP-TEXT
-  check-docs.py refs      SRCDIR
+  check-docs.py refs      SRCDIR   (Markdown files, links, source paths)
   check-docs.py fields    SRCDIR
   check-docs.py help      HELP-JSON HELP-TEXT
   check-docs.py makefile  SRCDIR HELP-JSON
@@ -250,6 +250,14 @@ def check_refs(srcdir):
         for link in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
             if "://" not in link and not os.path.exists(os.path.join(srcdir, here, link)):
                 bad("%s links to '%s', which is not in the repository" % (path, link))
+        # a source file named by its path is where the path says (files
+        # move: runner/ is laid out by folder); NNNN, NAME: placeholders
+        for ref in sorted(set(re.findall(
+                r"(?<![\w./-])((?:runner|allowlist|tests|ci|bench)/[\w./-]*\.(?:c|h|sh|py|inc))\b",
+                text))):
+            if not re.search(r"[A-Z]{4}", ref) and \
+                    not os.path.exists(os.path.join(srcdir, ref)):
+                bad("%s names '%s', which is not in the repository" % (path, ref))
 
 
 def examples(help_text):
