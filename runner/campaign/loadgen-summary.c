@@ -1,7 +1,8 @@
 /*
  * loadgen-summary.c - the load generator's summary: the stable names, the
  * samples and counters folded in as requests end, the maths that turns
- * them into a struct loadgen_summary after the loop, and its JSON. See
+ * them into a struct loadgen_summary after the loop (each worker's tally
+ * merged into one once the workers have ended), and its JSON. See
  * loadgen.h for what each figure means, loadgen-private.h for the split.
  *
  * Only timed requests count; warmups are tallied as ok or failed and
@@ -134,6 +135,75 @@ tv_s(const struct timeval *tv)
 	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
+void
+lg_tally_cpu_stop(struct lg_tally *t)
+{
+	struct rusage ru1;
+
+	if (t->start_ns == 0)
+		return;
+	thread_rusage(&ru1);
+	t->cpu_s = tv_s(&ru1.ru_utime) - tv_s(&t->ru0.ru_utime) +
+	    tv_s(&ru1.ru_stime) - tv_s(&t->ru0.ru_stime);
+}
+
+static void
+samples_append(struct stats_samples *dst, const struct stats_samples *src)
+{
+	size_t i;
+
+	for (i = 0; i < src->n; i++)
+		stats_samples_add(dst, src->v[i]);
+}
+
+void
+lg_tally_merge(struct lg_tally *dst, const struct lg_tally *src)
+{
+	struct loadgen_summary *d = dst->sum;
+	const struct loadgen_summary *s = src->sum;
+	int i;
+
+	if (src->start_ns != 0 && (dst->start_ns == 0 ||
+	    src->start_ns < dst->start_ns))
+		dst->start_ns = src->start_ns;
+	if (src->last_end_ns > dst->last_end_ns)
+		dst->last_end_ns = src->last_end_ns;
+	dst->done += src->done;
+	dst->ok += src->ok;
+	dst->cpu_s += src->cpu_s;
+	if (src->cpu_s > dst->cpu_max_s)
+		dst->cpu_max_s = src->cpu_s;
+	/* the most in flight at once, summed: each worker's is at most its
+	 * share of c, so the sum is at most c */
+	d->max_in_flight += s->max_in_flight;
+	d->submitted += s->submitted;
+	d->completed += s->completed;
+	d->failed += s->failed;
+	for (i = 0; i < LOADGEN_OUTCOME_COUNT; i++)
+		d->failed_by_outcome[i] += s->failed_by_outcome[i];
+	d->warmups_ok += s->warmups_ok;
+	d->warmups_failed += s->warmups_failed;
+	d->preconnected += s->preconnected;
+	d->new_connections += s->new_connections;
+	d->connection_retries += s->connection_retries;
+	d->connection_reuse_stopped |= s->connection_reuse_stopped;
+	d->total_input_tokens += s->total_input_tokens;
+	d->total_output_tokens += s->total_output_tokens;
+	d->usage_server += s->usage_server;
+	d->usage_streamed += s->usage_streamed;
+	d->token_events += s->token_events;
+	d->coalesced_events += s->coalesced_events;
+	d->chunks += s->chunks;
+	d->reads += s->reads;
+	d->bytes += s->bytes;
+	samples_append(&dst->ttft, &src->ttft);
+	samples_append(&dst->tpot, &src->tpot);
+	samples_append(&dst->itl, &src->itl);
+	samples_append(&dst->e2el, &src->e2el);
+	samples_append(&dst->lag, &src->lag);
+	samples_append(&dst->connect, &src->connect);
+}
+
 static void
 fill_stat(struct loadgen_stat *out, const struct stats_samples *s)
 {
@@ -153,11 +223,9 @@ lg_tally_finish(struct lg_tally *t, size_t nbodies, uint64_t end_mono,
     int64_t end_real)
 {
 	struct loadgen_summary *s = t->sum;
-	struct rusage ru1;
 	struct stats_summary lag;
 	double dmono, dreal;
 
-	thread_rusage(&ru1);
 	s->not_started = nbodies - s->submitted;
 	if (t->start_ns != 0 && t->last_end_ns > t->start_ns)
 		s->duration = (double)(t->last_end_ns - t->start_ns) / 1e9;
@@ -169,10 +237,9 @@ lg_tally_finish(struct lg_tally *t, size_t nbodies, uint64_t end_mono,
 		    s->total_input_tokens) / s->duration;
 	}
 	if (t->start_ns != 0) {
-		s->client_cpu_s = tv_s(&ru1.ru_utime) - tv_s(&t->ru0.ru_utime) +
-		    tv_s(&ru1.ru_stime) - tv_s(&t->ru0.ru_stime);
+		s->client_cpu_s = t->cpu_s;
 		if (s->duration > 0)
-			s->client_cpu_fraction = s->client_cpu_s / s->duration;
+			s->client_cpu_fraction = t->cpu_max_s / s->duration;
 	}
 	stats_summarize(t->lag.v, t->lag.n, &lag);
 	s->loop_lag_p99_ms = lag.p99;
@@ -304,6 +371,7 @@ loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
 	set_int(o, "chunks", s->chunks);
 	set_int(o, "reads", s->reads);
 	set_int(o, "bytes", s->bytes);
+	set_int(o, "client_workers", s->client_workers);
 	set_real(o, "client_cpu_s", s->client_cpu_s);
 	set_real(o, "client_cpu_fraction", s->client_cpu_fraction);
 	set_real(o, "loop_lag_p99_ms", s->loop_lag_p99_ms);

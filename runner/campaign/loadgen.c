@@ -1,17 +1,20 @@
 /*
  * loadgen.c - the closed-loop load generator. See loadgen.h.
  *
- * The loop is libcurl's socket interface driven by sockwait.h (epoll on
- * Linux, poll(2) elsewhere): libcurl tells us which sockets to watch and
- * when its timer fires; we wait, hand it the ready sockets, collect the
- * transfers that ended, and submit the next requests so exactly
- * `concurrency` stay in flight. Each slot owns one easy handle, reset
- * before each request, and one SSE parser; its write callback reads the
- * clock first, then parses (loadgen-req.c). Each ended request is folded into the tally as
- * it is delivered; the summary maths and its JSON, after the loop, are in
- * loadgen-summary.c.
+ * One worker's loop; loadgen-workers.c starts the workers, one thread
+ * each, and coordinates them. The loop is libcurl's socket interface
+ * driven by sockwait.h (epoll on Linux, poll(2) elsewhere): libcurl tells
+ * us which sockets to watch and when its timer fires; we wait, hand it
+ * the ready sockets, collect the transfers that ended, and submit the
+ * next requests so exactly the worker's share of `concurrency` stays in
+ * flight. Each slot owns one easy handle, reset before each request, and
+ * one SSE parser; its write callback reads the clock first, then parses
+ * (loadgen-req.c). Each ended request is folded into the worker's tally
+ * and handed to the coordinator; the summary maths and its JSON, after
+ * the loop, are in loadgen-summary.c.
  *
- * Must never print, never block anywhere but in sockwait_wait(), and never
+ * Must never print, never block anywhere but in sockwait_wait() (and the
+ * barrier between phases), never touch another worker's state, and never
  * let a request's failure end the sweep: only hang, deadline and on_tick
  * do.
  */
@@ -19,7 +22,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <curl/curl.h>
 
@@ -52,6 +54,23 @@ lg_preconnect_free(struct lg *lg)
 	lg->npre = lg->pre_left = 0;
 }
 
+/* Claim the next request of the list being run: the workers share the
+ * lists, so requests go out in the given order across all of them. */
+static int
+lg_claim(struct lg *lg, size_t *index)
+{
+	_Atomic size_t *next = lg->warming_up ? &lg->shared->next_warmup :
+	    &lg->shared->next_body;
+
+	if (lg->exhausted)
+		return 0;
+	if ((*index = atomic_fetch_add_explicit(next, 1,
+	    memory_order_relaxed)) < lg->nlist)
+		return 1;
+	lg->exhausted = 1;
+	return 0;
+}
+
 static struct lg_req *
 lg_free_slot(struct lg *lg)
 {
@@ -68,12 +87,14 @@ lg_submit(struct lg *lg)
 {
 	struct lg_req *r;
 	const struct loadgen_body *b;
+	size_t index;
 
-	while (!lg->stopping && lg->held == 0 && lg->next < lg->nlist &&
-	    lg->in_flight < lg->limit && (r = lg_free_slot(lg)) != NULL) {
-		b = &lg->list[lg->next];
+	while (!lg->stopping && lg->held == 0 && !lg->exhausted &&
+	    lg->in_flight < lg->limit && (r = lg_free_slot(lg)) != NULL &&
+	    lg_claim(lg, &index)) {
+		b = &lg->list[index];
 		req_reset(r);
-		r->index = lg->next++;
+		r->index = index;
 		r->warmup = lg->warming_up;
 		req_set_id(lg, r);
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -107,8 +128,7 @@ lg_deliver(struct lg *lg, struct lg_req *r)
 
 	req_record(r, &rec);
 	lg_tally_record(&lg->tally, &rec);
-	if (lg->cfg->on_record != NULL)
-		lg->cfg->on_record(lg->cfg->arg, &rec);
+	lg_handoff_record(lg, &rec);
 	if (r->state == REQ_HELD)
 		lg->held--;
 	r->state = REQ_FREE;
@@ -132,6 +152,8 @@ lg_finish(struct lg *lg, struct lg_req *r, CURLcode rc)
 	}
 	transport = req_classify(r, rc);
 	if (transport && lg->cfg->on_tick != NULL) {
+		if (lg->held == 0)
+			lg->held_ns = r->end_ns;
 		r->state = REQ_HELD;
 		lg->held++;
 		return;
@@ -242,48 +264,38 @@ lg_collect(struct lg *lg)
 	}
 }
 
+/* The coordinator's verdict (loadgen-workers.c), looked at every pass:
+ * end the sweep as on_tick or the silence said, or deliver the held
+ * records once an on_tick begun after them found the server alive. */
 static void
-lg_progress(struct lg *lg, struct loadgen_progress *p, uint64_t now)
+lg_tick(struct lg *lg)
 {
-	memset(p, 0, sizeof(*p));
-	p->now_ns = now;
-	p->start_ns = lg->tally.start_ns;
-	p->last_byte_ns = lg->last_byte_ns;
-	p->warming_up = lg->warming_up;
-	p->in_flight = lg->in_flight;
-	p->done = lg->tally.done;
-	p->ok = lg->tally.ok;
-	p->total = lg->cfg->nbodies;
-	p->output_tokens = lg->tally.sum->total_output_tokens;
-}
-
-static void
-lg_tick(struct lg *lg, uint64_t now)
-{
-	struct loadgen_progress p;
-	enum loadgen_tick_action act;
+	struct lg_shared *sh = lg->shared;
 	size_t i;
 
-	lg->next_tick_ns = now + lg->tick_ns;
-	if (lg->cfg->on_tick == NULL)
-		return;
-	lg_progress(lg, &p, now);
-	act = lg->cfg->on_tick(lg->cfg->arg, &p);
-	if (act == LOADGEN_TICK_SERVER_CRASH) {
+	switch (atomic_load_explicit(&sh->verdict, memory_order_acquire)) {
+	case LG_VERDICT_SERVER_CRASH:
 		lg_abort(lg, LOADGEN_END_SERVER_CRASH, LOADGEN_SERVER_CRASH,
 		    "the server exited");
 		return;
-	}
-	if (act == LOADGEN_TICK_STOP) {
+	case LG_VERDICT_STOP:
 		lg_abort(lg, LOADGEN_END_STOPPED, LOADGEN_TIMEOUT,
 		    "stopped: warden was interrupted");
 		return;
-	}
-	if (act == LOADGEN_TICK_HANG) {
+	case LG_VERDICT_HANG:
 		lg_abort(lg, LOADGEN_END_HANG, LOADGEN_TIMEOUT,
 		    "hang: the server went silent");
 		return;
+	case LG_VERDICT_SILENT:
+		lg_abort(lg, LOADGEN_END_HANG, LOADGEN_TIMEOUT,
+		    "hang: no byte from any request");
+		return;
+	default:
+		break;
 	}
+	if (lg->held == 0 || atomic_load_explicit(&sh->tick_ok_ns,
+	    memory_order_acquire) <= lg->held_ns)
+		return;
 	for (i = 0; i < lg->nreqs && lg->held > 0; i++)
 		if (lg->reqs[i].state == REQ_HELD)
 			lg_deliver(lg, &lg->reqs[i]);
@@ -300,14 +312,9 @@ lg_checks(struct lg *lg, uint64_t now)
 		    "the sweep deadline (engine wall cap) passed");
 		return;
 	}
-	if (cfg->hang_ns != 0 && lg->in_flight > 0 &&
-	    now - lg->last_byte_ns >= cfg->hang_ns) {
-		lg_abort(lg, LOADGEN_END_HANG, LOADGEN_TIMEOUT,
-		    "hang: no byte from any request");
-		return;
-	}
 	if (now >= lg->next_tick_ns)
-		lg_tick(lg, now);
+		lg->next_tick_ns = now + lg->tick_ns;
+	lg_tick(lg);
 }
 
 static int
@@ -322,6 +329,18 @@ lg_wait_ms(struct lg *lg, uint64_t now)
 	if (until <= now)
 		return 0;
 	return (int)((until - now + 999999) / 1000000);
+}
+
+/* What the coordinator reads of this worker. */
+static void
+lg_publish(struct lg *lg)
+{
+	atomic_store_explicit(&lg->pub_last_byte_ns, lg->last_byte_ns,
+	    memory_order_relaxed);
+	atomic_store_explicit(&lg->pub_start_ns, lg->tally.start_ns,
+	    memory_order_relaxed);
+	atomic_store_explicit(&lg->pub_in_flight, lg->in_flight,
+	    memory_order_relaxed);
 }
 
 /* One pass: wait, hand ready sockets and timers to libcurl. */
@@ -354,6 +373,7 @@ lg_pass(struct lg *lg)
 		stats_samples_add(&lg->tally.lag,
 		    (double)(now - t0) / LG_NS_PER_MS);
 	lg_checks(lg, now);
+	lg_publish(lg);
 }
 
 static void
@@ -362,17 +382,18 @@ lg_run_list(struct lg *lg, const struct loadgen_body *list, size_t n,
 {
 	lg->list = list;
 	lg->nlist = n;
-	lg->next = 0;
+	lg->exhausted = 0;
 	lg->warming_up = warmup;
-	lg->limit = lg->cfg->concurrency;
+	lg->limit = lg->concurrency;
 	if (warmup && n < lg->limit)
 		lg->limit = n;
 	if (!warmup)
 		lg_tally_cpu_start(&lg->tally);
 	lg_submit(lg);
-	while (!lg->stopping && (lg->next < n || lg->in_flight > 0 ||
+	while (!lg->stopping && (!lg->exhausted || lg->in_flight > 0 ||
 	    lg->held > 0))
 		lg_pass(lg);
+	lg_publish(lg);
 }
 
 static size_t
@@ -400,7 +421,7 @@ lg_preconnect(struct lg *lg)
 
 	if (timeout_ms > 10000)
 		timeout_ms = 10000;
-	lg->npre = cfg->concurrency;
+	lg->npre = lg->concurrency;
 	lg->pre = xcalloc(lg->npre, sizeof(*lg->pre));
 	lg->warming_up = 1;	/* not measured: no loop-lag samples */
 	for (i = 0; i < lg->npre; i++) {
@@ -426,18 +447,9 @@ lg_preconnect(struct lg *lg)
 	lg_preconnect_free(lg);
 }
 
-static int64_t
-realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + (int64_t)ts.tv_nsec;
-}
-
 /* ---- setup and teardown ---- */
 
-static struct werr *
+struct werr *
 lg_setup(struct lg *lg, const struct loadgen_config *cfg)
 {
 	const char *const *h;
@@ -465,8 +477,8 @@ lg_setup(struct lg *lg, const struct loadgen_config *cfg)
 	curl_multi_setopt(lg->multi, CURLMOPT_TIMERDATA, lg);
 	curl_multi_setopt(lg->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
 	curl_multi_setopt(lg->multi, CURLMOPT_MAXCONNECTS,
-	    (long)cfg->concurrency + 8);
-	lg->nreqs = cfg->concurrency;
+	    (long)lg->concurrency + 8);
+	lg->nreqs = lg->concurrency;
 	lg->reqs = xcalloc(lg->nreqs, sizeof(*lg->reqs));
 	for (i = 0; i < lg->nreqs; i++)
 		if ((err = req_setup(lg, &lg->reqs[i])) != NULL)
@@ -474,7 +486,7 @@ lg_setup(struct lg *lg, const struct loadgen_config *cfg)
 	return NULL;
 }
 
-static void
+void
 lg_teardown(struct lg *lg)
 {
 	size_t i;
@@ -494,59 +506,33 @@ lg_teardown(struct lg *lg)
 	lg_tally_free(&lg->tally);
 }
 
-static struct werr *
-check_config(const struct loadgen_config *cfg)
+/*
+ * The worker's part of the sweep, in its own thread: the warmups, the
+ * barrier, its share of the preconnects, the barrier, the timed list.
+ * Every worker passes both barriers, whether it ran its lists or not.
+ */
+void
+lg_worker_run(struct lg *lg)
 {
-	if (cfg->url == NULL || *cfg->url == '\0')
-		return werr_usage("load generator: no url");
-	if (cfg->concurrency == 0)
-		return werr_usage("load generator: concurrency must be at least 1");
-	if (cfg->nbodies > 0 && cfg->bodies == NULL)
-		return werr_usage("load generator: no request bodies");
-	if (cfg->nwarmups > 0 && cfg->warmups == NULL)
-		return werr_usage("load generator: no warmup bodies");
-	return NULL;
-}
-
-struct werr *
-loadgen_run(const struct loadgen_config *cfg, struct loadgen_summary *summary)
-{
-	struct lg lg;
+	const struct loadgen_config *cfg = lg->cfg;
 	struct rtsched_saved sched;
-	struct werr *err;
-	uint64_t m0, m1;
 
-	memset(summary, 0, sizeof(*summary));
-	if ((err = check_config(cfg)) != NULL)
-		return err;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return werr_new(WEXIT_ENV, "cannot initialise libcurl");
-	memset(&lg, 0, sizeof(lg));
-	lg.tally.sum = summary;
-	summary->max_concurrency = cfg->concurrency;
-	summary->num_prompts = cfg->nbodies;
-	m0 = mono_ns();
-	summary->anchor_realtime_ns = realtime_ns();
-	m1 = mono_ns();
-	summary->anchor_mono_ns = m0 + (m1 - m0) / 2;
-	if ((err = lg_setup(&lg, cfg)) != NULL)
-		goto out;
-	lg.next_tick_ns = mono_ns() + lg.tick_ns;
-	summary->client_scheduling = cfg->raise_priority ?
-	    rtsched_raise(&sched) : "normal";
+	lg->next_tick_ns = mono_ns() + lg->tick_ns;
+	lg->scheduling = cfg->raise_priority ? rtsched_raise(&sched) :
+	    "normal";
 	if (cfg->nwarmups > 0)
-		lg_run_list(&lg, cfg->warmups, cfg->nwarmups, 1);
-	if (!lg.stopping && cfg->preconnect_url != NULL)
-		lg_preconnect(&lg);
-	if (!lg.stopping)
-		lg_run_list(&lg, cfg->bodies, cfg->nbodies, 0);
+		lg_run_list(lg, cfg->warmups, cfg->nwarmups, 1);
+	lg_barrier(lg->shared);
+	lg_tick(lg);
+	if (!lg->stopping && cfg->preconnect_url != NULL)
+		lg_preconnect(lg);
+	lg_barrier(lg->shared);
+	atomic_store_explicit(&lg->shared->timed, 1, memory_order_relaxed);
+	lg_tick(lg);
+	if (!lg->stopping)
+		lg_run_list(lg, cfg->bodies, cfg->nbodies, 0);
+	lg_tally_cpu_stop(&lg->tally);
 	if (cfg->raise_priority)
 		rtsched_restore(&sched);
-	summary->end = lg.end;
-	m0 = mono_ns();
-	lg_tally_finish(&lg.tally, cfg->nbodies, m0, realtime_ns());
-out:
-	lg_teardown(&lg);
-	curl_global_cleanup();
-	return err;
+	lg->wsum.end = lg->end;
 }

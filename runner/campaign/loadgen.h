@@ -2,9 +2,12 @@
  * loadgen.h - the load generator: one sweep of streamed chat completions
  * against one server at one concurrency level.
  *
- * One thread, one libcurl multi handle, HTTP/1.1 keep-alive, and a closed
- * loop: exactly `concurrency` requests are in flight until the list runs
- * out (fewer only at the tail). Requests are sent in the order given.
+ * Worker threads, each with its own libcurl multi handle, connections and
+ * share of the concurrency (see loadgen_workers_for()), HTTP/1.1
+ * keep-alive, and a closed loop: exactly `concurrency` requests are in
+ * flight until the list runs out (fewer only at the tail). Requests are
+ * claimed in the order given, from one list all workers share; on_record
+ * and on_tick are called only from the thread that called loadgen_run().
  * Warmup requests run first, at min(concurrency, nwarmups) in flight, and
  * all of them end before the first timed request is submitted; they are
  * reported to on_record (warmup = 1) but never counted in the summary. The
@@ -181,6 +184,10 @@ struct loadgen_config {
 	 */
 	const char *preconnect_url;
 	unsigned concurrency;		/* >= 1 */
+	/* Worker threads; 0: the environment's WARDEN_LOADGEN_WORKERS if
+	 * set, else loadgen_workers_for(concurrency, loadgen_cpus()).
+	 * Never more than concurrency. */
+	unsigned workers;
 	uint64_t request_timeout_ns;	/* 0: 300 s */
 	uint64_t deadline_ns;		/* absolute mono_ns() end of the sweep
 					   (the engine wall cap); 0: none.
@@ -269,12 +276,14 @@ struct loadgen_summary {
 	uint64_t chunks;
 	uint64_t reads;			/* write callbacks */
 	uint64_t bytes;			/* response body bytes received */
-	/* Self-check: client_limited when loop_lag p99 > 1 ms or client CPU
-	 * > 85 % of one core over the sweep. */
-	double client_cpu_s;		/* user + system, this thread */
-	double client_cpu_fraction;	/* client_cpu_s / duration */
-	double loop_lag_p99_ms;		/* time the loop spent on work between
-					   two waits, p99 over iterations */
+	/* Self-check: client_limited when loop_lag p99 > 1 ms or the
+	 * busiest worker's CPU > 85 % of one core over the sweep. */
+	unsigned client_workers;	/* worker threads that ran */
+	double client_cpu_s;		/* user + system, all workers */
+	double client_cpu_fraction;	/* the busiest worker's CPU / duration */
+	double loop_lag_p99_ms;		/* time a loop spent on work between
+					   two waits, p99 over the iterations
+					   of all workers */
 	int client_limited;
 	const char *client_scheduling;	/* rtsched_raise()'s answer, static */
 	const char *event_wait;		/* "epoll" or "poll", static */
@@ -285,6 +294,21 @@ struct loadgen_summary {
 	double clock_drift;
 	int clock_drift_warning;
 };
+
+/*
+ * Streams one worker thread is meant to carry: a worker spends a few
+ * microseconds on each event, so at one event per stream per engine step
+ * 128 streams keep its work on a step under a millisecond.
+ */
+#define LOADGEN_STREAMS_PER_WORKER	128
+
+/* The workers a sweep at this concurrency gets on this many CPUs:
+ * ceil(concurrency / LOADGEN_STREAMS_PER_WORKER), at most cpus, at
+ * least 1. */
+unsigned loadgen_workers_for(unsigned concurrency, unsigned cpus);
+/* The CPUs the process may run on (its affinity mask where there is one,
+ * as taskset sets it; else the online CPUs). */
+unsigned loadgen_cpus(void);
 
 /*
  * Run one sweep. Returns an error only when the sweep could not run at all

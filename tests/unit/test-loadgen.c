@@ -502,6 +502,16 @@ seen_by_index(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+static int
+seen_warmups_first(const void *a, const void *b)
+{
+	const struct seen *x = a, *y = b;
+
+	if (x->warmup != y->warmup)
+		return x->warmup ? -1 : 1;
+	return seen_by_index(a, b);
+}
+
 static void
 closed_loop(int portable)
 {
@@ -814,7 +824,7 @@ test_cut_then_crash_is_server_crash(void **state)
 }
 
 static void
-test_crash_hang_and_deadline_end_the_sweep(void **state)
+crash_hang_and_deadline(unsigned workers)
 {
 	struct bodies b = { 0 };
 	struct loadgen_config cfg = { 0 };
@@ -827,9 +837,11 @@ test_crash_hang_and_deadline_end_the_sweep(void **state)
 	cfg.bodies = b.v;
 	cfg.nbodies = b.n;
 	cfg.concurrency = 2;
+	cfg.workers = workers;
 	run = xcalloc(1, sizeof(*run));
 	run->crash_after_ticks = 3;
 	sweep(&cfg, &sum, &run, 1);
+	assert_int_equal(sum.client_workers, workers);
 	assert_int_equal(sum.end, LOADGEN_END_SERVER_CRASH);
 	assert_int_equal(sum.failed_by_outcome[LOADGEN_SERVER_CRASH], 2);
 	assert_int_equal(sum.not_started, 4);
@@ -853,6 +865,20 @@ test_crash_hang_and_deadline_end_the_sweep(void **state)
 	assert_int_equal(sum.not_started, 4);
 	run_free(run);
 	bodies_free(&b);
+}
+
+static void
+test_crash_hang_and_deadline_end_the_sweep(void **state)
+{
+	crash_hang_and_deadline(1);
+}
+
+/* The same with two worker threads, one stream each: the coordinator's
+ * verdicts reach both. */
+static void
+test_crash_hang_and_deadline_with_two_workers(void **state)
+{
+	crash_hang_and_deadline(2);
 }
 
 static void
@@ -971,6 +997,94 @@ test_recorded_streams_through_the_loop(void **state)
 	bodies_free(&b);
 }
 
+/*
+ * Two worker threads (fixed by WARDEN_LOADGEN_WORKERS, as a user would)
+ * against one on the same requests, token streams and the recorded
+ * streams with their different outcomes: every request is sent and
+ * recorded once, with the same outcome, tokens and finish reason, and the
+ * summaries' counts and token totals are equal.
+ */
+static void
+test_two_workers_match_one(void **state)
+{
+	struct bodies b = { 0 };
+	struct loadgen_config cfg = { 0 };
+	struct loadgen_summary one, two;
+	struct run *r1 = NULL, *r2 = NULL;
+	size_t i, n = 48;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		if (i % 3 == 0)
+			bodies_add(&b, "{\"id\":%zu,\"fixture\":\"%s\","
+			    "\"piece\":%zu}", i,
+			    fixture_names[(i / 3) % NFIXTURES], 3 + i % 5);
+		else
+			bodies_add(&b, "{\"id\":%zu,\"tokens\":%zu,"
+			    "\"delay_ms\":1}", i, 2 + i % 7);
+	}
+	cfg.bodies = b.v;
+	cfg.nbodies = b.n;
+	cfg.warmups = b.v + 1;
+	cfg.nwarmups = 4;
+	cfg.concurrency = 6;
+	cfg.workers = 1;
+	sweep(&cfg, &one, &r1, 1);
+	cfg.workers = 0;
+	setenv("WARDEN_LOADGEN_WORKERS", "2", 1);
+	sweep(&cfg, &two, &r2, 1);
+	unsetenv("WARDEN_LOADGEN_WORKERS");
+	assert_int_equal(one.client_workers, 1);
+	assert_int_equal(two.client_workers, 2);
+	/* each sent once: the warmups, then the timed requests */
+	assert_int_equal(srv.narrivals, n + 4);
+	assert_int_equal(r1->n, n + 4);
+	assert_int_equal(r2->n, n + 4);
+	qsort(r1->v, r1->n, sizeof(r1->v[0]), seen_warmups_first);
+	qsort(r2->v, r2->n, sizeof(r2->v[0]), seen_warmups_first);
+	for (i = 0; i < r2->n; i++) {
+		assert_int_equal(r2->v[i].warmup, i < 4);
+		assert_int_equal(r2->v[i].index, r1->v[i].index);
+		assert_int_equal(r2->v[i].warmup, r1->v[i].warmup);
+		assert_int_equal(r2->v[i].outcome, r1->v[i].outcome);
+		assert_int_equal(r2->v[i].token_events, r1->v[i].token_events);
+		assert_int_equal(r2->v[i].ntoken_ns, r1->v[i].ntoken_ns);
+		assert_int_equal(r2->v[i].completion_tokens,
+		    r1->v[i].completion_tokens);
+		assert_int_equal(r2->v[i].content_bytes,
+		    r1->v[i].content_bytes);
+		assert_int_equal(r2->v[i].usage_source, r1->v[i].usage_source);
+		if (r1->v[i].finish_reason == NULL)
+			assert_null(r2->v[i].finish_reason);
+		else
+			assert_string_equal(r2->v[i].finish_reason,
+			    r1->v[i].finish_reason);
+	}
+	for (i = 0; i < r2->n; i++)	/* the warmups, then each index once */
+		assert_int_equal(r2->v[i].index, i < 4 ? i : i - 4);
+	assert_int_equal(two.end, LOADGEN_END_COMPLETE);
+	assert_int_equal(two.submitted, one.submitted);
+	assert_int_equal(two.completed, one.completed);
+	assert_int_equal(two.failed, one.failed);
+	for (k = 0; k < LOADGEN_OUTCOME_COUNT; k++)
+		assert_int_equal(two.failed_by_outcome[k],
+		    one.failed_by_outcome[k]);
+	assert_int_equal(two.warmups_ok, one.warmups_ok);
+	assert_int_equal(two.total_output_tokens, one.total_output_tokens);
+	assert_int_equal(two.total_input_tokens, one.total_input_tokens);
+	assert_int_equal(two.token_events, one.token_events);
+	assert_int_equal(two.chunks, one.chunks);
+	assert_int_equal(two.bytes, one.bytes);
+	assert_int_equal(two.ttft.n, one.ttft.n);
+	assert_int_equal(two.itl.n, one.itl.n);
+	assert_int_equal(two.usage_server, one.usage_server);
+	assert_true(two.max_in_flight <= 6);
+	assert_true(two.completed >= n / 2);
+	run_free(r1);
+	run_free(r2);
+	bodies_free(&b);
+}
+
 /* keep_content hands on_record the answer's text, cut at the limit;
  * without it the record carries none. */
 static void
@@ -1084,6 +1198,8 @@ main(void)
 		cmocka_unit_test(test_http_status_and_cut_stream),
 		cmocka_unit_test(test_cut_then_crash_is_server_crash),
 		cmocka_unit_test(test_crash_hang_and_deadline_end_the_sweep),
+		cmocka_unit_test(test_crash_hang_and_deadline_with_two_workers),
+		cmocka_unit_test(test_two_workers_match_one),
 		cmocka_unit_test(test_coalesced_events_are_counted),
 		cmocka_unit_test(test_recorded_streams_through_the_loop),
 		cmocka_unit_test(test_content_is_kept_when_asked),
