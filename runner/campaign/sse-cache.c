@@ -74,10 +74,14 @@ sse_chunk_classify_cached(struct sse_chunk_cache *k, const char *data,
 	}
 	sse_scan_chunk(data, len, out, &st);
 	if (out->needs_json != 0) {
+		sse_chunk_clear(out);
 		sse_chunk_parse_json(data, len, out);
 		return;
 	}
-	if (out->kind != SSE_CHUNK_TOKEN || st.content_strings != 1 ||
+	/* only a plain token chunk: one with a finish reason or usage
+	 * would hand them on to the chunks that fit it */
+	if (out->kind != SSE_CHUNK_TOKEN || out->finish_reason != NULL ||
+	    out->has_usage || st.content_strings != 1 ||
 	    out->reasoning_bytes != 0 || out->content_bytes == 0 ||
 	    st.content_end - st.content_at < 2)
 		return;

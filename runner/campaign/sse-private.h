@@ -19,6 +19,9 @@ struct sse_scan_state {
 	const char *content_end;	/* ... and one past its closing quote */
 	size_t content_strings;	/* content strings met */
 	int choice_delta;	/* a delta key met in this choice */
+	int choice_finish;	/* finish_reason keys met in this choice */
+	int usage_seen;		/* usage keys met at the top */
+	unsigned usage_keys;	/* counts met in usage: 1 prompt, 2 completion */
 };
 
 /* sse_chunk_scan(), keeping in *st what it learnt (where the content

@@ -4,11 +4,13 @@
  *
  * The scanner walks a payload the way a JSON validator would (strings
  * with their escapes and UTF-8, numbers, literals, nesting) but keeps no
- * values: it only sums the decoded length of content strings and notices
- * the keys that need a real parse. Whenever it meets something it does not
+ * values but a finish reason and the usage counts: it sums the decoded
+ * length of content strings and notices the keys that need a real parse. Whenever it meets something it does not
  * fully understand it answers SSE_NEED_UNDECIDED; it must never decide a
  * chunk differently from jansson (sse-json.c), so when in doubt it gives
- * up. Never prints; never allocates on the scanner path.
+ * up. It decides a finish reason (a plain string) and a usage object
+ * (plain integer counts) itself, so a stream's last chunks need no
+ * jansson either. Never prints; allocates only the finish reason kept.
  */
 #include "config.h"
 
@@ -424,6 +426,72 @@ delta_member(struct scan *sc, const char *key, size_t klen, void *arg)
 	    &st->out->reasoning_bytes);
 }
 
+/* A choice's finish_reason: null, or a string without escapes, kept as
+ * jansson would keep it (the first choice's); anything else, and a key
+ * met twice (jansson keeps the last), goes to jansson. */
+static int
+scan_finish(struct scan *sc, struct sse_scan_state *st)
+{
+	const char *raw;
+	size_t rawlen, dec;
+
+	if (st->choice_finish++ || (scan_peek(sc) != 'n' &&
+	    scan_peek(sc) != '"')) {
+		st->out->needs_json |= SSE_NEED_FINISH;
+		return scan_skip(sc);
+	}
+	if (scan_peek(sc) == 'n')
+		return scan_literal(sc, "null");
+	if (!scan_string(sc, &raw, &rawlen, &dec))
+		return 0;
+	if (memchr(raw, '\\', rawlen) != NULL)
+		st->out->needs_json |= SSE_NEED_FINISH;
+	else if (st->out->finish_reason == NULL)
+		st->out->finish_reason = xstrndup(raw, rawlen);
+	return 1;
+}
+
+/* A member of the usage object: the two counts as plain integers; a
+ * count met twice, a fraction, an exponent or a long number goes to
+ * jansson (which tells integers from reals and may refuse the number). */
+static int
+usage_member(struct scan *sc, const char *key, size_t klen, void *arg)
+{
+	struct sse_scan_state *st = arg;
+	const char *from, *p;
+	long *into, v = 0;
+	unsigned bit;
+
+	if (key_is(key, klen, "prompt_tokens")) {
+		into = &st->out->prompt_tokens;
+		bit = 1;
+	} else if (key_is(key, klen, "completion_tokens")) {
+		into = &st->out->completion_tokens;
+		bit = 2;
+	} else
+		return scan_skip(sc);
+	if ((st->usage_keys & bit) || scan_peek(sc) == 'n' ||
+	    scan_peek(sc) == '"' || scan_peek(sc) == '{' ||
+	    scan_peek(sc) == '[' || scan_peek(sc) == 't' ||
+	    scan_peek(sc) == 'f') {
+		st->out->needs_json |= SSE_NEED_USAGE;
+		return scan_skip(sc);
+	}
+	st->usage_keys |= bit;
+	from = sc->s;
+	if (!scan_number(sc))
+		return 0;
+	for (p = from; p < sc->s; p++)
+		if (*p == '.' || *p == 'e' || *p == 'E') {
+			st->out->needs_json |= SSE_NEED_USAGE;
+			return 1;
+		}
+	for (p = *from == '-' ? from + 1 : from; p < sc->s; p++)
+		v = v * 10 + (*p - '0');
+	*into = *from == '-' ? -v : v;
+	return 1;
+}
+
 static int
 choice_member(struct scan *sc, const char *key, size_t klen, void *arg)
 {
@@ -438,12 +506,8 @@ choice_member(struct scan *sc, const char *key, size_t klen, void *arg)
 		st->delta_seen = 0;
 		return scan_object(sc, delta_member, st);
 	}
-	if (key_is(key, klen, "finish_reason")) {
-		if (scan_peek(sc) == 'n')
-			return scan_literal(sc, "null");
-		st->out->needs_json |= SSE_NEED_FINISH;
-		return scan_skip(sc);
-	}
+	if (key_is(key, klen, "finish_reason"))
+		return scan_finish(sc, st);
 	if (key_is(key, klen, "message"))
 		return 0;	/* not a streaming chunk */
 	return scan_skip(sc);
@@ -455,6 +519,7 @@ choice_element(struct scan *sc, void *arg)
 	struct sse_scan_state *st = arg;
 
 	st->choice_delta = 0;
+	st->choice_finish = 0;
 	if (scan_peek(sc) != '{')
 		return 0;
 	return scan_object(sc, choice_member, arg);
@@ -476,7 +541,18 @@ top_member(struct scan *sc, const char *key, size_t klen, void *arg)
 		st->choices_empty = n == 0;
 		return 1;
 	}
-	if (key_is(key, klen, "usage") || key_is(key, klen, "error")) {
+	if (key_is(key, klen, "usage")) {
+		if (st->usage_seen++ || (scan_peek(sc) != 'n' &&
+		    scan_peek(sc) != '{')) {
+			st->out->needs_json |= SSE_NEED_USAGE;
+			return scan_skip(sc);
+		}
+		if (scan_peek(sc) == 'n')
+			return scan_literal(sc, "null");
+		st->out->has_usage = 1;
+		return scan_object(sc, usage_member, st);
+	}
+	if (key_is(key, klen, "error")) {
 		if (scan_peek(sc) == 'n')
 			return scan_literal(sc, "null");
 		st->out->needs_json |= key[0] == 'u' ? SSE_NEED_USAGE :
@@ -518,6 +594,8 @@ sse_scan_chunk(const char *data, size_t len, struct sse_chunk *out,
 		return;
 	if (out->content_bytes > 0 || out->reasoning_bytes > 0)
 		out->kind = SSE_CHUNK_TOKEN;
+	else if (st->choices_empty && out->has_usage)
+		out->kind = SSE_CHUNK_USAGE;
 	else
 		out->kind = SSE_CHUNK_EMPTY;
 }
@@ -534,8 +612,10 @@ void
 sse_chunk_classify(const char *data, size_t len, struct sse_chunk *out)
 {
 	sse_chunk_scan(data, len, out);
-	if (out->needs_json != 0)
+	if (out->needs_json != 0) {
+		sse_chunk_clear(out);
 		sse_chunk_parse_json(data, len, out);
+	}
 }
 
 int

@@ -10,9 +10,10 @@
  * text, so a UTF-8 character split across reads is simply carried over.
  *
  * The classifier scans a data payload's bytes without building a JSON tree
- * (the hot path: most chunks are plain token deltas) and hands to jansson
- * only what needs it: usage, errors, tool calls, finish_reason, and
- * anything the scanner cannot decide. Both paths must agree; the unit test
+ * (the hot path: most chunks are plain token deltas; a plain finish
+ * reason and usage object are read too) and hands to jansson only what
+ * needs it: errors, tool calls, escaped or odd finish reasons and usage
+ * counts, and anything the scanner cannot decide. Both paths must agree; the unit test
  * checks them against each other on every fixture event.
  *
  * An event is bounded: a line longer than max_event bytes, or an event

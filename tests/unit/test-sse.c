@@ -287,6 +287,26 @@ test_every_two_way_split(void **state)
 }
 
 /* The scanner (when it decides), jansson, and the expectation agree. */
+/* Where the scanner decided (needs_json 0), it must agree with jansson
+ * on everything a record takes from a chunk. 1 when it agrees. */
+static int
+scan_agrees(const struct sse_chunk *scan, const struct sse_chunk *json)
+{
+	if (scan->needs_json != 0)
+		return 1;
+	if (scan->kind != json->kind ||
+	    scan->content_bytes != json->content_bytes ||
+	    scan->reasoning_bytes != json->reasoning_bytes ||
+	    scan->has_usage != json->has_usage ||
+	    scan->prompt_tokens != json->prompt_tokens ||
+	    scan->completion_tokens != json->completion_tokens)
+		return 0;
+	if ((scan->finish_reason == NULL) != (json->finish_reason == NULL))
+		return 0;
+	return scan->finish_reason == NULL ||
+	    strcmp(scan->finish_reason, json->finish_reason) == 0;
+}
+
 static void
 check_classify(const char *fxname, size_t k, const struct want_event *w)
 {
@@ -303,9 +323,7 @@ check_classify(const char *fxname, size_t k, const struct want_event *w)
 		    fxname, k, sse_chunk_kind_name(json.kind),
 		    json.content_bytes, json.reasoning_bytes,
 		    json.tool_call_deltas, w->kind);
-	if (scan.needs_json == 0 && (scan.kind != json.kind ||
-	    scan.content_bytes != json.content_bytes ||
-	    scan.reasoning_bytes != json.reasoning_bytes))
+	if (!scan_agrees(&scan, &json))
 		fail_msg("%s event %zu: scanner says %s %zu/%zu, jansson %s",
 		    fxname, k, sse_chunk_kind_name(scan.kind),
 		    scan.content_bytes, scan.reasoning_bytes,
@@ -397,6 +415,31 @@ test_tricky_payloads(void **state)
 		"{\"choices\":[{\"delta\":{\"content\":\"!\"},\"delta\":null}]}",
 		"{\"choices\":[{\"delta\":{\"content\":\"a\"},\"delta\":{\"content\":\"b\"}}]}",
 		"{\"object\":\"\\u0065rror\",\"choices\":[]}",
+		/* finish reasons and usage, which the scanner decides */
+		"{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}",
+		"{\"choices\":[{\"delta\":{},\"finish_reason\":\"\"}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"length\"}]}",
+		"{\"choices\":[{\"finish_reason\":\"st\\u006fp\"}]}",
+		"{\"choices\":[{\"finish_reason\":null,\"finish_reason\":\"stop\"}]}",
+		"{\"choices\":[{\"finish_reason\":\"stop\",\"finish_reason\":null}]}",
+		"{\"choices\":[{\"finish_reason\":\"a\"},{\"finish_reason\":\"b\"}]}",
+		"{\"choices\":[{\"finish_reason\":null},{\"finish_reason\":\"b\"}]}",
+		"{\"choices\":[{\"finish_reason\":[]}]}",
+		"{\"choices\":[],\"usage\":{}}",
+		"{\"choices\":[],\"usage\":{\"prompt_tokens\":-3,\"completion_tokens\":0}}",
+		"{\"choices\":[],\"usage\":{\"prompt_tokens\":3.0,\"completion_tokens\":4}}",
+		"{\"choices\":[],\"usage\":{\"prompt_tokens\":3e1,\"completion_tokens\":4}}",
+		"{\"choices\":[],\"usage\":{\"prompt_tokens\":null,\"completion_tokens\":\"4\"}}",
+		"{\"choices\":[],\"usage\":{\"completion_tokens\":4,\"completion_tokens\":5}}",
+		"{\"choices\":[],\"usage\":{\"completion_tokens\":123456789012345678}}",
+		"{\"choices\":[],\"usage\":{\"completion_tokens\":1234567890123456789}}",
+		"{\"choices\":[],\"usage\":{\"x\":{\"y\":[1,2]},\"completion_tokens\":2}}",
+		"{\"choices\":[],\"usage\":{\"prompt_tokens\":1},\"usage\":null}",
+		"{\"choices\":[],\"usage\":null,\"usage\":{\"prompt_tokens\":1}}",
+		"{\"choices\":[],\"usage\":[1]}",
+		"{\"choices\":[],\"usage\":7}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":1}}",
+		"{\"choices\":[{\"delta\":{}}],\"usage\":{\"prompt_tokens\":2}}",
 	};
 	struct sse_chunk scan, json;
 	size_t i, len;
@@ -405,9 +448,7 @@ test_tricky_payloads(void **state)
 		len = strlen(payloads[i]);
 		sse_chunk_scan(payloads[i], len, &scan);
 		sse_chunk_parse_json(payloads[i], len, &json);
-		if (scan.needs_json == 0 && (scan.kind != json.kind ||
-		    scan.content_bytes != json.content_bytes ||
-		    scan.reasoning_bytes != json.reasoning_bytes))
+		if (!scan_agrees(&scan, &json))
 			fail_msg("payload %zu: scanner %s %zu, jansson %s %zu",
 			    i, sse_chunk_kind_name(scan.kind),
 			    scan.content_bytes, sse_chunk_kind_name(json.kind),
@@ -579,12 +620,15 @@ test_jansson_fields(void **state)
 	assert_int_equal(c.kind, SSE_CHUNK_ERROR);
 	assert_string_equal(c.error, "out of memory");
 	sse_chunk_clear(&c);
+	/* the scanner decides a plain usage chunk and finish reason */
 	sse_chunk_scan(usage, strlen(usage), &c);
-	assert_true(c.needs_json & SSE_NEED_USAGE);
+	assert_int_equal(c.needs_json, 0);
+	assert_int_equal(c.kind, SSE_CHUNK_USAGE);
+	assert_int_equal(c.completion_tokens, 4);
 	sse_chunk_clear(&c);
 	sse_chunk_scan(tools, strlen(tools), &c);
 	assert_true(c.needs_json & SSE_NEED_TOOL_CALLS);
-	assert_true(c.needs_json & SSE_NEED_FINISH);
+	assert_string_equal(c.finish_reason, "tool_calls");
 	sse_chunk_clear(&c);
 }
 
