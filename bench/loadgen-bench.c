@@ -11,8 +11,11 @@
  *	runs a sweep, then matches every request with its line in
  *	warden-simengine's --trace file (by X-Request-Id) and prints
  *	the p50/p99/max of (warden's receive time - the server's send
- *	time) over all tokens.
- *	Both are CLOCK_MONOTONIC on the same machine.
+ *	time) over all tokens, and of (the server's receive time of the
+ *	request - warden's submission) over all requests and over the
+ *	first wave (the first CONCURRENCY requests), with the sweep's
+ *	events per client CPU-second, workers and client_limited.
+ *	Both clocks are CLOCK_MONOTONIC on the same machine.
  *   loadgen-bench cpu CMD [ARG...]
  *	runs CMD and prints its user+system CPU and wall seconds on stderr
  *	as one JSON line (the curl baseline is measured this way).
@@ -114,6 +117,7 @@ cmd_sweep(char **argv)
 /* What the latency check keeps of each timed request. */
 struct kept {
 	size_t index;
+	uint64_t submit_ns;
 	uint64_t *tok;
 	size_t ntok;
 };
@@ -133,6 +137,7 @@ keep_record(void *arg, const struct loadgen_record *rec)
 		return;
 	e = &k->v[k->n++];
 	e->index = rec->index;
+	e->submit_ns = rec->submit_ns;
 	e->ntok = rec->ntoken_ns;
 	e->tok = xcalloc(e->ntok, sizeof(*e->tok));
 	memcpy(e->tok, rec->token_ns, e->ntok * sizeof(*e->tok));
@@ -181,14 +186,16 @@ cmd_latency(char **argv)
 	struct loadgen_config cfg;
 	struct loadgen_summary sum;
 	struct loadgen_body *bodies;
-	struct stats_samples lat = { NULL, 0, 0 };
-	struct stats_summary st;
+	struct stats_samples lat = { NULL, 0, 0 }, sub = { NULL, 0, 0 };
+	struct stats_samples wave = { NULL, 0, 0 };
+	struct stats_summary st, ss, ws;
 	struct keep k = { NULL, 0 };
 	struct buf text = BUF_INIT;
 	struct werr *err;
 	struct timespec pause = { 0, 100000000 };
 	json_t *by_id, *line, *tok;
-	char *body;
+	char *body, *health = NULL;
+	const char *v1;
 	long c = atol(argv[1]), n = atol(argv[2]), i;
 	size_t t, matched = 0;
 	int tries;
@@ -209,6 +216,11 @@ cmd_latency(char **argv)
 	cfg.concurrency = (unsigned)c;
 	cfg.request_id_prefix = "b-";
 	cfg.raise_priority = 1;		/* as the campaign runs it */
+	/* ... with its connections opened first (the health path) */
+	if ((v1 = strstr(argv[0], "/v1/")) != NULL) {
+		health = xasprintf("%.*s/health", (int)(v1 - argv[0]), argv[0]);
+		cfg.preconnect_url = health;
+	}
 	cfg.on_record = keep_record;
 	cfg.arg = &k;
 	if ((err = loadgen_run(&cfg, &sum)) != NULL) {
@@ -238,22 +250,39 @@ cmd_latency(char **argv)
 		if ((line = match_trace(by_id, &k.v[t])) == NULL)
 			continue;
 		tok = json_object_get(line, "token_ns");
+		stats_samples_add(k.v[t].index < (size_t)c ? &wave : &sub,
+		    (double)((int64_t)json_integer_value(json_object_get(line,
+		    "received_ns")) - (int64_t)k.v[t].submit_ns) / 1000.0);
 		for (i = 0; i < (long)k.v[t].ntok; i++)
 			stats_samples_add(&lat, (double)(k.v[t].tok[i] -
 			    (uint64_t)json_integer_value(json_array_get(tok,
 			    (size_t)i))) / 1000.0);
 	}
 	stats_summarize(lat.v, lat.n, &st);
+	stats_summarize(wave.v, wave.n, &ws);
+	for (t = 0; t < wave.n; t++)	/* all requests: the wave too */
+		stats_samples_add(&sub, wave.v[t]);
+	stats_summarize(sub.v, sub.n, &ss);
 	printf("{\"requests\":%zu,\"matched\":%zu,\"failed\":%zu,"
 	    "\"tokens\":%zu,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
+	    "\"submit_engine_p50_us\":%.1f,\"submit_engine_p99_us\":%.1f,"
+	    "\"submit_engine_max_us\":%.1f,\"first_wave_p50_us\":%.1f,"
+	    "\"first_wave_max_us\":%.1f,\"events_per_cpu_s\":%.0f,"
+	    "\"workers\":%u,\"loop_lag_p99_ms\":%.3f,"
 	    "\"client_limited\":%s}\n", k.n, matched, sum.failed, st.n,
-	    st.median, st.p99, st.max, sum.client_limited ? "true" : "false");
+	    st.median, st.p99, st.max, ss.median, ss.p99, ss.max, ws.median,
+	    ws.max, sum.client_cpu_s > 0 ? (double)sum.token_events /
+	    sum.client_cpu_s : 0, sum.client_workers, sum.loop_lag_p99_ms,
+	    sum.client_limited ? "true" : "false");
 	for (t = 0; t < k.n; t++)
 		free(k.v[t].tok);
 	free(k.v);
 	json_decref(by_id);
 	buf_free(&text);
 	stats_samples_free(&lat);
+	stats_samples_free(&sub);
+	stats_samples_free(&wave);
+	free(health);
 	free(bodies);
 	free(body);
 	return sum.failed == 0 ? 0 : 1;

@@ -13,6 +13,16 @@
 # per client CPU-second coalesced, >= 250,000 one per read, 0 errors at
 # c=1024. Exits 1 if any sweep had errors.
 #
+# Then real streams: one event per read because the engine paces them
+# (--itl 20, one event per write, every stream decoding at once, as an
+# engine's step sends one token to each), many streams, the engine on
+# the other core: events per client CPU-second, as a ratio to the
+# bundled (coalesced) figure at the same c and to c=1 of the same run;
+# receive minus send (the engine's --trace) p50/p99 and its ratio to
+# c=1's; submission to the engine's receipt per request (all, and the
+# first wave of c); the worker threads the sweep used (the rule, or
+# WARDEN_LOADGEN_WORKERS) and client_limited.
+#
 # Environment: SIMENGINE, TOP_BUILDDIR (set by `make bench`);
 # LOADGEN_BENCH_LEVELS, LOADGEN_BENCH_TOKENS, LOADGEN_BENCH_REQUESTS to
 # make it shorter.
@@ -22,6 +32,7 @@ set -u
 : "${SIMENGINE:=$TOP_BUILDDIR/warden-simengine}"
 DRIVER="$TOP_BUILDDIR/bench/loadgen-bench"
 LEVELS=${LOADGEN_BENCH_LEVELS:-"1 16 64 256 1024"}
+REAL_LEVELS=${LOADGEN_BENCH_REAL_LEVELS:-"1 64 256 1024"}
 TOKENS=${LOADGEN_BENCH_TOKENS:-256}
 MIN_REQUESTS=${LOADGEN_BENCH_REQUESTS:-400}
 
@@ -126,7 +137,8 @@ for EPW in 16 1; do
 			continue
 		}
 		CURL=$(curl_run "$C" "$N")
-		python3 - "$WORK/sweep.json" "$FORMAT" "$C" "$N" $CURL <<'EOF' || FAILED=1
+		cp "$WORK/sweep.json" "$WORK/bundled.json"
+		python3 - "$WORK/bundled.json" "$FORMAT" "$C" "$N" $CURL <<'EOF' || FAILED=1
 import json, sys
 s = json.load(open(sys.argv[1]))
 fmt, c, n = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -134,6 +146,8 @@ cbytes, ccpu, cerr = int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
 curl_bps = cbytes / ccpu if ccpu > 0 else 0
 ratio = s["bytes_per_cpu_s"] / curl_bps if curl_bps > 0 else 0
 errors = s["failed"]
+if fmt == "coalesced":
+    open(sys.argv[1] + ".c%d" % c, "w").write("%f" % s["events_per_cpu_s"])
 print("%-10s %5d %6d %14.0f %10.1f %13.0f %13.0f %7.2f %6d %s%s" % (
     fmt, c, n, s["events_per_cpu_s"], s["request_throughput"],
     s["bytes_per_cpu_s"], curl_bps, ratio, errors,
@@ -199,6 +213,47 @@ EOF
 		stop_sim
 	done
 	spin_stop
+done
+# Real streams (see the top): one row per c; ratios against c=1 of this
+# section and against the coalesced row of the same c above.
+echo
+printf '%-6s %5s %12s %6s %6s %9s %9s %6s %6s %9s %9s %8s %2s %s\n' real c \
+    events/cpu-s x_c1 x_bund rs_p50_us rs_p99_us x_p50 x_p99 \
+    se_p50_us se_p99_us wave_ms w limited
+: >"$WORK/real.base"
+for C in $REAL_LEVELS; do
+	start_sim 1 --itl 20 --itl-growth 0 --output-tokens 50 --realtime \
+	    --trace "$WORK/trace.jsonl"
+	N=$((C * 2))
+	[ $N -lt 64 ] && N=64
+	$PIN_CLIENT "$DRIVER" latency "$URL" "$C" "$N" 50 "$WORK/trace.jsonl" \
+	    >"$WORK/real.json" 2>"$WORK/real.err" || FAILED=1
+	python3 - "$WORK/real.json" "$C" "$WORK/real.base" \
+	    "$WORK/bundled.json.c$C" <<'EOF'
+import json, os, sys
+try:
+    s = json.load(open(sys.argv[1]))
+except Exception:
+    print("real: c=%s: no result" % sys.argv[2]); sys.exit(0)
+base = open(sys.argv[3]).read().split()
+if not base:
+    base = [s["events_per_cpu_s"], s["p50_us"], s["p99_us"]]
+    open(sys.argv[3], "w").write(" ".join(str(x) for x in base))
+base = [float(x) for x in base]
+bund = float(open(sys.argv[4]).read()) if os.path.exists(sys.argv[4]) else 0
+r = lambda a, b: "%.2f" % (a / b) if b > 0 else "-"
+print("%-6s %5s %12.0f %6s %6s %9.1f %9.1f %6s %6s %9.1f %9.1f %8.2f %2d %s%s" % (
+    "real", sys.argv[2], s["events_per_cpu_s"],
+    r(s["events_per_cpu_s"], base[0]), r(s["events_per_cpu_s"], bund),
+    s["p50_us"], s["p99_us"], r(s["p50_us"], base[1]),
+    r(s["p99_us"], base[2]), s["submit_engine_p50_us"],
+    s["submit_engine_p99_us"], s["first_wave_max_us"] / 1000,
+    s["workers"], "yes" if s["client_limited"] else "no",
+    "" if s["matched"] == s["requests"] and s["failed"] == 0 else
+    "  (%d of %d matched, %d failed)" % (s["matched"], s["requests"],
+                                        s["failed"])))
+EOF
+	stop_sim
 done
 echo "goals: >= 1000000 events/cpu-s coalesced, >= 250000 one per read," \
     "ratio >= 1, 0 errors at c=1024, recv-send p99 <= 250 us at c=64"
