@@ -58,39 +58,34 @@ journal_approve_failed(struct store *store, int64_t id,
 	return err;
 }
 
-/* *missing: the evidence review id expects (an "expects" entry,
- * review.h) and does not have, or NULL. */
-static struct werr *
-expected_missing(char **missing, struct store *store, int64_t id)
+/* The evidence review id expects (an "expects" entry, review.h) and ev
+ * (its evidence) does not have, or NULL. */
+static char *
+expected_missing(const json_t *ev, int64_t id)
 {
-	json_t *ev = NULL, *x, *y, *body;
-	struct werr *err;
+	const json_t *x, *y, *body;
 	const char *kind;
+	char *missing = NULL;
 	size_t i, j;
 	int have;
 
-	*missing = NULL;
-	if ((err = store_review_evidence(store, id, &ev)) != NULL)
-		return err;
 	json_array_foreach(ev, i, x) {
 		if (strcmp(jsonget_str(x, "kind"), "expects") != 0)
 			continue;
-		body = json_loads(jsonget_str(x, "body"), 0, NULL);
+		body = json_object_get(x, "body");
 		kind = jsonget_str(body, "kind");
 		have = 0;
 		json_array_foreach(ev, j, y)
 			if (strcmp(jsonget_str(y, "kind"), kind) == 0)
 				have = 1;
-		if (!have && *missing == NULL)
-			*missing = xasprintf("review %lld has no %s evidence, "
+		if (!have && missing == NULL)
+			missing = xasprintf("review %lld has no %s evidence, "
 			    "which its %s promised when it queued the change "
 			    "(the run was interrupted, or its smoke campaign "
 			    "was stopped by the post-run guard)",
 			    (long long)id, kind, jsonget_str(body, "by"));
-		json_decref(body);
 	}
-	json_decref(ev);
-	return NULL;
+	return missing;
 }
 
 /*
@@ -105,13 +100,17 @@ evidence_missing(char **missing, struct store *store, git_repository *repo,
     int64_t id)
 {
 	struct review_smoke_opts so;
-	json_t *engines;
-	char *names = NULL;
+	json_t *engines, *ev = NULL;
+	char *names;
 	struct werr *err;
 
-	if ((err = expected_missing(missing, store, id)) != NULL ||
-	    *missing != NULL)
+	*missing = NULL;
+	if ((err = store_review_evidence(store, id, &ev)) != NULL)
 		return err;
+	if ((*missing = expected_missing(ev, id)) != NULL) {
+		json_decref(ev);
+		return NULL;
+	}
 	memset(&so, 0, sizeof(so));
 	so.repo = repo;
 	so.policy = b->policy;
@@ -119,15 +118,16 @@ evidence_missing(char **missing, struct store *store, git_repository *repo,
 	so.change_tree = &r->result_tree;
 	so.gate = r;
 	engines = review_smoke_engines(&so);
-	err = review_smoke_missing(&names, store, id, engines);
-	if (err == NULL && names != NULL)
+	names = review_smoke_missing(ev, engines);
+	if (names != NULL)
 		*missing = xasprintf("review %lld changes %s and carries no "
 		    "smoke evidence of %s (warden review smoke %lld runs it)",
 		    (long long)id, names, strchr(names, ',') ? "them" : "it",
 		    (long long)id);
 	json_decref(engines);
+	json_decref(ev);
 	free(names);
-	return err;
+	return NULL;
 }
 
 struct werr *

@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "adapter.h"
 #include "allowlist.h"
@@ -220,85 +221,74 @@ out:
 	return res;
 }
 
+/* review_smoke() of engines (review_smoke_engines(o), taken). */
+static json_t *
+smoke_of(const struct review_smoke_opts *o, json_t *engines)
+{
+	json_t *before, *after;
+
+	if (json_array_size(engines) == 0)
+		return json_pack("{s:o, s:b, s:s}", "engines", engines,
+		    "passed", 0, "skipped", "no engine of a roster is "
+		    "concerned");
+	before = smoke_phase(o, engines, "before", o->base_tree);
+	after = smoke_phase(o, engines, "after", o->change_tree);
+	return json_pack("{s:o, s:O, s:o, s:o}", "engines", engines,
+	    "passed", json_object_get(after, "passed"), "before", before,
+	    "after", after);
+}
+
 struct werr *
 review_smoke(json_t **out, const struct review_smoke_opts *o)
 {
-	json_t *engines = review_smoke_engines(o), *before, *after;
-
-	if (json_array_size(engines) == 0) {
-		*out = json_pack("{s:o, s:b, s:s}", "engines", engines,
-		    "passed", 0, "skipped", "no engine of a roster is "
-		    "concerned");
-		return NULL;
-	}
-	before = smoke_phase(o, engines, "before", o->base_tree);
-	after = smoke_phase(o, engines, "after", o->change_tree);
-	*out = json_pack("{s:o, s:O, s:o, s:o}", "engines", engines,
-	    "passed", json_object_get(after, "passed"), "before", before,
-	    "after", after);
+	*out = smoke_of(o, review_smoke_engines(o));
 	return NULL;
 }
 
-/* Is engine among the engines some smoke evidence of ev (store rows,
- * each body JSON text) ran? */
+/* Is engine among the engines some smoke evidence of ev (store rows)
+ * ran? */
 static int
 covered(const json_t *ev, const char *engine)
 {
-	const json_t *x, *e;
+	const json_t *x, *e, *body;
 	const char *kind;
-	json_t *body;
 	size_t i, j;
-	int found = 0;
 
 	json_array_foreach(ev, i, x) {
 		kind = json_string_value(json_object_get(x, "kind"));
-		body = json_loads(json_string_value(json_object_get(x, "body"))
-		    ? json_string_value(json_object_get(x, "body")) : "null",
-		    JSON_DECODE_ANY, NULL);
-		if (kind == NULL || !json_is_object(body)) {
-			json_decref(body);
+		body = json_object_get(x, "body");
+		if (kind == NULL || !json_is_object(body))
 			continue;
-		}
 		if (strcmp(kind, "smoke") == 0)
 			json_array_foreach(json_object_get(body, "engines"),
 			    j, e)
 				if (json_is_string(e) && strcmp(
 				    json_string_value(e), engine) == 0)
-					found = 1;
+					return 1;
 		if (strcmp(kind, "triage-smoke") == 0)
 			json_array_foreach(json_object_get(body, "smoke"),
 			    j, e)
 				if (json_is_string(json_object_get(e,
 				    "engine")) && strcmp(json_string_value(
 				    json_object_get(e, "engine")), engine) == 0)
-					found = 1;
-		json_decref(body);
-		if (found)
-			return 1;
+					return 1;
 	}
 	return 0;
 }
 
-struct werr *
-review_smoke_missing(char **missing, struct store *store, int64_t id,
-    const json_t *engines)
+char *
+review_smoke_missing(const json_t *evidence, const json_t *engines)
 {
 	struct buf b = BUF_INIT;
-	json_t *ev = NULL;
 	const json_t *e;
-	struct werr *err;
 	size_t i;
 
-	*missing = NULL;
-	if ((err = store_review_evidence(store, id, &ev)) != NULL)
-		return err;
 	json_array_foreach(engines, i, e)
-		if (!covered(ev, json_string_value(e)))
+		if (!covered(evidence, json_string_value(e)))
 			buf_printf(&b, "%s%s", b.len > 0 ? ", " : "",
 			    json_string_value(e));
-	json_decref(ev);
 	if (b.len > 0)
-		*missing = buf_detach(&b);
+		return buf_detach(&b);
 	buf_free(&b);
 	return NULL;
 }
@@ -311,11 +301,12 @@ review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
 {
 	struct review_smoke_opts so;
 	struct sandbox_guard *guard = NULL;
-	json_t *engines = NULL, *reasons = json_array(), *back = json_array();
-	char now[32], stamp[32], hex[GIT_OID_HEXSZ + 1];
-	char *prefix = NULL, *label = NULL, *dir = NULL;
-	struct werr *err;
-	size_t i, j;
+	json_t *engines, *reasons = json_array(), *back = json_array();
+	char stamp[32], hex[GIT_OID_HEXSZ + 1];
+	char *prefix = NULL, *dir = NULL;
+	struct werr *err = NULL;
+	time_t now = time(NULL);
+	struct tm tm;
 
 	memset(&so, 0, sizeof(so));
 	so.repo_root = repo_root;
@@ -328,25 +319,22 @@ review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
 	*out = NULL;
 	engines = review_smoke_engines(&so);
 	if (json_array_size(engines) == 0) {
-		*out = json_pack("{s:[], s:b, s:s}", "engines", "passed", 0,
-		    "skipped", "no engine of a roster is changed");
-		err = NULL;
+		*out = smoke_of(&so, engines);	/* skipped: nothing runs */
+		engines = NULL;
 		goto out;
 	}
-	utc_now_iso(now, sizeof(now));
-	for (i = j = 0; now[i] != '\0' && j + 1 < sizeof(stamp); i++)
-		if (now[i] != '-' && now[i] != ':')
-			stamp[j++] = now[i];
-	stamp[j] = '\0';
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	so.run_prefix = prefix = xasprintf("%s-%s", name, stamp);
-	so.label = label = xstrdup(name);
+	so.label = name;
 	so.work_dir = dir = xasprintf("%s/.warden/smoke/%s", repo_root, prefix);
 	so.on_progress = on_progress;
 	so.arg = arg;
 	if ((err = mkdir_p(dir)) != NULL ||
-	    (err = sandbox_guard_campaign(&guard, repo, repo_root)) != NULL ||
-	    (err = review_smoke(out, &so)) != NULL)
+	    (err = sandbox_guard_campaign(&guard, repo, repo_root)) != NULL)
 		goto out;
+	*out = smoke_of(&so, engines);
+	engines = NULL;
 	if ((err = sandbox_guard_settle(reasons, back, guard, repo)) != NULL)
 		goto out;
 	json_object_set_new(*out, "base", json_string(git_oid_tostr(hex,
@@ -364,7 +352,6 @@ out:
 	json_decref(reasons);
 	json_decref(back);
 	free(prefix);
-	free(label);
 	free(dir);
 	return err;
 }

@@ -91,11 +91,11 @@ struct werr *review_smoke_review(json_t **out, struct store *store,
     void (*on_progress)(void *arg, const char *what), void *arg);
 
 /*
- * What approve asks of a review's evidence: *missing names the engines
- * of engines (an array) no "smoke" or "triage-smoke" evidence of review
- * id covers ("sim-a, sim-b"), or is NULL when every one is covered.
+ * What approve asks of a review's evidence (store_review_evidence's
+ * rows): the engines of engines (an array) no "smoke" or "triage-smoke"
+ * evidence covers, as "sim-a, sim-b" (caller frees), or NULL when every
+ * one is covered.
  */
-struct werr *review_smoke_missing(char **missing, struct store *store,
-    int64_t id, const json_t *engines);
+char *review_smoke_missing(const json_t *evidence, const json_t *engines);
 
 #endif

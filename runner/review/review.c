@@ -350,7 +350,6 @@ review_show(json_t **out, struct store *store, int64_t id)
 {
 	json_t *rows = NULL, *ev = NULL, *o, *gate;
 	struct werr *err;
-	size_t i;
 
 	*out = NULL;
 	if ((err = store_review_row(store, id, &rows)) != NULL)
@@ -367,13 +366,6 @@ review_show(json_t **out, struct store *store, int64_t id)
 	if ((err = store_review_evidence(store, id, &ev)) != NULL) {
 		json_decref(o);
 		return err;
-	}
-	for (i = 0; i < json_array_size(ev); i++) {
-		json_t *e = json_array_get(ev, i);
-		json_t *b = json_loads(json_string_value(json_object_get(e,
-		    "body")), 0, NULL);
-
-		json_object_set_new(e, "body", b ? b : json_null());
 	}
 	json_object_set_new(o, "evidence", ev);
 	*out = o;

@@ -128,6 +128,7 @@ store_review_row(struct store *store, int64_t id, json_t **out)
 struct werr *
 store_review_evidence(struct store *store, int64_t id, json_t **out)
 {
+	static const char *const json_cols[] = { "body", NULL };
 	sqlite3_stmt *st;
 	struct werr *err;
 
@@ -135,7 +136,7 @@ store_review_evidence(struct store *store, int64_t id, json_t **out)
 	    "review_evidence WHERE review_id = ? ORDER BY id")) != NULL)
 		return err;
 	sqlite3_bind_int64(st, 1, id);
-	return store_rows_json(out, store, st, NULL, "read reviews");
+	return store_rows_json(out, store, st, json_cols, "read reviews");
 }
 
 struct werr *

@@ -61,7 +61,7 @@ struct werr *store_review_list(struct store *store, const char *status,
 struct werr *store_review_row(struct store *store, int64_t id,
     json_t **out);
 /* The evidence of review id, oldest first, as an array of {"time",
- * "kind", "body"} (body as stored: JSON text). */
+ * "kind", "body"} (body parsed; null when it does not parse). */
 struct werr *store_review_evidence(struct store *store, int64_t id,
     json_t **out);
 
