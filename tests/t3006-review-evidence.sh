@@ -214,4 +214,19 @@ test_expect_success 'without a sandbox the guard rejects the review and puts .gi
 	rm -f outside-engine.txt "$HOME/.bashrc-injected"
 '
 
+test_expect_success 'killed after attaching a quarantined smoke, before the rejection: approve refuses the review' '
+	git -C bench rev-parse official >official.now &&
+	community hostile3 hostile-adapter pre_start "$TEST_DIR" "$HOME" "$TEST_DIR/bench" &&
+	id=$(sqlite3 $DB "select max(id) from reviews") &&
+	WARDEN_BWRAP=/nonexistent/bwrap WARDEN_FAULT=review.smoke.attached expect_exit 137 bw review smoke $id &&
+	test ! -e bench/.git/hooks/pre-push &&
+	test "$(sqlite3 $DB "select status from reviews where id = $id")" = pending &&
+	test "$(sqlite3 $DB "select count(*) from review_evidence where review_id = $id and kind = \"smoke\"")" = 1 &&
+	expect_exit 1 bw review approve $id --as "$MAINT" &&
+	expect_grep "^warden: review $id changes simfix and carries no smoke evidence of it" err &&
+	git -C bench rev-parse official >official.after &&
+	expect_equal official.now official.after &&
+	rm -f outside-engine.txt "$HOME/.bashrc-injected"
+'
+
 test_done

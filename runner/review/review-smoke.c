@@ -20,6 +20,7 @@
 #include "allowlist.h"
 #include "buf.h"
 #include "campaign.h"
+#include "fault.h"
 #include "policy.h"
 #include "repo.h"
 #include "review.h"
@@ -246,7 +247,9 @@ review_smoke(json_t **out, const struct review_smoke_opts *o)
 }
 
 /* Is engine among the engines some smoke evidence of ev (store rows)
- * ran? */
+ * ran? A smoke campaign the guard quarantined is no evidence: a warden
+ * killed after attaching it and before rejecting the review leaves it
+ * on a pending review. */
 static int
 covered(const json_t *ev, const char *engine)
 {
@@ -257,7 +260,8 @@ covered(const json_t *ev, const char *engine)
 	json_array_foreach(ev, i, x) {
 		kind = json_string_value(json_object_get(x, "kind"));
 		body = json_object_get(x, "body");
-		if (kind == NULL || !json_is_object(body))
+		if (kind == NULL || !json_is_object(body) ||
+		    json_object_get(body, "quarantined") != NULL)
 			continue;
 		if (strcmp(kind, "smoke") == 0)
 			json_array_foreach(json_object_get(body, "engines"),
@@ -392,6 +396,7 @@ review_smoke_review(json_t **out, struct store *store, git_repository *repo,
 	}
 	if ((err = review_add_evidence(store, id, "smoke", *out)) != NULL)
 		goto out;
+	fault_point("review.smoke.attached");
 	if (json_object_get(*out, "quarantined") != NULL)
 		err = review_reject(store, id, "quarantined: the smoke campaign "
 		    "of this change changed the repository", "warden");
