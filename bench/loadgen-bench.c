@@ -254,8 +254,8 @@ cmd_latency(char **argv)
 		    (double)((int64_t)json_integer_value(json_object_get(line,
 		    "received_ns")) - (int64_t)k.v[t].submit_ns) / 1000.0);
 		for (i = 0; i < (long)k.v[t].ntok; i++)
-			stats_samples_add(&lat, (double)(k.v[t].tok[i] -
-			    (uint64_t)json_integer_value(json_array_get(tok,
+			stats_samples_add(&lat, (double)((int64_t)k.v[t].tok[i] -
+			    (int64_t)json_integer_value(json_array_get(tok,
 			    (size_t)i))) / 1000.0);
 	}
 	stats_summarize(lat.v, lat.n, &st);
@@ -269,11 +269,14 @@ cmd_latency(char **argv)
 	    "\"submit_engine_max_us\":%.1f,\"first_wave_p50_us\":%.1f,"
 	    "\"first_wave_max_us\":%.1f,\"events_per_cpu_s\":%.0f,"
 	    "\"workers\":%u,\"loop_lag_p99_ms\":%.3f,"
-	    "\"client_limited\":%s}\n", k.n, matched, sum.failed, st.n,
+	    "\"client_limited\":%s,\"kernel_stamped_reads\":%llu,"
+	    "\"reads\":%llu}\n", k.n, matched, sum.failed, st.n,
 	    st.median, st.p99, st.max, ss.median, ss.p99, ss.max, ws.median,
 	    ws.max, sum.client_cpu_s > 0 ? (double)sum.token_events /
 	    sum.client_cpu_s : 0, sum.client_workers, sum.loop_lag_p99_ms,
-	    sum.client_limited ? "true" : "false");
+	    sum.client_limited ? "true" : "false",
+	    (unsigned long long)sum.kernel_stamped_reads,
+	    (unsigned long long)sum.reads);
 	for (t = 0; t < k.n; t++)
 		free(k.v[t].tok);
 	free(k.v);

@@ -16,8 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/resource.h>
-
-#include <curl/curl.h>
+#include <sys/socket.h>
 
 #include "buf.h"
 #include "loadgen.h"
@@ -59,18 +58,24 @@ void lg_tally_free(struct lg_tally *t);
 #define LG_DEFAULT_TIMEOUT_NS	(300ull * 1000000000ull)
 #define LG_DEFAULT_TICK_MS	100
 #define LG_ERRBODY_MAX		512
+#define LG_READ_BYTES		16384	/* one recv(2) at most */
 
 enum req_state { REQ_FREE = 0, REQ_ACTIVE, REQ_HELD };
 
 struct lg;
 struct lg_shared;
+struct lg_target;
+
+struct lg_conn;
 
 struct lg_req {
 	struct lg *lg;
-	CURL *easy;
 	enum req_state state;
 	size_t index;
 	int warmup;
+	const struct loadgen_body *body;
+	struct lg_conn *conn;		/* carrying it; NULL once it ended */
+	uint64_t deadline_ns;		/* submit + the request timeout */
 	struct sse_parser parser;
 	struct sse_chunk_cache chunk_cache;	/* kept across requests */
 	uint64_t submit_ns, first_ns, last_ns, end_ns, now_ns;
@@ -89,16 +94,14 @@ struct lg_req {
 	struct buf content;		/* cfg->keep_content > 0 only */
 	uint64_t *tok;
 	size_t ntok, captok;
-	struct curl_slist *id_header;	/* X-Request-Id, then lg->headers */
-	uint64_t connect_ns;		/* CURLINFO_CONNECT_TIME_T, ns */
-	int new_connection;		/* CURLINFO_NUM_CONNECTS > 0 */
-	unsigned attempts;		/* times libcurl was about to send it
-					   (CURLOPT_PREREQFUNCTION) */
-	char curlerr[CURL_ERROR_SIZE];
+	uint64_t connect_ns;		/* submission to connected, ns */
+	int new_connection;		/* it opened a connection */
+	unsigned attempts;		/* times it was sent: a second is a
+					   connection-level retry */
 };
 
 /*
- * One worker: its own multi handle, sockets, requests and tally, run by
+ * One worker: its own connections, sockets, requests and tally, run by
  * one thread (loadgen.c). Nothing in it is touched by another thread
  * except the pub_* fields, which the worker stores once per loop pass
  * and the coordinator reads (loadgen-workers.c).
@@ -110,10 +113,17 @@ struct lg {
 	unsigned concurrency;		/* this worker's share of c */
 	struct loadgen_summary wsum;	/* this worker's counters */
 	const char *scheduling;		/* rtsched_raise()'s answer */
-	CURLM *multi;
-	struct curl_slist *headers;
+	struct lg_target *target;	/* where the requests go */
 	struct sockwait *wait;
-	uint64_t timer_at;		/* libcurl's timer, 0: none */
+	struct lg_conn **byfd;		/* the connection of each socket */
+	size_t nbyfd;
+	struct lg_conn *idle;		/* kept-alive connections, free */
+	char *rbuf;			/* each read lands here */
+	int kernel_stamps;		/* ask for the kernel's receive stamps
+					   (WARDEN_LOADGEN_KERNEL_STAMPS=0:
+					   no) */
+	int64_t clock_offset;		/* lg_clock_offset(), this pass's */
+	uint64_t timer_at;		/* earliest deadline, 0: none */
 	uint64_t pass;
 	struct lg_req *reqs;
 	size_t nreqs;
@@ -128,13 +138,11 @@ struct lg {
 	uint64_t last_byte_ns, next_tick_ns, tick_ns, timeout_ns;
 	uint64_t held_ns;		/* when the oldest held record was held */
 	struct lg_tally tally;		/* the summary being built */
-	/* Set once libcurl had to send a request again because the server
+	/* Set once a request had to be sent again because the server
 	 * closed a kept-alive connection before answering: from then on
-	 * each request opens a connection of its own and closes it after
-	 * (FRESH_CONNECT, FORBID_REUSE). */
+	 * each request opens a connection of its own and closes it after. */
 	int no_reuse;
-	CURL **pre;			/* the preconnect GETs in flight */
-	size_t npre, pre_left;
+	size_t pre_left;		/* preconnect GETs in flight */
 	/* what the coordinator reads: stored once per loop pass */
 	_Atomic uint64_t pub_last_byte_ns, pub_start_ns;
 	_Atomic size_t pub_in_flight;
@@ -183,25 +191,81 @@ void lg_handoff_record(struct lg *lg, const struct loadgen_record *rec);
 /* Wait until every worker has called it (as often). */
 void lg_barrier(struct lg_shared *sh);
 
+/*
+ * How a transfer ended, as the connection saw it (loadgen-conn.c);
+ * req_classify() turns it into the request's outcome.
+ */
+enum lg_xfer {
+	LG_XFER_OK = 0,		/* the response was read to its end */
+	LG_XFER_CONNECT,	/* no connection: nothing was sent */
+	LG_XFER_SEND,		/* the request could not be sent */
+	LG_XFER_RECV,		/* the answer was cut, or never came */
+	LG_XFER_TIMEOUT,	/* the request timeout passed */
+	LG_XFER_CUT,		/* warden stopped reading (an oversized event) */
+};
+
+/* loadgen.c: the connection ended r's transfer (why: its words, or
+ * NULL). */
+void lg_finish(struct lg *lg, struct lg_req *r, enum lg_xfer how,
+    const char *why);
+
+/* Where the requests go, resolved once (loadgen-target.c). */
+struct lg_target {
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char *host;		/* for the messages: "127.0.0.1 port 8080" */
+	char *head;		/* "POST /path HTTP/1.1\r\nHost: ...\r\n" and
+				   the fixed headers, without the blank line */
+	char *pre_request;	/* the whole preconnect GET, or NULL */
+};
+
+/* loadgen-target.c: the url read, its host resolved. */
+struct werr *lg_target_new(const struct loadgen_config *cfg,
+    struct lg_target **out);
+void lg_target_free(struct lg_target *t);
+
+/* loadgen-stamp.c: ask for the kernel's receive stamps on fd. */
+void lg_stamp_ask(int fd);
+/* The kernel's stamp of the read in mh on the monotonic clock (now_mono
+ * read after the read), or 0 if it gave none. */
+uint64_t lg_stamp_mono(const struct lg *lg, struct msghdr *mh,
+    uint64_t now_mono);
+
+/* loadgen-conn.c: the connections of one worker. */
+/* Send r (its body set) on a kept-alive connection or a new one; on a
+ * failure to connect, lg_finish() is called before it returns. */
+void lg_conn_start(struct lg *lg, struct lg_req *r);
+/* A socket the loop was told about is ready (SOCKWAIT_* flags). */
+void lg_conn_ready(struct lg *lg, int fd, unsigned flags, uint64_t now);
+/* End every transfer whose deadline passed; set lg->timer_at again. */
+void lg_conn_timeouts(struct lg *lg, uint64_t now);
+/* Drop r's connection (an aborted request): closed, never reused. */
+void lg_conn_cancel(struct lg *lg, struct lg_req *r);
+/* Open this worker's share of the c connections with a GET each to the
+ * preconnect path; lg->pre_left counts those not yet answered. */
+void lg_conn_preconnect(struct lg *lg, uint64_t timeout_ns);
+/* Close every connection (idle, preconnecting or carrying a request). */
+void lg_conn_close_all(struct lg *lg);
+/* loadgen-stamp.c: CLOCK_REALTIME - CLOCK_MONOTONIC now, ns (0:
+ * unknown). */
+int64_t lg_clock_offset(void);
+
 /* loadgen-req.c: one request. */
-struct werr *req_setup(struct lg *lg, struct lg_req *r);
+void req_setup(struct lg *lg, struct lg_req *r);
 void req_teardown(struct lg_req *r);
-/* Ready the slot for its next request: the easy handle is reset (so
- * nothing, libcurl's count of connection retries included, carries over
- * from the last request) and set up again; buffers are kept. */
+/* Ready the slot for its next request (buffers are kept). */
 void req_reset(struct lg_req *r);
-/* Name the request in an X-Request-Id header (lg->cfg's prefix). */
-void req_set_id(struct lg *lg, struct lg_req *r);
 /* Record the first failure of the request (later ones are dropped). */
 void req_fail(struct lg_req *r, enum loadgen_outcome outcome,
     const char *fmt, const char *detail, size_t detail_len);
 /* Close the counting of the loop pass the last read belonged to. */
 void req_close_pass(struct lg_req *r);
-/* Read libcurl's connect time and connection count of the transfer. */
-void req_connect_info(struct lg_req *r);
-/* Decide the outcome of a transfer libcurl finished; 1 for a transport
- * failure (the server may be gone). */
-int req_classify(struct lg_req *r, CURLcode rc);
+/* Bytes of the answer's body, read at now (the clock read right after
+ * the read returned). 0: warden cut the stream (an oversized event). */
+int req_body(struct lg_req *r, uint64_t now, const char *data, size_t len);
+/* Decide the outcome of a transfer that ended; 1 for a transport failure
+ * (the server may be gone). */
+int req_classify(struct lg_req *r, enum lg_xfer how, const char *why);
 /* The record handed to on_record; points into r until it is reset. */
 void req_record(struct lg_req *r, struct loadgen_record *rec);
 

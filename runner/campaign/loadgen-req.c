@@ -1,16 +1,14 @@
 /*
- * loadgen-req.c - one request of the load generator: its easy handle and
- * headers, the write callback that reads the clock first and then feeds
- * the SSE parser, the token bookkeeping, and the outcome and record once
- * libcurl has finished it. The loop that runs the requests is loadgen.c.
- * Never prints; never blocks.
+ * loadgen-req.c - one request of the load generator: its body bytes (timed
+ * by the connection right after the read) fed to the SSE parser, the
+ * token bookkeeping, and the outcome and record once the connection has
+ * ended it. The loop that runs the requests is loadgen.c, the
+ * connections loadgen-conn.c. Never prints; never blocks.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#include <curl/curl.h>
 
 #include "loadgen-private.h"
 #include "sse.h"
@@ -120,32 +118,26 @@ req_event(void *arg, const struct sse_event *ev)
 	return 0;
 }
 
-static size_t
-req_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+int
+req_body(struct lg_req *r, uint64_t now, const char *data, size_t len)
 {
-	uint64_t now = mono_ns();	/* first, before any parsing */
-	struct lg_req *r = userdata;
-	size_t len = size * nmemb;
-
-	r->lg->last_byte_ns = now;
-	if (!r->warmup) {
-		r->lg->tally.sum->reads++;
+	if (now > r->lg->last_byte_ns)
+		r->lg->last_byte_ns = now;
+	if (!r->warmup)
 		r->lg->tally.sum->bytes += len;
-	}
-	if (r->status == 0)
-		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	if (r->status != 200) {
 		if (r->errbody.len < LG_ERRBODY_MAX)
-			buf_add(&r->errbody, ptr, len < LG_ERRBODY_MAX ?
-			    len : LG_ERRBODY_MAX);
-		return len;
+			buf_add(&r->errbody, data, len < LG_ERRBODY_MAX -
+			    r->errbody.len ? len : LG_ERRBODY_MAX -
+			    r->errbody.len);
+		return 1;
 	}
 	if (r->pass != r->lg->pass) {
 		req_close_pass(r);
 		r->pass = r->lg->pass;
 	}
 	r->now_ns = now;
-	if (sse_parser_feed(&r->parser, ptr, len, req_event, r) ==
+	if (sse_parser_feed(&r->parser, data, len, req_event, r) ==
 	    SSE_OVERSIZED) {
 		/* The reason the stream ends, whatever came before. */
 		r->outcome = LOADGEN_OVERSIZED;
@@ -153,58 +145,9 @@ req_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 		buf_printf(&r->error, "an SSE event passed %zu bytes "
 		    "(caps.max_event_bytes); the stream was cut",
 		    r->parser.max_event);
-		return 0;	/* anything but len: libcurl stops the transfer */
+		return 0;
 	}
-	return len;
-}
-
-#if LIBCURL_VERSION_NUM >= 0x075000
-/* libcurl is about to send the request on a connection it opened or
- * reused: once per attempt, so a second call is a connection retry. */
-static int
-req_prereq(void *arg, char *primary_ip, char *local_ip, int primary_port,
-    int local_port)
-{
-	struct lg_req *r = arg;
-
-	(void)primary_ip;
-	(void)local_ip;
-	(void)primary_port;
-	(void)local_port;
-	r->attempts++;
-	return CURL_PREREQFUNC_OK;
-}
-#endif
-
-/* Set the easy handle up for one request (after curl_easy_reset). */
-static void
-req_options(struct lg *lg, struct lg_req *r)
-{
-	CURL *e = r->easy;
-
-	curl_easy_setopt(e, CURLOPT_URL, lg->cfg->url);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->headers);
-	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(e, CURLOPT_PROXY, "");
-	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 16384L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
-	    (long)(lg->timeout_ns / 1000000));
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, req_write);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->curlerr);
-#if LIBCURL_VERSION_NUM >= 0x075000
-	curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, req_prereq);
-	curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
-#endif
-	if (lg->no_reuse) {
-		/* a connection of its own, closed after it: none from the
-		 * pool, where one the server is closing may still wait */
-		curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
-		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
-	}
+	return 1;
 }
 
 void
@@ -231,15 +174,12 @@ req_reset(struct lg_req *r)
 	r->connect_ns = 0;
 	r->new_connection = 0;
 	r->attempts = 0;
-	r->curlerr[0] = '\0';
-	/* A handle kept across requests keeps libcurl's count of connection
-	 * retries (libcurl 7.88 does not reset it): after five, every later
-	 * retry of the slot failed at once. Start each request afresh. */
-	curl_easy_reset(r->easy);
-	req_options(r->lg, r);
+	r->conn = NULL;
+	r->body = NULL;
+	r->deadline_ns = 0;
 }
 
-struct werr *
+void
 req_setup(struct lg *lg, struct lg_req *r)
 {
 	r->lg = lg;
@@ -250,52 +190,12 @@ req_setup(struct lg *lg, struct lg_req *r)
 	buf_init(&r->error);
 	buf_init(&r->errbody);
 	buf_init(&r->content);
-	if ((r->easy = curl_easy_init()) == NULL)
-		return werr_new(WEXIT_ENV, "curl_easy_init failed");
-	if (curl_easy_setopt(r->easy, CURLOPT_URL, lg->cfg->url) != CURLE_OK)
-		return werr_new(WEXIT_INPUT, "bad url '%s'", lg->cfg->url);
 	req_reset(r);
-	return NULL;
-}
-
-/* Free the request's own X-Request-Id node, not the shared list after
- * it. */
-static void
-id_header_free(struct lg_req *r)
-{
-	if (r->id_header == NULL)
-		return;
-	r->id_header->next = NULL;
-	curl_slist_free_all(r->id_header);
-	r->id_header = NULL;
-}
-
-/* Point the request at a header list of its own X-Request-Id followed
- * by the shared headers (the node is ours; the rest is lg's). */
-void
-req_set_id(struct lg *lg, struct lg_req *r)
-{
-	char *line;
-
-	id_header_free(r);
-	if (lg->cfg->request_id_prefix == NULL)
-		return;
-	line = xasprintf("X-Request-Id: %s%s%zu", lg->cfg->request_id_prefix,
-	    r->warmup ? "w" : "", r->index);
-	r->id_header = curl_slist_append(NULL, line);
-	free(line);
-	if (r->id_header == NULL)
-		return;		/* out of memory: the request goes without */
-	r->id_header->next = lg->headers;
-	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->id_header);
 }
 
 void
 req_teardown(struct lg_req *r)
 {
-	if (r->easy != NULL)
-		curl_easy_cleanup(r->easy);
-	id_header_free(r);
 	sse_parser_free(&r->parser);
 	sse_chunk_cache_free(&r->chunk_cache);
 	free(r->finish_reason);
@@ -305,56 +205,34 @@ req_teardown(struct lg_req *r)
 	free(r->tok);
 }
 
-void
-req_connect_info(struct lg_req *r)
-{
-	curl_off_t us = 0;
-	long n = 0;
-
-	if (curl_easy_getinfo(r->easy, CURLINFO_CONNECT_TIME_T, &us) ==
-	    CURLE_OK && us > 0)
-		r->connect_ns = (uint64_t)us * 1000u;
-	if (curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &n) == CURLE_OK)
-		r->new_connection = n > 0;
-}
-
-static int
-is_connect_error(CURLcode rc)
-{
-	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-	    rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SEND_ERROR;
-}
-
-/* Decide the outcome of a transfer that libcurl finished. Returns 1 for a
+/* Decide the outcome of a transfer that ended. Returns 1 for a
  * transport failure (the server may be gone). */
 int
-req_classify(struct lg_req *r, CURLcode rc)
+req_classify(struct lg_req *r, enum lg_xfer how, const char *why)
 {
-	const char *why;
-
 	if (sse_parser_finish(&r->parser) && !r->done_seen &&
-	    rc == CURLE_OK && r->status == 200)
+	    how == LG_XFER_OK && r->status == 200)
 		req_fail(r, LOADGEN_STREAM_ERROR,
 		    "stream ended inside an event", NULL, 0);
 	req_close_pass(r);
 	if (r->outcome == LOADGEN_OVERSIZED)
 		return 0;	/* warden cut it: not a transport failure */
-	if (rc == CURLE_OPERATION_TIMEDOUT) {
+	if (how == LG_XFER_TIMEOUT) {
 		r->outcome = LOADGEN_OK;
 		req_fail(r, LOADGEN_TIMEOUT, "request timed out", NULL, 0);
 		return 0;
 	}
-	if (rc != CURLE_OK) {
-		why = r->curlerr[0] != '\0' ? r->curlerr : curl_easy_strerror(rc);
+	if (how != LG_XFER_OK) {
+		if (why == NULL)
+			why = "the connection failed";
 		r->outcome = LOADGEN_OK;
-		req_fail(r, is_connect_error(rc) && r->status == 0 ?
-		    LOADGEN_CONNECT : LOADGEN_STREAM_ERROR,
+		req_fail(r, (how == LG_XFER_CONNECT || how == LG_XFER_SEND) &&
+		    r->status == 0 ? LOADGEN_CONNECT : LOADGEN_STREAM_ERROR,
 		    r->status == 0 ? "no response" : "transfer failed",
 		    why, strlen(why));
 		return 1;
 	}
 	if (r->status != 200) {
-		r->outcome = LOADGEN_OK;
 		buf_reset(&r->error);
 		buf_printf(&r->error, "http status %ld", r->status);
 		r->outcome = LOADGEN_HTTP_STATUS;

@@ -6,7 +6,7 @@
  * loadgen.h for what each figure means, loadgen-private.h for the split.
  *
  * Only timed requests count; warmups are tallied as ok or failed and
- * nothing else. Must never print, never touch libcurl, and never read a
+ * nothing else. Must never print, never touch a socket, and never read a
  * clock except this thread's CPU times (the loop hands it the others).
  */
 #include "config.h"
@@ -195,6 +195,7 @@ lg_tally_merge(struct lg_tally *dst, const struct lg_tally *src)
 	d->coalesced_events += s->coalesced_events;
 	d->chunks += s->chunks;
 	d->reads += s->reads;
+	d->kernel_stamped_reads += s->kernel_stamped_reads;
 	d->bytes += s->bytes;
 	samples_append(&dst->ttft, &src->ttft);
 	samples_append(&dst->tpot, &src->tpot);
@@ -370,6 +371,10 @@ loadgen_summary_to_json(const struct loadgen_summary *s, json_t **out)
 	set_int(o, "coalesced_events", s->coalesced_events);
 	set_int(o, "chunks", s->chunks);
 	set_int(o, "reads", s->reads);
+	set_int(o, "kernel_stamped_reads", s->kernel_stamped_reads);
+	json_object_set_new(o, "receive_stamp", json_string(
+	    s->reads == 0 ? "none" : s->kernel_stamped_reads == s->reads ?
+	    "kernel" : s->kernel_stamped_reads == 0 ? "read" : "mixed"));
 	set_int(o, "bytes", s->bytes);
 	set_int(o, "client_workers", s->client_workers);
 	set_real(o, "client_cpu_s", s->client_cpu_s);

@@ -1,7 +1,7 @@
 /*
  * loadgen-workers.c - the load generator's threads: how many workers a
- * sweep gets, starting them (one thread and one libcurl multi handle
- * each, pinned to a core of their own where there are enough), the
+ * sweep gets, starting them (one thread and its own connections each,
+ * pinned to a core of their own where there are enough), the
  * coordinator that the calling thread becomes while they run, and the
  * merge of their tallies once they have ended. See loadgen.h.
  *
@@ -29,8 +29,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <curl/curl.h>
 
 #include "loadgen-private.h"
 #include "util.h"
@@ -453,8 +451,6 @@ loadgen_run(const struct loadgen_config *cfg, struct loadgen_summary *summary)
 	memset(summary, 0, sizeof(*summary));
 	if ((err = check_config(cfg)) != NULL)
 		return err;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return werr_new(WEXIT_ENV, "cannot initialise libcurl");
 	memset(&sh, 0, sizeof(sh));
 	memset(&tally, 0, sizeof(tally));
 	tally.sum = summary;
@@ -513,6 +509,5 @@ out:
 	pthread_mutex_destroy(&sh.lock);
 	pthread_cond_destroy(&sh.wake);
 	pthread_cond_destroy(&sh.phase);
-	curl_global_cleanup();
 	return err;
 }

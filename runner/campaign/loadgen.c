@@ -2,14 +2,13 @@
  * loadgen.c - the closed-loop load generator. See loadgen.h.
  *
  * One worker's loop; loadgen-workers.c starts the workers, one thread
- * each, and coordinates them. The loop is libcurl's socket interface
- * driven by sockwait.h (epoll on Linux, poll(2) elsewhere): libcurl tells
- * us which sockets to watch and when its timer fires; we wait, hand it
- * the ready sockets, collect the transfers that ended, and submit the
- * next requests so exactly the worker's share of `concurrency` stays in
- * flight. Each slot owns one easy handle, reset before each request, and
- * one SSE parser; its write callback reads the clock first, then parses
- * (loadgen-req.c). Each ended request is folded into the worker's tally
+ * each, and coordinates them. The loop waits on the worker's sockets
+ * through sockwait.h (epoll on Linux, poll(2) elsewhere), hands each
+ * ready one to its connection (loadgen-conn.c: HTTP/1.1, kept alive),
+ * ends the requests whose deadline passed, and submits the next requests
+ * so exactly the worker's share of `concurrency` stays in flight. Each
+ * slot owns one SSE parser; the connection reads the clock the moment a
+ * read returns, then the request parses (loadgen-req.c). Each ended request is folded into the worker's tally
  * and handed to the coordinator; the summary maths and its JSON, after
  * the loop, are in loadgen-summary.c.
  *
@@ -23,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "loadgen-private.h"
 #include "rtsched.h"
 #include "sockwait.h"
@@ -36,23 +33,6 @@
 
 static void lg_deliver(struct lg *, struct lg_req *);
 static void lg_pass(struct lg *);
-
-/* Take every preconnect GET still in flight off the multi handle. */
-static void
-lg_preconnect_free(struct lg *lg)
-{
-	size_t i;
-
-	for (i = 0; i < lg->npre; i++) {
-		if (lg->pre[i] == NULL)
-			continue;
-		curl_multi_remove_handle(lg->multi, lg->pre[i]);
-		curl_easy_cleanup(lg->pre[i]);
-	}
-	free(lg->pre);
-	lg->pre = NULL;
-	lg->npre = lg->pre_left = 0;
-}
 
 /* Claim the next request of the list being run: the workers share the
  * lists, so requests go out in the given order across all of them. */
@@ -96,10 +76,7 @@ lg_submit(struct lg *lg)
 		req_reset(r);
 		r->index = index;
 		r->warmup = lg->warming_up;
-		req_set_id(lg, r);
-		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE,
-		    (curl_off_t)b->len);
-		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, b->data);
+		r->body = b;
 		r->state = REQ_ACTIVE;
 		lg->in_flight++;
 		if (lg->in_flight > lg->tally.sum->max_in_flight && !r->warmup)
@@ -111,13 +88,7 @@ lg_submit(struct lg *lg)
 			lg->last_byte_ns = r->submit_ns;
 		if (!r->warmup)
 			lg->tally.sum->submitted++;
-		if (curl_multi_add_handle(lg->multi, r->easy) != CURLM_OK) {
-			r->end_ns = mono_ns();
-			lg->in_flight--;
-			req_fail(r, LOADGEN_CONNECT, "libcurl refused the request",
-			    NULL, 0);
-			lg_deliver(lg, r);
-		}
+		lg_conn_start(lg, r);
 	}
 }
 
@@ -134,15 +105,13 @@ lg_deliver(struct lg *lg, struct lg_req *r)
 	r->state = REQ_FREE;
 }
 
-/* Take a finished transfer off the multi handle and deliver or hold it. */
-static void
-lg_finish(struct lg *lg, struct lg_req *r, CURLcode rc)
+/* A transfer ended: deliver the request's record, or hold it. */
+void
+lg_finish(struct lg *lg, struct lg_req *r, enum lg_xfer how, const char *why)
 {
 	int transport;
 
 	r->end_ns = mono_ns();
-	req_connect_info(r);
-	curl_multi_remove_handle(lg->multi, r->easy);
 	lg->in_flight--;
 	if (r->attempts > 1 && !lg->no_reuse) {
 		/* The server closes kept-alive connections under us: stop
@@ -150,7 +119,7 @@ lg_finish(struct lg *lg, struct lg_req *r, CURLcode rc)
 		lg->no_reuse = 1;
 		lg->tally.sum->connection_reuse_stopped = 1;
 	}
-	transport = req_classify(r, rc);
+	transport = req_classify(r, how, why);
 	if (transport && lg->cfg->on_tick != NULL) {
 		if (lg->held == 0)
 			lg->held_ns = r->end_ns;
@@ -177,8 +146,7 @@ lg_abort(struct lg *lg, enum loadgen_end end, enum loadgen_outcome outcome,
 			continue;
 		if (r->state == REQ_ACTIVE) {
 			r->end_ns = mono_ns();
-			req_connect_info(r);
-			curl_multi_remove_handle(lg->multi, r->easy);
+			lg_conn_cancel(lg, r);
 			lg->in_flight--;
 			sse_parser_finish(&r->parser);
 			req_close_pass(r);
@@ -193,76 +161,6 @@ lg_abort(struct lg *lg, enum loadgen_end end, enum loadgen_outcome outcome,
 }
 
 /* ---- the event loop ---- */
-
-static int
-lg_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp,
-    void *socketp)
-{
-	struct lg *lg = userp;
-
-	if (what == CURL_POLL_REMOVE)
-		sockwait_del(lg->wait, s);
-	else
-		sockwait_set(lg->wait, s,
-		    ((what & CURL_POLL_IN) ? SOCKWAIT_IN : 0) |
-		    ((what & CURL_POLL_OUT) ? SOCKWAIT_OUT : 0));
-	return 0;
-}
-
-static int
-lg_timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct lg *lg = userp;
-
-	if (timeout_ms < 0)
-		lg->timer_at = 0;
-	else
-		lg->timer_at = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-	return 0;
-}
-
-/* A preconnect GET ended: take it off the multi handle (its connection
- * stays in the pool) and count it if it got an answer. 0 if easy is not
- * one of them. */
-static int
-lg_preconnect_done(struct lg *lg, CURL *easy, CURLcode rc)
-{
-	size_t i;
-
-	for (i = 0; i < lg->npre; i++) {
-		if (lg->pre[i] != easy)
-			continue;
-		curl_multi_remove_handle(lg->multi, easy);
-		curl_easy_cleanup(easy);
-		lg->pre[i] = NULL;
-		lg->pre_left--;
-		if (rc == CURLE_OK)
-			lg->tally.sum->preconnected++;
-		return 1;
-	}
-	return 0;
-}
-
-static void
-lg_collect(struct lg *lg)
-{
-	CURLMsg *msg;
-	struct lg_req *r;
-	int left;
-
-	while ((msg = curl_multi_info_read(lg->multi, &left)) != NULL) {
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		if (lg->pre_left > 0 && lg_preconnect_done(lg, msg->easy_handle,
-		    msg->data.result))
-			continue;
-		r = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
-		    (char **)&r);
-		if (r != NULL && r->state == REQ_ACTIVE)
-			lg_finish(lg, r, msg->data.result);
-	}
-}
 
 /* The coordinator's verdict (loadgen-workers.c), looked at every pass:
  * end the sweep as on_tick or the silence said, or deliver the held
@@ -343,30 +241,24 @@ lg_publish(struct lg *lg)
 	    memory_order_relaxed);
 }
 
-/* One pass: wait, hand ready sockets and timers to libcurl. */
+/* One pass: wait, hand the ready sockets to their connections, end the
+ * requests past their deadline, submit. */
 static void
 lg_pass(struct lg *lg)
 {
 	const struct sockwait_ready *ready;
 	uint64_t now, t0;
-	int i, n, running;
+	int i, n;
 
 	now = mono_ns();
 	n = sockwait_wait(lg->wait, lg_wait_ms(lg, now), &ready);
 	t0 = mono_ns();
 	lg->pass++;
+	if (lg->kernel_stamps && n > 0)
+		lg->clock_offset = lg_clock_offset();
 	for (i = 0; i < n; i++)
-		curl_multi_socket_action(lg->multi, ready[i].fd,
-		    ((ready[i].flags & SOCKWAIT_IN) ? CURL_CSELECT_IN : 0) |
-		    ((ready[i].flags & SOCKWAIT_OUT) ? CURL_CSELECT_OUT : 0) |
-		    ((ready[i].flags & SOCKWAIT_ERR) ? CURL_CSELECT_ERR : 0),
-		    &running);
-	if (lg->timer_at != 0 && mono_ns() >= lg->timer_at) {
-		lg->timer_at = 0;
-		curl_multi_socket_action(lg->multi, CURL_SOCKET_TIMEOUT, 0,
-		    &running);
-	}
-	lg_collect(lg);
+		lg_conn_ready(lg, ready[i].fd, ready[i].flags, t0);
+	lg_conn_timeouts(lg, mono_ns());
 	lg_submit(lg);
 	now = mono_ns();
 	if (!lg->warming_up && n > 0)
@@ -396,55 +288,24 @@ lg_run_list(struct lg *lg, const struct loadgen_body *list, size_t n,
 	lg_publish(lg);
 }
 
-static size_t
-discard(char *ptr, size_t size, size_t nmemb, void *arg)
-{
-	(void)ptr;
-	(void)arg;
-	return size * nmemb;
-}
-
 /*
  * Open the c connections before the timed list: c GETs of preconnect_url
- * at once, each needing a connection of its own; they end in the multi
- * handle's pool, where the timed requests find them. The handles are set
- * up like a request's (loadgen-req.c) where that decides whether libcurl
- * may reuse a connection: HTTP/1.1, no proxy.
+ * at once, each on a connection of its own; the answered ones that the
+ * server keeps alive wait in the worker's pool, where the timed requests
+ * find them (a server that closes after each answer leaves none, and
+ * each request then opens its own, as it would have).
  */
 static void
 lg_preconnect(struct lg *lg)
 {
-	const struct loadgen_config *cfg = lg->cfg;
-	uint64_t timeout_ms = lg->timeout_ns / 1000000;
-	CURL *e;
-	size_t i;
+	uint64_t timeout_ns = lg->timeout_ns;
 
-	if (timeout_ms > 10000)
-		timeout_ms = 10000;
-	lg->npre = lg->concurrency;
-	lg->pre = xcalloc(lg->npre, sizeof(*lg->pre));
+	if (timeout_ns > 10000000000ull)
+		timeout_ns = 10000000000ull;
 	lg->warming_up = 1;	/* not measured: no loop-lag samples */
-	for (i = 0; i < lg->npre; i++) {
-		if ((e = curl_easy_init()) == NULL)
-			break;
-		curl_easy_setopt(e, CURLOPT_URL, cfg->preconnect_url);
-		curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
-		    (long)CURL_HTTP_VERSION_1_1);
-		curl_easy_setopt(e, CURLOPT_PROXY, "");
-		curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-		curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-		curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-		if (curl_multi_add_handle(lg->multi, e) != CURLM_OK) {
-			curl_easy_cleanup(e);
-			break;
-		}
-		lg->pre[i] = e;
-		lg->pre_left++;
-	}
+	lg_conn_preconnect(lg, timeout_ns);
 	while (!lg->stopping && lg->pre_left > 0)
 		lg_pass(lg);
-	lg_preconnect_free(lg);
 }
 
 /* ---- setup and teardown ---- */
@@ -452,7 +313,7 @@ lg_preconnect(struct lg *lg)
 struct werr *
 lg_setup(struct lg *lg, const struct loadgen_config *cfg)
 {
-	const char *const *h;
+	const char *stamps;
 	struct werr *err;
 	size_t i;
 
@@ -461,28 +322,18 @@ lg_setup(struct lg *lg, const struct loadgen_config *cfg)
 	    cfg->request_timeout_ns : LG_DEFAULT_TIMEOUT_NS;
 	lg->tick_ns = (uint64_t)(cfg->tick_ms != 0 ? cfg->tick_ms :
 	    LG_DEFAULT_TICK_MS) * 1000000ull;
-	lg->headers = curl_slist_append(NULL, "Content-Type: application/json");
-	lg->headers = curl_slist_append(lg->headers, "Accept: text/event-stream");
-	lg->headers = curl_slist_append(lg->headers, "Expect:");
-	for (h = cfg->headers; h != NULL && *h != NULL; h++)
-		lg->headers = curl_slist_append(lg->headers, *h);
-	if (lg->headers == NULL || (lg->multi = curl_multi_init()) == NULL)
-		return werr_new(WEXIT_ENV, "cannot set up libcurl");
+	if ((err = lg_target_new(cfg, &lg->target)) != NULL)
+		return err;
 	if ((err = sockwait_new(&lg->wait, cfg->portable_wait)) != NULL)
 		return err;
 	lg->tally.sum->event_wait = sockwait_kind(lg->wait);
-	curl_multi_setopt(lg->multi, CURLMOPT_SOCKETFUNCTION, lg_socket_cb);
-	curl_multi_setopt(lg->multi, CURLMOPT_SOCKETDATA, lg);
-	curl_multi_setopt(lg->multi, CURLMOPT_TIMERFUNCTION, lg_timer_cb);
-	curl_multi_setopt(lg->multi, CURLMOPT_TIMERDATA, lg);
-	curl_multi_setopt(lg->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
-	curl_multi_setopt(lg->multi, CURLMOPT_MAXCONNECTS,
-	    (long)lg->concurrency + 8);
+	lg->rbuf = xmalloc(LG_READ_BYTES);
+	stamps = getenv("WARDEN_LOADGEN_KERNEL_STAMPS");
+	lg->kernel_stamps = stamps == NULL || strcmp(stamps, "0") != 0;
 	lg->nreqs = lg->concurrency;
 	lg->reqs = xcalloc(lg->nreqs, sizeof(*lg->reqs));
 	for (i = 0; i < lg->nreqs; i++)
-		if ((err = req_setup(lg, &lg->reqs[i])) != NULL)
-			return err;
+		req_setup(lg, &lg->reqs[i]);
 	return NULL;
 }
 
@@ -491,17 +342,13 @@ lg_teardown(struct lg *lg)
 {
 	size_t i;
 
-	if (lg->multi != NULL)
-		lg_preconnect_free(lg);
-	for (i = 0; i < lg->nreqs; i++) {
-		if (lg->reqs[i].state == REQ_ACTIVE && lg->multi != NULL)
-			curl_multi_remove_handle(lg->multi, lg->reqs[i].easy);
+	if (lg->wait != NULL)
+		lg_conn_close_all(lg);
+	for (i = 0; i < lg->nreqs; i++)
 		req_teardown(&lg->reqs[i]);
-	}
 	free(lg->reqs);
-	if (lg->multi != NULL)
-		curl_multi_cleanup(lg->multi);
-	curl_slist_free_all(lg->headers);
+	free(lg->rbuf);
+	lg_target_free(lg->target);
 	sockwait_free(lg->wait);
 	lg_tally_free(&lg->tally);
 }

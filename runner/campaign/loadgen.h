@@ -2,9 +2,9 @@
  * loadgen.h - the load generator: one sweep of streamed chat completions
  * against one server at one concurrency level.
  *
- * Worker threads, each with its own libcurl multi handle, connections and
- * share of the concurrency (see loadgen_workers_for()), HTTP/1.1
- * keep-alive, and a closed loop: exactly `concurrency` requests are in
+ * Worker threads, each with its own connections (plain HTTP/1.1, kept
+ * alive: loadgen-conn.c, http1.c) and share of the concurrency (see
+ * loadgen_workers_for()), and a closed loop: exactly `concurrency` requests are in
  * flight until the list runs out (fewer only at the tail). Requests are
  * claimed in the order given, from one list all workers share; on_record
  * and on_tick are called only from the thread that called loadgen_run().
@@ -14,9 +14,12 @@
  * caller draws them from prompts outside the timed set.
  *
  * Timing follows DESIGN.md "Measurements": CLOCK_MONOTONIC nanoseconds,
- * read once at the entry of each libcurl write callback before any
- * parsing; every SSE event completed in that callback carries that time.
- * TTFT runs from the moment a request is handed to libcurl to the first
+ * one per read from the socket before any parsing - the kernel's receive
+ * stamp of the read's last packet where the platform gives one
+ * (SO_TIMESTAMPNS; WARDEN_LOADGEN_KERNEL_STAMPS=0: never), else the clock
+ * read as recvmsg(2) returns; every SSE event completed in that read
+ * carries that time. TTFT runs from the moment a request is handed to its
+ * connection to the first
  * token event (non-empty content, reasoning_content/reasoning, or a
  * tool_calls delta); end-to-end latency ends at the last token event.
  *
@@ -93,7 +96,7 @@ struct loadgen_body {
 struct loadgen_record {
 	size_t index;			/* position in bodies[] (or warmups[]) */
 	int warmup;			/* 1: a warmup request, not measured */
-	uint64_t submit_ns;		/* handed to libcurl */
+	uint64_t submit_ns;		/* handed to its connection */
 	uint64_t first_token_ns;	/* first token event */
 	uint64_t last_token_ns;		/* last token event */
 	uint64_t end_ns;		/* transfer ended (after [DONE]/usage) */
@@ -117,13 +120,13 @@ struct loadgen_record {
 	const char *error;		/* NULL when outcome is LOADGEN_OK */
 	const uint64_t *token_ns;	/* time of each token event */
 	size_t ntoken_ns;		/* == token_events */
-	/* libcurl's CURLINFO_CONNECT_TIME_T: from submission until the TCP
-	 * connection was made (near 0 on a connection already open), so a
-	 * TTFT splits into connect and wait; 0 when it never connected. */
+	/* From submission until the TCP connection was made (0 on a
+	 * connection already open), so a TTFT splits into connect and wait;
+	 * 0 when it never connected. */
 	uint64_t connect_ns;
-	int new_connection;		/* 1: this request opened its connection
-					   (CURLINFO_NUM_CONNECTS); 0: reused */
-	/* Connection-level retries: times libcurl sent the request again
+	int new_connection;		/* 1: this request opened its connection;
+					   0: reused */
+	/* Connection-level retries: times the request was sent again
 	 * on a fresh connection because the kept-alive connection it had
 	 * reused was closed by the server before any byte of an answer
 	 * (see loadgen_run()). Not an outcome: the outcome is that of the
@@ -274,8 +277,12 @@ struct loadgen_summary {
 	uint64_t token_events;		/* all timed requests */
 	uint64_t coalesced_events;	/* of which shared a read */
 	uint64_t chunks;
-	uint64_t reads;			/* write callbacks */
+	uint64_t reads;			/* recv(2) calls that brought bytes */
 	uint64_t bytes;			/* response body bytes received */
+	/* reads timed by the kernel's receive stamp of their last packet
+	 * (SO_TIMESTAMPNS) rather than by the clock read after recv(2)
+	 * returned; == reads when the platform gives stamps */
+	uint64_t kernel_stamped_reads;
 	/* Self-check: client_limited when loop_lag p99 > 1 ms or the
 	 * busiest worker's CPU > 85 % of one core over the sweep. */
 	unsigned client_workers;	/* worker threads that ran */
@@ -312,17 +319,20 @@ unsigned loadgen_cpus(void);
 
 /*
  * Run one sweep. Returns an error only when the sweep could not run at all
- * (bad config, libcurl setup); every request failure is a record with an
- * outcome class. summary is always filled when NULL is returned.
+ * (bad config: a url that is not plain http://, or whose host does not
+ * resolve); every request failure is a record with an outcome class.
+ * summary is always filled when NULL is returned.
  *
- * Connections: each request starts from a reset easy handle. A request
- * is sent again (a connection-level retry, counted in record->retries)
- * only as libcurl does it: the connection it reused from the pool was
+ * Connections: a request is sent again (a connection-level retry, counted
+ * in record->retries) only as libcurl would: the connection it reused from
+ * the pool was
  * closed by the server before any byte of an answer arrived, as servers
  * do with a kept-alive connection they will never read from again
  * (llama-server closes every connection after a stream while announcing
- * Keep-Alive; others at the end of their keep-alive timeout). libcurl
- * gives up after 5 such retries of one request. After the first retry
+ * Keep-Alive; others at the end of their keep-alive timeout). It gives up
+ * after 5 such retries of one request, as libcurl does. An idle
+ * connection the server closes is noticed while it waits in the pool and
+ * never reused. After the first retry
  * each later request opens a connection of its own and closes it after,
  * so none is put on a connection the server is closing, and none is
  * retried; its connect time is in connect_ns. A connection opened for

@@ -579,6 +579,14 @@ closed_loop(int portable)
 	assert_int_equal(sum.itl.n, 24 * 4);
 	assert_true(sum.tpot.median >= 5);
 	assert_true(sum.ttft.p99 <= sum.e2el.p99);
+	/* reads timed by the kernel's receive stamp where there is one
+	 * (Linux stamps TCP on loopback, once it turned stamping on: the
+	 * first packets after the first socket asked may go unstamped) */
+	assert_true(sum.reads >= 24 * 2);
+	assert_true(sum.kernel_stamped_reads <= sum.reads);
+#ifdef __linux__
+	assert_true(sum.kernel_stamped_reads > 0);
+#endif
 	run_free(run);
 	bodies_free(&b);
 }
@@ -919,6 +927,60 @@ test_coalesced_events_are_counted(void **state)
 	bodies_free(&b);
 }
 
+/* WARDEN_LOADGEN_KERNEL_STAMPS=0 times reads by the clock read as
+ * recv(2) returns; either way the times of a request keep their order:
+ * submitted, first token, last token, end. */
+static void
+test_reads_timed_without_kernel_stamps(void **state)
+{
+	struct bodies b = { 0 };
+	struct loadgen_config cfg = { 0 };
+	struct loadgen_summary sum;
+	struct run *run = NULL;
+	json_t *o = NULL;
+	size_t i;
+	int k;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		bodies_add(&b, "{\"id\":%zu,\"tokens\":4,\"delay_ms\":5}", i);
+	cfg.bodies = b.v;
+	cfg.nbodies = b.n;
+	cfg.concurrency = 2;
+	for (k = 0; k < 2; k++) {
+		if (k == 0)
+			setenv("WARDEN_LOADGEN_KERNEL_STAMPS", "0", 1);
+		else
+			unsetenv("WARDEN_LOADGEN_KERNEL_STAMPS");
+		sweep(&cfg, &sum, &run, 0);
+		assert_int_equal(sum.completed, 4);
+		assert_true(sum.reads >= 4);
+		assert_null(loadgen_summary_to_json(&sum, &o));
+		if (k == 0) {
+			assert_int_equal(sum.kernel_stamped_reads, 0);
+			assert_string_equal(json_string_value(json_object_get(o,
+			    "receive_stamp")), "read");
+		}
+#ifdef __linux__
+		if (k == 1) {
+			assert_true(sum.kernel_stamped_reads > 0);
+			assert_string_not_equal(json_string_value(
+			    json_object_get(o, "receive_stamp")), "read");
+		}
+#endif
+		json_decref(o);
+		for (i = 0; i < run->n; i++) {
+			assert_int_equal(run->v[i].outcome, LOADGEN_OK);
+			assert_true(run->v[i].submit_ns < run->v[i].first_ns);
+			assert_true(run->v[i].first_ns <= run->v[i].last_ns);
+			assert_true(run->v[i].last_ns <= run->v[i].end_ns);
+		}
+		run_free(run);
+		run = NULL;
+	}
+	bodies_free(&b);
+}
+
 static const char *fixture_names[] = {
 	"basic", "comments-and-fields", "cr-only", "crlf", "empty-answer",
 	"error-object", "error-vllm", "event-error", "extra-fields",
@@ -1203,6 +1265,7 @@ main(void)
 		cmocka_unit_test(test_coalesced_events_are_counted),
 		cmocka_unit_test(test_recorded_streams_through_the_loop),
 		cmocka_unit_test(test_content_is_kept_when_asked),
+		cmocka_unit_test(test_reads_timed_without_kernel_stamps),
 		cmocka_unit_test(test_summary_json),
 		cmocka_unit_test(test_bad_config),
 	};
