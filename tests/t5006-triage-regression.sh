@@ -90,6 +90,7 @@ test_expect_success 'triage takes slowy as broken in those series and searches i
 	    "j[\"engines\"][\"slowy\"][\"good_cycle\"] == \"c1\"" \
 	    "sorted(c[\"metric\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]) == [\"median_tpot_ms\", \"output_throughput\"]" \
 	    "{c[\"outcome\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]} == {\"regression\"}" \
+	    "{c[\"status\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]} == {\"ok\"}" \
 	    "[(x[\"package\"], x[\"score\"], x[\"healthy_with\"]) for x in j[\"suspects\"][\"slowy\"] if x[\"package\"] == \"shared\"] == [(\"shared\", 0, [\"steady\"])]" \
 	    "j[\"searches\"][\"slowy\"][\"kind\"] == \"single\"" \
 	    "[(c[\"package\"], c[\"from\"], c[\"to\"]) for c in j[\"searches\"][\"slowy\"][\"culprits\"]] == [(\"shared\", \"1.0\", \"2.0\")]"

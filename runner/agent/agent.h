@@ -43,8 +43,9 @@ struct policy;
  *   proposed_pin  {"engine", "pin"}: e.g. "mlx==0.31.1"
  *   evidence      [anything]: what triage measured (shown as JSON)
  *   failing_cells [{"engine", "model", "split", "concurrency", "outcome",
- *                   "detail", "completed", "total", "run_id", "log_path",
- *                   "log_tail"}]
+ *                   "status", "detail", "completed", "total", "run_id",
+ *                   "log_path", "log_tail"}]; status is the level's
+ *                   (campaign_level_status), null where none is known
  *
  * Only kind, summary and engines are required; the rest is shown to the
  * agent in the task context when present.

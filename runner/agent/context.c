@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent-private.h"
+#include "campaign-report.h"
 #include "review-smoke.h"
 #include "schema.h"
 #include "store.h"
@@ -68,6 +69,7 @@ static const struct schema_field f_cell[] = {
 	{ "split", &s_text, 0 },
 	{ "concurrency", &s_int, 0 },
 	{ "outcome", &s_text, 0 },
+	{ "status", &s_text, 0 },
 	{ "detail", &s_text, 0 },
 	{ "completed", &s_int, 0 },
 	{ "total", &s_int, 0 },
@@ -205,12 +207,13 @@ agent_task_engine(struct agent_task *t, struct store *store,
 		run_id = json_string_value(json_object_get(s, "run_id"));
 		if (!review_sweep_failed(s, pol))
 			continue;
-		c = json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, "
-		    "s:O}", "engine", engine,
+		c = json_pack("{s:s, s:O, s:O, s:O, s:O, s:s, s:O, s:O, s:O, "
+		    "s:O, s:O}", "engine", engine,
 		    "model", json_object_get(s, "model"),
 		    "split", json_object_get(s, "split"),
 		    "concurrency", json_object_get(s, "concurrency"),
 		    "outcome", json_object_get(s, "outcome"),
+		    "status", campaign_level_status(s, pol),
 		    "detail", json_object_get(s, "detail"),
 		    "completed", json_object_get(s, "completed"),
 		    "total", json_object_get(s, "total"),
@@ -348,16 +351,18 @@ cells_section(struct buf *out, const json_t *cells)
 	size_t i;
 
 	buf_puts(out, "## Failing cells\n\n| engine | model | split | c | "
-	    "outcome | completed |\n|---|---|---|---|---|---|\n");
+	    "outcome | completed | status |\n|---|---|---|---|---|---|---|\n");
 	json_array_foreach((json_t *)cells, i, c)
-		buf_printf(out, "| %s | %s | %s | %lld | %s | %lld/%lld |\n",
+		buf_printf(out, "| %s | %s | %s | %lld | %s | %lld/%lld | "
+		    "%s |\n",
 		    field(c, "engine"), field(c, "model"), field(c, "split"),
 		    (long long)json_integer_value(json_object_get(c,
 		    "concurrency")),
 		    field(c, "outcome"),
 		    (long long)json_integer_value(json_object_get(c,
 		    "completed")),
-		    (long long)json_integer_value(json_object_get(c, "total")));
+		    (long long)json_integer_value(json_object_get(c, "total")),
+		    field(c, "status"));
 	buf_addch(out, '\n');
 	json_array_foreach((json_t *)cells, i, c) {
 		const char *tail = json_string_value(json_object_get(c,
