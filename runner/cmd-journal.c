@@ -65,18 +65,6 @@ kind_ok(const char *k)
 	return 1;
 }
 
-/* A cycle id names journals/CYCLE.md: no separators, no leading dot. */
-static int
-cycle_ok(const char *c)
-{
-	if (c[0] == '\0' || c[0] == '.')
-		return 0;
-	for (; *c != '\0'; c++)
-		if (*c == '/' || *c == '\\' || (unsigned char)*c < 0x20)
-			return 0;
-	return 1;
-}
-
 static struct werr *
 journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -106,10 +94,11 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 				    "as %s, not '%s'", ISOTIME_EXAMPLES, optarg);
 			f.since = since;
 		} else if (ch == 'c') {
-			if (!cycle_ok(optarg))
+			if (!store_cycle_ok(optarg))
 				return cmd_usage_error(&cmd_journal_entry,
 				    "'--cycle' takes a cycle id (no '/', not "
-				    "starting with '.'), not '%s'", optarg);
+				    "starting with '.', at most 200 bytes), not "
+				    "'%s'", optarg);
 			f.cycle = optarg;
 		} else if (ch == 'k') {
 			if (!kind_ok(optarg) || optarg[0] == '\0')
@@ -247,10 +236,10 @@ journal_export_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	optind = 0;
 	while ((ch = cmd_getopt(ctx, &cmd_journal_entry, argc, argv, opts,
 	    &err)) != -1) {
-		if (!cycle_ok(optarg))
+		if (!store_cycle_ok(optarg))
 			return cmd_usage_error(&cmd_journal_entry,
 			    "'--cycle' takes a cycle id (no '/', not starting "
-			    "with '.'), not '%s'", optarg);
+			    "with '.', at most 200 bytes), not '%s'", optarg);
 		cycle = optarg;
 	}
 	if (err != NULL)

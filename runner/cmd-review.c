@@ -534,7 +534,7 @@ const struct cmd_entry cmd_review_entry = {
 	"smoke N\n"
 	"approve N --as \"Name <email>\" [--comment TEXT] [--without-evidence]\n"
 	"reject N --reason TEXT [--as \"Name <email>\"]",
-	"list, inspect, approve or reject queued changes",
+	"list, inspect, smoke-test, approve or reject queued changes",
 	"list     queued changes, oldest first\n"
 	"show     one change: its gate result, diffstat, evidence (smoke\n"
 	"         campaigns as a before/after table) and patch\n"

@@ -64,6 +64,20 @@ test_expect_success '--cycle must be a cycle id' '
 	expect_exit 0 warden journal show --cycle manual-20261201
 '
 
+# The rule is the store's, so a cycle no store could hold (over 200 bytes)
+# is refused by show and export as by warden cycle itself.
+test_expect_success '--cycle takes at most 200 bytes, as WARDEN_CYCLE does' '
+	cd bench &&
+	long=$(printf "%0200d" 0) &&
+	expect_exit 0 warden journal show --cycle "$long" &&
+	expect_exit 2 warden journal show --cycle "${long}1" &&
+	expect_grep "^warden: .--cycle. .*200 bytes" err &&
+	expect_exit 2 warden journal export --cycle "${long}1" &&
+	expect_grep "^warden: .--cycle. .*200 bytes" err &&
+	expect_exit 2 env WARDEN_CYCLE="${long}1" "$WARDEN" journal note x &&
+	expect_grep "WARDEN_CYCLE" err
+'
+
 test_expect_success 'review list --status is one of pending, approved, rejected' '
 	cd bench &&
 	expect_exit 2 warden review list --status open &&

@@ -174,4 +174,16 @@ test_expect_success 'a change queued before the tip moved lands on the new tip' 
 	git -C bench fsck --strict 2>&1
 '
 
+test_expect_success 'review --help names what each subcommand does' '
+	warden review --help >out &&
+	summary=$(sed -n "/^\$/{n;p;q;}" out) &&
+	test -n "$summary" &&
+	for w in list inspect smoke-test approve reject; do
+		case "$summary" in
+		*"$w"*) ;;
+		*) echo "the summary lacks $w: $summary"; exit 1 ;;
+		esac
+	done
+'
+
 test_done

@@ -135,7 +135,7 @@ test_expect_success 'incident show: culprit, engines, evidence and transitions' 
 	expect_grep "^culprit:  shared 1.0 → 2.0$" out &&
 	expect_grep "^engines:  mlxlm vmetal vmlx$" out &&
 	expect_grep "^  vmetal: healthy in c1 (manifest [0-9]*), broken in c2 (manifest [0-9]*); 2 changes; single in 2 smoke runs (one culprit: at most 2)$" out &&
-	expect_grep "mlxlm sufficiency pinned {fmt 1.0, tok 1.0}: fail: qwen3-0.6b chat c=1: complete 0/3" out &&
+	expect_grep "mlxlm sufficiency pinned {fmt 1.0, tok 1.0}: fail: qwen3-0.6b chat c=1: complete 0/3 all-failed" out &&
 	expect_grep "vmlx confirm pinned {shared 1.0}: pass" out &&
 	expect_grep "(new) → confirmed by warden triage: confirmed by pinning back: healthy with shared back at 1.0, failing with shared 2.0 alone (smoke runs: mlxlm 3, vmetal 2, vmlx 1)$" out &&
 	expect_exit 0 tb incident list &&

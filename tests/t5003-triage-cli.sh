@@ -99,7 +99,13 @@ test_expect_success 'a program on PATH broken by its own version: an untriaged i
 	expect_grep "^incident 1 opened (untriaged): simv broke with its own release simv 1.0 → 2.0$" out &&
 	expect_grep "^warden: cycle c2: 1 engine broken$" err &&
 	test "$(q "select count(*) from triage_smoke")" = 0 &&
-	test "$(q "select count(*) from reviews")" = 0
+	test "$(q "select count(*) from reviews")" = 0 &&
+	tb --json journal show --kind triage.run >run.json &&
+	python3 -c "
+import json; d = json.load(open(\"run.json\"))
+e = d[-1] if isinstance(d, list) else d[\"entries\"][-1]
+c = e[\"body\"][\"engines\"][\"simv\"][\"failing_cells\"]
+assert [(x[\"outcome\"], x[\"status\"]) for x in c] == [(\"complete\", \"all-failed\")], c"
 '
 
 test_expect_success 'incident list and show, as text and as JSON' '
@@ -112,21 +118,24 @@ import json; d = json.load(open(\"out\"))
 assert [r[\"id\"] for r in d] == [1] and d[0][\"record\"][\"engines\"] == [\"simv\"]" &&
 	expect_exit 0 tb incident show 1 &&
 	expect_grep "^culprit:  simv 1.0 → 2.0$" out &&
-	expect_grep "^    qwen3-0.6b chat c=1: complete 0/2$" out &&
+	expect_grep "^    qwen3-0.6b chat c=1: complete 0/2 all-failed$" out &&
 	expect_grep "(new) → untriaged by warden triage: a program on PATH" out &&
 	expect_exit 0 tb incident show 1 --json &&
 	python3 -c "
 import json; d = json.load(open(\"out\"))
 assert d[\"kind\"] == \"own_release\" and d[\"state\"] == \"untriaged\"
 assert d[\"record\"][\"per_engine\"][\"simv\"][\"good_cycle\"] == \"c1\"
-assert d[\"transitions\"][0][\"who\"] == \"warden triage\" and d[\"smoke\"] == []"
+assert d[\"transitions\"][0][\"who\"] == \"warden triage\" and d[\"smoke\"] == []
+c = d[\"record\"][\"per_engine\"][\"simv\"][\"failing_cells\"]
+assert [(x[\"outcome\"], x[\"status\"], x[\"completed\"], x[\"total\"]) for x in c] == [(\"complete\", \"all-failed\", 0, 2)], c"
 '
 
 test_expect_success 'the agent sees the incident as its task' '
 	expect_exit 0 tb agent run --incident 1 --dry-run &&
 	expect_grep "^# warden agent run 1: incident 1" out &&
 	expect_grep "simv broke with its own release simv 1.0 → 2.0" out &&
-	expect_grep "| simv | qwen3-0.6b | chat | 1 | complete | 0/2 |" out
+	expect_grep "| engine | model | split | c | outcome | completed | status |" out &&
+	expect_grep "| simv | qwen3-0.6b | chat | 1 | complete | 0/2 | all-failed |" out
 '
 
 test_expect_success 'incident set: a maintainer transition, journaled with who and why' '

@@ -90,6 +90,7 @@ test_expect_success 'triage takes slowy as broken in those series and searches i
 	    "j[\"engines\"][\"slowy\"][\"good_cycle\"] == \"c1\"" \
 	    "sorted(c[\"metric\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]) == [\"median_tpot_ms\", \"output_throughput\"]" \
 	    "{c[\"outcome\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]} == {\"regression\"}" \
+	    "{c[\"status\"] for c in j[\"engines\"][\"slowy\"][\"failing_cells\"]} == {\"ok\"}" \
 	    "[(x[\"package\"], x[\"score\"], x[\"healthy_with\"]) for x in j[\"suspects\"][\"slowy\"] if x[\"package\"] == \"shared\"] == [(\"shared\", 0, [\"steady\"])]" \
 	    "j[\"searches\"][\"slowy\"][\"kind\"] == \"single\"" \
 	    "[(c[\"package\"], c[\"from\"], c[\"to\"]) for c in j[\"searches\"][\"slowy\"][\"culprits\"]] == [(\"shared\", \"1.0\", \"2.0\")]"
@@ -119,6 +120,25 @@ test_expect_success 'the incident is confirmed and its pin queued for review, as
 	expect_grep "^approve:   warden review approve 2 " c2.out &&
 	expect_grep "^alerts:    #[12] slowy qwen3-0.6b/chat c=1 " c2.out &&
 	tb journal verify
+'
+
+test_expect_success 'the agent gets the regression as its task: the metric, before, after, how much worse' '
+	expect_exit 0 tb agent run --incident 1 --dry-run &&
+	cp out task.md &&
+	expect_grep "^# warden agent run [0-9]*: incident 1$" task.md &&
+	expect_grep "^| slowy | qwen3-0.6b | chat | 1 | regression | [0-9]*/[0-9]* | ok |$" task.md &&
+	expect_grep "^## Regressed series$" task.md &&
+	expect_grep "^| engine | model | split | c | metric | before | after | unit | worse | threshold | alert |$" task.md &&
+	expect_grep "^| slowy | qwen3-0.6b | chat | 1 | median_tpot_ms | [0-9.]* | [0-9.]* | ms | [0-9]* % | 100 % | [12] |$" task.md &&
+	expect_grep "^| slowy | qwen3-0.6b | chat | 1 | output_throughput | [0-9.]* | [0-9.]* | tok/s | [0-9]* % | 100 % | [12] |$" task.md &&
+	sed -n "/^## The problem as JSON$/,\$p" task.md | sed "1,/^\`\`\`json$/d; /^\`\`\`$/,\$d" >problem.json &&
+	cycle_json problem.json \
+	    "j[\"kind\"] == \"incident\" and j[\"incident\"] == 1" \
+	    "sorted(c[\"metric\"] for c in j[\"failing_cells\"]) == [\"median_tpot_ms\", \"output_throughput\"]" \
+	    "all(c[\"before\"] > 0 and c[\"after\"] > 0 and c[\"worse_pct\"] >= 100 and c[\"threshold_pct\"] == 100 for c in j[\"failing_cells\"])" \
+	    "all(c[\"after\"] > c[\"before\"] if c[\"metric\"] == \"median_tpot_ms\" else c[\"after\"] < c[\"before\"] for c in j[\"failing_cells\"])" \
+	    "{c[\"unit\"] for c in j[\"failing_cells\"]} == {\"ms\", \"tok/s\"}" \
+	    "{c[\"state\"] for c in j[\"failing_cells\"]} == {\"untriaged\"}"
 '
 
 test_expect_success 'the pin approved, round 2 is fast again: the alerts and the incident are fixed' '

@@ -32,7 +32,7 @@ struct policy;
 
 /*
  * What an agent run works on. The problem is a JSON object, validated
- * by agent_task_set (see agent_problem_schema_doc in context.c):
+ * by agent_task_set against the schema in context.c (s_problem):
  *
  *   kind          "engine" or "incident" (required)
  *   summary       one line (required)
@@ -43,8 +43,17 @@ struct policy;
  *   proposed_pin  {"engine", "pin"}: e.g. "mlx==0.31.1"
  *   evidence      [anything]: what triage measured (shown as JSON)
  *   failing_cells [{"engine", "model", "split", "concurrency", "outcome",
- *                   "detail", "completed", "total", "run_id", "log_path",
- *                   "log_tail"}]
+ *                   "status", "detail", "completed", "total", "run_id",
+ *                   "log_path", "log_tail"}]; status is the level's
+ *                   (campaign_level_status), null where none is known.
+ *                   A cell of outcome "regression" (a performance
+ *                   regression triage took as a break: every request
+ *                   completed) adds its series' figures, as
+ *                   regress_cycle_regressed gives them: "metric",
+ *                   "before" (the published figure), "after" (the
+ *                   cycle's), "unit", "worse_pct", "threshold_pct",
+ *                   "p_value", "alert" (its number) and "state" (the
+ *                   alert's); the task context shows them in a table
  *
  * Only kind, summary and engines are required; the rest is shown to the
  * agent in the task context when present.

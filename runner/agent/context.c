@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "agent-private.h"
+#include "campaign-report.h"
+#include "regress/regress.h"
 #include "review-smoke.h"
 #include "schema.h"
 #include "store.h"
@@ -62,18 +64,42 @@ static const struct schema_field f_pin[] = {
 };
 static const struct schema s_pin = { .type = SCHEMA_OBJECT, .fields = f_pin };
 
+/* The figures of a regressed series (triage's cells of outcome
+ * "regression", from regress_cycle_regressed): before and after are
+ * measurements, never null nor negative; the percentages and the
+ * p-value may be unknown (null); state is the alert's. */
+static const struct schema s_figure = { .type = SCHEMA_NUMBER, .has_min = 1,
+    .min = 0 };
+static const struct schema s_pct = { .type = SCHEMA_NUMBER, .nullable = 1 };
+static const struct schema s_p_value = { .type = SCHEMA_NUMBER,
+    .nullable = 1, .has_min = 1, .min = 0, .has_max = 1, .max = 1 };
+static const struct schema s_unit = { .type = SCHEMA_STRING };
+static const struct schema s_alert_state = { .type = SCHEMA_STRING,
+    .one_of = regress_states };
+
 static const struct schema_field f_cell[] = {
 	{ "engine", &s_str, 1 },
 	{ "model", &s_text, 0 },
 	{ "split", &s_text, 0 },
 	{ "concurrency", &s_int, 0 },
 	{ "outcome", &s_text, 0 },
+	{ "status", &s_text, 0 },
 	{ "detail", &s_text, 0 },
 	{ "completed", &s_int, 0 },
 	{ "total", &s_int, 0 },
 	{ "run_id", &s_text, 0 },
 	{ "log_path", &s_text, 0 },
 	{ "log_tail", &s_text, 0 },
+	/* outcome "regression": the regressed series */
+	{ "metric", &s_str, 0 },
+	{ "before", &s_figure, 0 },
+	{ "after", &s_figure, 0 },
+	{ "unit", &s_unit, 0 },
+	{ "worse_pct", &s_pct, 0 },
+	{ "threshold_pct", &s_pct, 0 },
+	{ "p_value", &s_p_value, 0 },
+	{ "alert", &s_pos, 0 },
+	{ "state", &s_alert_state, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_cell = { .type = SCHEMA_OBJECT, .fields = f_cell };
@@ -205,12 +231,13 @@ agent_task_engine(struct agent_task *t, struct store *store,
 		run_id = json_string_value(json_object_get(s, "run_id"));
 		if (!review_sweep_failed(s, pol))
 			continue;
-		c = json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, "
-		    "s:O}", "engine", engine,
+		c = json_pack("{s:s, s:O, s:O, s:O, s:O, s:s, s:O, s:O, s:O, "
+		    "s:O, s:O}", "engine", engine,
 		    "model", json_object_get(s, "model"),
 		    "split", json_object_get(s, "split"),
 		    "concurrency", json_object_get(s, "concurrency"),
 		    "outcome", json_object_get(s, "outcome"),
+		    "status", campaign_level_status(s, pol),
 		    "detail", json_object_get(s, "detail"),
 		    "completed", json_object_get(s, "completed"),
 		    "total", json_object_get(s, "total"),
@@ -341,6 +368,63 @@ versions_section(struct buf *out, const json_t *versions)
 	}
 }
 
+/* A number of o with prec decimals (%g when negative) and suffix, or
+ * "-" where it has none. */
+static void
+number(struct buf *out, const json_t *o, const char *key, int prec,
+    const char *suffix)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_number(v))
+		buf_addch(out, '-');
+	else if (prec < 0)
+		buf_printf(out, "%g%s", json_number_value(v), suffix);
+	else
+		buf_printf(out, "%.*f%s", prec, json_number_value(v), suffix);
+}
+
+/* The figures of the regressed series among the cells (those with a
+ * metric), or nothing when there is none. */
+static void
+regressions_section(struct buf *out, const json_t *cells)
+{
+	json_t *c;
+	size_t i;
+	int any = 0;
+
+	json_array_foreach((json_t *)cells, i, c) {
+		if (json_object_get(c, "metric") == NULL)
+			continue;
+		if (!any++)
+			buf_puts(out, "## Regressed series\n\nEvery request "
+			    "completed, but a metric is worse than its "
+			    "published figure by at least the threshold. "
+			    "before: the published figure; after: this "
+			    "cycle's; worse: by how much, in percent; alert: "
+			    "the regression alert's number.\n\n"
+			    "| engine | model | split | c | metric | before | "
+			    "after | unit | worse | threshold | alert |\n"
+			    "|---|---|---|---|---|---|---|---|---|---|---|\n");
+		buf_printf(out, "| %s | %s | %s | %lld | %s | ",
+		    field(c, "engine"), field(c, "model"), field(c, "split"),
+		    (long long)json_integer_value(json_object_get(c,
+		    "concurrency")), field(c, "metric"));
+		number(out, c, "before", 1, "");
+		buf_puts(out, " | ");
+		number(out, c, "after", 1, "");
+		buf_printf(out, " | %s | ", field(c, "unit"));
+		number(out, c, "worse_pct", 0, " %");
+		buf_puts(out, " | ");
+		number(out, c, "threshold_pct", -1, " %");
+		buf_puts(out, " | ");
+		number(out, c, "alert", 0, "");
+		buf_puts(out, " |\n");
+	}
+	if (any)
+		buf_addch(out, '\n');
+}
+
 static void
 cells_section(struct buf *out, const json_t *cells)
 {
@@ -348,17 +432,20 @@ cells_section(struct buf *out, const json_t *cells)
 	size_t i;
 
 	buf_puts(out, "## Failing cells\n\n| engine | model | split | c | "
-	    "outcome | completed |\n|---|---|---|---|---|---|\n");
+	    "outcome | completed | status |\n|---|---|---|---|---|---|---|\n");
 	json_array_foreach((json_t *)cells, i, c)
-		buf_printf(out, "| %s | %s | %s | %lld | %s | %lld/%lld |\n",
+		buf_printf(out, "| %s | %s | %s | %lld | %s | %lld/%lld | "
+		    "%s |\n",
 		    field(c, "engine"), field(c, "model"), field(c, "split"),
 		    (long long)json_integer_value(json_object_get(c,
 		    "concurrency")),
 		    field(c, "outcome"),
 		    (long long)json_integer_value(json_object_get(c,
 		    "completed")),
-		    (long long)json_integer_value(json_object_get(c, "total")));
+		    (long long)json_integer_value(json_object_get(c, "total")),
+		    field(c, "status"));
 	buf_addch(out, '\n');
+	regressions_section(out, cells);
 	json_array_foreach((json_t *)cells, i, c) {
 		const char *tail = json_string_value(json_object_get(c,
 		    "log_tail"));

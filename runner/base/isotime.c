@@ -1,7 +1,9 @@
 /*
  * isotime.c - ISO 8601 dates and times given on the command line, turned
  * into the UTC text warden stores ("2026-12-01T10:00:00.000Z"), so a
- * filter compares with stored times as strings. See isotime.h.
+ * filter compares with stored times as strings; and any time warden
+ * stored or read from a package index as an instant, for durations and
+ * ages. See isotime.h.
  *
  * It must never guess: a form it does not list, or a field out of range
  * (a 13th month, February 30th, 25 o'clock), is refused, not normalised.
@@ -76,15 +78,19 @@ civil_from_days(int64_t z, long *y, long *m, long *d)
 	*y = (long)(yoe + era * 400 + (*m <= 2));
 }
 
-int
-isotime_to_utc(char out[ISOTIME_LEN], const char *s)
+/* s as milliseconds since the epoch in *out, *extra set when a digit
+ * past the millisecond is not 0; -1 when s is not a listed form. */
+static int
+parse(int64_t *out, int *extra, const char *s)
 {
 	const char *p = s;
 	long y, mo, d, h = 0, mi = 0, sec = 0, oh = 0, om = 0;
 	int64_t ms = 0, scale = 100, t;
-	int sign = 0, extra = 0;
-	char text[96];
+	int sign = 0;
 
+	*extra = 0;
+	if (s == NULL)
+		return -1;
 	if ((y = digits(&p, 4)) < 0 || *p++ != '-' ||
 	    (mo = digits(&p, 2)) < 1 || mo > 12 || *p++ != '-' ||
 	    (d = digits(&p, 2)) < 1 || d > month_days(y, mo))
@@ -105,7 +111,7 @@ isotime_to_utc(char out[ISOTIME_LEN], const char *s)
 					if (scale > 0)
 						ms += (*p - '0') * scale;
 					else if (*p != '0')
-						extra = 1;
+						*extra = 1;
 					scale /= 10;
 				}
 			}
@@ -124,11 +130,45 @@ isotime_to_utc(char out[ISOTIME_LEN], const char *s)
 	}
 	if (*p != '\0')
 		return -1;
+	t = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
+	t = t * 1000 + ms;
+	*out = t - (int64_t)sign * (oh * 60 + om) * 60 * 1000;
+	return 0;
+}
+
+int
+isotime_to_ms(int64_t *out, const char *s)
+{
+	int extra;
+
+	return parse(out, &extra, s);
+}
+
+double
+isotime_seconds(const char *s)
+{
+	int64_t t, ms;
+
+	if (isotime_to_ms(&t, s) != 0)
+		return -1;
+	ms = ((t % 1000) + 1000) % 1000;
+	/* whole seconds plus the fraction, as strtod reads ".093" */
+	return (double)((t - ms) / 1000) + (double)ms / 1000.0;
+}
+
+int
+isotime_to_utc(char out[ISOTIME_LEN], const char *s)
+{
+	long y, mo, d;
+	int64_t ms, t;
+	int extra;
+	char text[96];
+
+	if (parse(&t, &extra, s) != 0)
+		return -1;
 	/* Digits past the millisecond round up: "since" must not take in
 	 * a stored time that is earlier than the one given. */
-	t = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
-	t = t * 1000 + ms + extra;
-	t -= (int64_t)sign * (oh * 60 + om) * 60 * 1000;
+	t += extra;
 	ms = ((t % 1000) + 1000) % 1000;
 	t = (t - ms) / 1000;
 	civil_from_days((t >= 0 ? t : t - 86399) / 86400, &y, &mo, &d);

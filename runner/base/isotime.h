@@ -1,9 +1,12 @@
 /*
- * isotime.h - ISO 8601 dates and times from the command line, as the UTC
- * text warden stores. Pure string work; never prints.
+ * isotime.h - ISO 8601 dates and times: from the command line as the UTC
+ * text warden stores, and any stored or fetched time as an instant. The
+ * one parser of ISO 8601 in warden. Pure string work; never prints.
  */
 #ifndef WARDEN_ISOTIME_H
 #define WARDEN_ISOTIME_H
+
+#include <stdint.h>
 
 /* "YYYY-MM-DDTHH:MM:SS.mmmZ" and its NUL. */
 #define ISOTIME_LEN 25
@@ -20,5 +23,18 @@
  * one of those forms or a field is out of range.
  */
 int isotime_to_utc(char out[ISOTIME_LEN], const char *s);
+
+/*
+ * Parse s, a form isotime_to_utc() takes (the times warden stores,
+ * "2026-12-04T03:50:47.093Z", and a package index's, with microseconds
+ * and "Z", "+00:00" or no zone, among them), into milliseconds since
+ * 1970-01-01T00:00:00Z in *out; digits past the millisecond are dropped.
+ * Return 0, or -1 when s is NULL or not one of those forms.
+ */
+int isotime_to_ms(int64_t *out, const char *s);
+
+/* The instant of s (isotime_to_ms()) in seconds since the epoch, its
+ * milliseconds as the fraction; -1 when s is NULL or does not parse. */
+double isotime_seconds(const char *s);
 
 #endif

@@ -16,12 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "campaign-input.h"
 #include "cycle-private.h"
 #include "fault.h"
+#include "isotime.h"
 #include "journal.h"
 #include "jsonget.h"
 #include "official.h"
@@ -131,15 +131,9 @@ cycle_queued_reviews(struct cyc *c)
 static double
 span_s(const char *from, const char *to)
 {
-	struct tm a, b;
+	double a = isotime_seconds(from), b = isotime_seconds(to);
 
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
-	if (from == NULL || to == NULL ||
-	    strptime(from, "%Y-%m-%dT%H:%M:%S", &a) == NULL ||
-	    strptime(to, "%Y-%m-%dT%H:%M:%S", &b) == NULL)
-		return -1;
-	return difftime(timegm(&b), timegm(&a));
+	return a >= 0 && b >= 0 ? b - a : -1;
 }
 
 /* The previous cycle's time for step in round 1, or -1. */

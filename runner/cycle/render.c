@@ -16,6 +16,7 @@
 #include "cycle.h"
 #include "jsonget.h"
 #include "quote.h"
+#include "results/report.h"
 #include "util.h"
 
 /* A figure of a journal entry under its name, or under the one entries
@@ -148,26 +149,18 @@ summary(struct buf *md, const json_t *j)
 static void
 versions(struct buf *md, const json_t *j)
 {
-	const json_t *ran = json_object_get(j, "ran"), *hw, *os, *e;
+	const json_t *ran = json_object_get(j, "ran"), *e;
+	json_t *machine;
 	size_t i;
 
 	if (!json_is_object(ran))
 		return;		/* a journal of an older warden */
-	hw = json_object_get(ran, "hardware");
-	os = json_object_get(ran, "os");
-	buf_puts(md, "## Versions\n\nMachine `");
-	cell_text(md, jsonget_str(ran, "machine"));
-	buf_puts(md, "`: ");
-	cell_text(md, jsonget_str(hw, "cpu"));
-	buf_puts(md, " (");
-	cell_text(md, jsonget_str(hw, "arch"));
-	buf_printf(md, "), %lld cores, %.1f GiB, ", (long long)jsonget_int(hw,
-	    "cpus"), (double)journal_bytes(hw, "system_memory_bytes",
-	    "memory_bytes") / 1073741824.0);
-	cell_text(md, jsonget_str(os, "name"));
-	buf_addch(md, ' ');
-	cell_text(md, jsonget_str(os, "release"));
-	buf_puts(md, ".\n\n| Framework | Version | Manifest sha256 | Python | "
+	machine = report_machine(jsonget_str(ran, "machine"),
+	    json_object_get(ran, "hardware"), json_object_get(ran, "os"));
+	buf_puts(md, "## Versions\n\n");
+	report_md_machine(md, machine, REPORT_MACHINE_LINE);
+	json_decref(machine);
+	buf_puts(md, "\n\n| Framework | Version | Manifest sha256 | Python | "
 	    "Packages | Commit | Recorded in cycle |\n"
 	    "|---|---|---|---|--:|---|---|\n");
 	json_array_foreach(json_object_get(ran, "engines"), i, e) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cycle-private.h"
+#include "isotime.h"
 #include "jsonget.h"
 #include "store-cycle.h"
 #include "store-review.h"
@@ -46,44 +47,18 @@ lock_holder(const char *repo_root)
 static double
 seconds_since(const char *stamp)
 {
-	struct tm tm;
+	double t = isotime_seconds(stamp);
 
-	memset(&tm, 0, sizeof(tm));
-	if (strptime(stamp, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return -1;
-	return difftime(time(NULL), timegm(&tm));
+	return t >= 0 ? (double)time(NULL) - t : -1;
 }
 
 static double
 duration(const json_t *row)
 {
-	struct tm a, b;
+	double a = isotime_seconds(jsonget_str(row, "started"));
+	double b = isotime_seconds(jsonget_str(row, "finished"));
 
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
-	if (strptime(jsonget_str(row, "started"), "%Y-%m-%dT%H:%M:%S",
-	    &a) == NULL || strptime(jsonget_str(row, "finished"),
-	    "%Y-%m-%dT%H:%M:%S", &b) == NULL)
-		return -1;
-	return difftime(timegm(&b), timegm(&a));
-}
-
-/* A stored time ("2026-12-04T03:50:47.093Z") in seconds since the epoch,
- * milliseconds kept; -1 when it does not parse. */
-static double
-stamp_s(const char *stamp)
-{
-	struct tm tm;
-	const char *rest;
-	double frac = 0;
-
-	memset(&tm, 0, sizeof(tm));
-	if (stamp == NULL ||
-	    (rest = strptime(stamp, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
-		return -1;
-	if (rest[0] == '.')
-		frac = strtod(rest, NULL);
-	return (double)timegm(&tm) + frac;
+	return a >= 0 && b >= 0 ? b - a : -1;
 }
 
 /*
@@ -291,9 +266,9 @@ cycle_status(json_t **out, struct store *store, const char *repo_root)
 		total = -1;
 	st = json_array();
 	json_array_foreach(steps, i, r) {
-		double a = stamp_s(jsonget_str(r, "started"));
+		double a = isotime_seconds(jsonget_str(r, "started"));
 		double b = json_is_string(json_object_get(r, "finished")) ?
-		    stamp_s(jsonget_str(r, "finished")) : -1;
+		    isotime_seconds(jsonget_str(r, "finished")) : -1;
 
 		json_array_append_new(st, json_pack("{s:O, s:O, s:O, s:O, s:O, "
 		    "s:o}", "round", json_object_get(r, "round"), "step",
@@ -307,9 +282,9 @@ cycle_status(json_t **out, struct store *store, const char *repo_root)
 		goto out;
 	}
 	{
-		double a = stamp_s(jsonget_str(row, "created"));
+		double a = isotime_seconds(jsonget_str(row, "created"));
 		double b = json_is_string(json_object_get(row, "finished")) ?
-		    stamp_s(jsonget_str(row, "finished")) : -1;
+		    isotime_seconds(jsonget_str(row, "finished")) : -1;
 
 		json_object_set_new(sum, "duration_s", a >= 0 && b >= a ?
 		    json_real(b - a) : json_null());

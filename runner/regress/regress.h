@@ -121,9 +121,9 @@ struct werr *regress_run(json_t **out, const struct regress_opts *o);
  * The engines with an open alert seen in cycle (opened there or seen
  * again): {ENGINE: {"good_cycle": the newest baseline cycle of its
  * alerts, "cells": [{engine, model, split, concurrency, metric, before,
- * after, change_pct, worse_pct, p_value, threshold_pct, unit, alert,
- * run_id}]}}. Empty when none; triage treats each engine as broken in
- * those cells.
+ * after, worse_pct, p_value, threshold_pct, unit, alert, run_id,
+ * state}]}}. Empty when none; triage treats each engine as broken in
+ * those cells (and the agent's task lists those fields: agent.h).
  */
 struct werr *regress_cycle_regressed(json_t **out, struct store *store,
     const char *cycle);

@@ -9,31 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "isotime.h"
 #include "jsonget.h"
 #include "util.h"
 #include "results/export-sb.h"
-
-/* Seconds since the epoch of an ISO time warden wrote
- * ("2026-12-04T12:52:29.382Z"), or -1. */
-static double
-iso_seconds(const char *s)
-{
-	struct tm tm;
-	double frac = 0;
-	int n = 0;
-
-	memset(&tm, 0, sizeof(tm));
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-	    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
-		return -1;
-	if (s[n] == '.')
-		frac = strtod(s + n, NULL);
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (double)timegm(&tm) + frac;
-}
 
 static json_t *
 number_or_null(const json_t *v, double scale)
@@ -159,10 +139,11 @@ result_of(const json_t *doc, char **name)
 
 	json_array_foreach(levels, i, c) {
 		json_array_append_new(out, level(c));
-		if ((t = iso_seconds(jsonget_str(c, "started"))) >= 0 &&
+		if ((t = isotime_seconds(jsonget_str(c, "started"))) >= 0 &&
 		    (first < 0 || t < first))
 			first = t;
-		if ((t = iso_seconds(jsonget_str(c, "finished"))) > last)
+		if ((t = isotime_seconds(jsonget_str(c,
+		    "finished"))) > last)
 			last = t;
 	}
 	if (strlen(created) >= 19) {

@@ -33,18 +33,15 @@ add_distinct(json_t *set, json_t *v)
 	json_array_append_new(set, v);
 }
 
-static json_t *
-machine_of(const json_t *doc)
+json_t *
+report_machine(const char *machine, const json_t *hw, const json_t *os)
 {
-	const json_t *p = json_object_get(doc, "provenance");
-	const json_t *hw = json_object_get(p, "hardware");
-	const json_t *os = json_object_get(p, "os");
 	const json_t *ram = json_object_get(hw, "system_memory_bytes");
 
 	if (ram == NULL)	/* a run recorded before the names were one */
 		ram = json_object_get(hw, "memory_bytes");
 	return json_pack("{s:s, s:s, s:s, s:O?, s:O?, s:O?, s:s, s:s}",
-	    "machine", jsonget_str(doc, "machine"),
+	    "machine", machine,
 	    "cpu", jsonget_str(hw, "cpu"), "arch", jsonget_str(hw, "arch"),
 	    "cpus", json_object_get(hw, "cpus"),
 	    "system_memory_bytes", ram,
@@ -52,6 +49,40 @@ machine_of(const json_t *doc)
 	    "gpu_working_set_hint_bytes"),
 	    "os", jsonget_str(os, "name"), "os_release", jsonget_str(os,
 	    "release"));
+}
+
+void
+report_md_machine(struct buf *b, const json_t *m, enum report_machine_form form)
+{
+	const json_t *hint = json_object_get(m, "gpu_working_set_hint_bytes");
+	int row = form == REPORT_MACHINE_ROW;
+
+	buf_puts(b, row ? "| " : "Machine `");
+	quote_md(b, jsonget_str(m, "machine"));
+	buf_puts(b, row ? " | " : "`: ");
+	quote_md(b, jsonget_str(m, "cpu"));
+	buf_puts(b, " (");
+	quote_md(b, jsonget_str(m, "arch"));
+	buf_printf(b, row ? ") | %lld | %.1f | " : "), %lld cores, %.1f GiB, ",
+	    (long long)jsonget_int(m, "cpus"),
+	    (double)jsonget_int(m, "system_memory_bytes") / GIB);
+	if (row && json_is_integer(hint))
+		buf_printf(b, "%.1f | ", (double)json_integer_value(hint) / GIB);
+	else if (row)
+		buf_puts(b, "- | ");
+	quote_md(b, jsonget_str(m, "os"));
+	buf_addch(b, ' ');
+	quote_md(b, jsonget_str(m, "os_release"));
+	buf_puts(b, row ? " |\n" : ".");
+}
+
+static json_t *
+machine_of(const json_t *doc)
+{
+	const json_t *p = json_object_get(doc, "provenance");
+
+	return report_machine(jsonget_str(doc, "machine"), json_object_get(p,
+	    "hardware"), json_object_get(p, "os"));
 }
 
 /* What a version manifest says of an engine, named by its digest. */
@@ -111,33 +142,13 @@ report_what_ran(const struct resultset *rs)
 static void
 md_machines(struct buf *b, const json_t *machines)
 {
-	const json_t *m, *hint;
+	const json_t *m;
 	size_t i;
 
 	buf_puts(b, "| machine | chip or CPU | cores | memory GiB | Metal "
 	    "working-set hint GiB | OS |\n|---|---|--:|--:|--:|---|\n");
-	json_array_foreach(machines, i, m) {
-		buf_puts(b, "| ");
-		quote_md(b, jsonget_str(m, "machine"));
-		buf_puts(b, " | ");
-		quote_md(b, jsonget_str(m, "cpu"));
-		buf_puts(b, " (");
-		quote_md(b, jsonget_str(m, "arch"));
-		buf_printf(b, ") | %lld | %.1f | ", (long long)jsonget_int(m,
-		    "cpus"), (double)jsonget_int(m, "system_memory_bytes") /
-		    GIB);
-		hint = json_object_get(m, "gpu_working_set_hint_bytes");
-		if (json_is_integer(hint))
-			buf_printf(b, "%.1f", (double)json_integer_value(hint) /
-			    GIB);
-		else
-			buf_puts(b, "-");
-		buf_puts(b, " | ");
-		quote_md(b, jsonget_str(m, "os"));
-		buf_addch(b, ' ');
-		quote_md(b, jsonget_str(m, "os_release"));
-		buf_puts(b, " |\n");
-	}
+	json_array_foreach(machines, i, m)
+		report_md_machine(b, m, REPORT_MACHINE_ROW);
 }
 
 static void

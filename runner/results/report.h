@@ -36,6 +36,24 @@ json_t *report_what_ran(const struct resultset *rs);
  * object. */
 void report_md_what_ran(struct buf *b, const json_t *ran);
 
+/* A machine as "machines" has it, from a run's or a cycle journal's
+ * "machine" id, "hardware" and "os" (memory under its older name
+ * memory_bytes too). New reference. */
+json_t *report_machine(const char *machine, const json_t *hardware,
+    const json_t *os);
+/*
+ * The one description of a machine (m from report_machine()): its id,
+ * chip or CPU (arch), cores, memory in GiB and OS, quoted for Markdown.
+ * REPORT_MACHINE_ROW is a row of "What ran"'s machine table, with the
+ * Metal working-set hint ("| id | cpu (arch) | 2 | 7.8 | - | Linux
+ * 6.1 |
+"); REPORT_MACHINE_LINE the cycle journal's Versions line
+ * ("Machine `id`: cpu (arch), 2 cores, 7.8 GiB, Linux 6.1.").
+ */
+enum report_machine_form { REPORT_MACHINE_ROW, REPORT_MACHINE_LINE };
+void report_md_machine(struct buf *b, const json_t *m,
+    enum report_machine_form form);
+
 /* REPORT.md. info: {"commit", "warden_version", "results_sha256", "ran"
  * (report_what_ran)}; gate
  * from gate_evaluate(); fidelity rows from fidelity_table(). Caller

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "campaign-report.h"
 #include "environment.h"
 #include "manifest.h"
 #include "regress/regress.h"
@@ -50,16 +51,19 @@ cell_key(const json_t *s)
 	    (long long)json_integer_value(json_object_get(s, "concurrency")));
 }
 
-/* A failing cell as the agent's problem names it. */
+/* A failing cell as the agent's problem names it, its status
+ * (campaign_level_status) beside its outcome. */
 static json_t *
-cell_json(const json_t *s)
+cell_json(const json_t *s, const struct policy *pol)
 {
-	return json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}",
+	return json_pack("{s:O, s:O, s:O, s:O, s:O, s:s, s:O, s:O, s:O, s:O, "
+	    "s:O}",
 	    "engine", json_object_get(s, "engine"),
 	    "model", json_object_get(s, "model"),
 	    "split", json_object_get(s, "split"),
 	    "concurrency", json_object_get(s, "concurrency"),
 	    "outcome", json_object_get(s, "outcome"),
+	    "status", campaign_level_status(s, pol),
 	    "detail", json_object_get(s, "detail"),
 	    "completed", json_object_get(s, "completed"),
 	    "total", json_object_get(s, "total"),
@@ -175,7 +179,8 @@ judge(json_t *engines, const struct policy *pol)
 				continue;
 			ran++;
 			if (!pass)
-				json_array_append_new(failing, cell_json(s));
+				json_array_append_new(failing, cell_json(s,
+				    pol));
 			if (started != NULL && (newest == NULL ||
 			    strcmp(started, newest) > 0)) {
 				newest = started;
@@ -280,9 +285,11 @@ regression_sweep(json_t **out, struct triage_ctx *c, json_t *runs,
 }
 
 /* A regressed series as a failing cell: outcome "regression", with what
- * the smoke runs compare (metric, before, threshold_pct). */
+ * the smoke runs compare (metric, before, threshold_pct); its status is
+ * its sweep's, which completed. */
 static json_t *
-regression_cell(const json_t *r, const json_t *sweep)
+regression_cell(const json_t *r, const json_t *sweep,
+    const struct policy *pol)
 {
 	json_t *cell = json_deep_copy(r);
 	char *change = regress_change_text(r), *detail;
@@ -299,6 +306,8 @@ regression_cell(const json_t *r, const json_t *sweep)
 	    json_object_get(sweep, "completed") : json_null());
 	json_object_set(cell, "total", sweep != NULL ?
 	    json_object_get(sweep, "total") : json_null());
+	json_object_set_new(cell, "status", sweep != NULL ?
+	    json_string(campaign_level_status(sweep, pol)) : json_null());
 	json_object_set(cell, "log_path", sweep != NULL ?
 	    json_object_get(sweep, "log_path") : json_null());
 	free(change);
@@ -333,7 +342,8 @@ regressions(struct triage_ctx *c)
 				json_decref(cells);
 				goto out;
 			}
-			json_array_append_new(cells, regression_cell(cell, s));
+			json_array_append_new(cells, regression_cell(cell, s,
+			    c->o->policy));
 		}
 		json_object_set_new(e, "status", json_string("broken"));
 		json_object_set_new(e, "failing_cells", cells);

@@ -27,6 +27,7 @@
 
 #include "adapter.h"
 #include "campaign.h"
+#include "campaign-report.h"
 #include "engine.h"
 #include "manifest.h"
 #include "policy.h"
@@ -293,7 +294,7 @@ judge(struct outcome *o, const json_t *sweeps, const struct triage_ctx *c,
 		if (triage_sweep_passes(s, pol) != 0)
 			continue;
 		o->verdict = "fail";
-		o->detail = xasprintf("%s %s c=%lld: %s %lld/%lld%s%s",
+		o->detail = xasprintf("%s %s c=%lld: %s %lld/%lld %s%s%s",
 		    json_string_value(json_object_get(s, "model")),
 		    json_string_value(json_object_get(s, "split")),
 		    (long long)json_integer_value(json_object_get(s,
@@ -301,6 +302,7 @@ judge(struct outcome *o, const json_t *sweeps, const struct triage_ctx *c,
 		    json_string_value(json_object_get(s, "outcome")),
 		    (long long)json_integer_value(json_object_get(s, "completed")),
 		    (long long)json_integer_value(json_object_get(s, "total")),
+		    campaign_level_status(s, pol),
 		    json_is_string(json_object_get(s, "detail")) ? ": " : "",
 		    json_is_string(json_object_get(s, "detail")) ?
 		    json_string_value(json_object_get(s, "detail")) : "");

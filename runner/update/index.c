@@ -12,6 +12,7 @@
 
 #include <curl/curl.h>
 
+#include "isotime.h"
 #include "update-private.h"
 #include "util.h"
 
@@ -83,7 +84,7 @@ update_index_releases(json_t **out, char **latest, const struct policy *policy,
 	const char *ver, *t;
 	json_error_t jerr;
 	struct werr *err;
-	time_t when, first;
+	int64_t when, first;
 	char *url;
 	size_t i;
 
@@ -112,12 +113,14 @@ update_index_releases(json_t **out, char **latest, const struct policy *policy,
 			t = json_string_value(json_object_get(f, "upload_time_iso_8601"));
 			if (t == NULL)
 				t = json_string_value(json_object_get(f, "upload_time"));
-			when = update_parse_time(t);
-			if (when != -1 && (first == -1 || when < first))
+			if (isotime_to_ms(&when, t) != 0)
+				continue;
+			if (first == -1 || when < first)
 				first = when;
 		}
 		if (first != -1)
-			json_object_set_new(dates, ver, json_integer((json_int_t)first));
+			json_object_set_new(dates, ver, json_integer(
+			    (json_int_t)(first / 1000)));
 	}
 	ver = json_string_value(json_object_get(json_object_get(doc, "info"),
 	    "version"));

@@ -325,22 +325,3 @@ update_argv_free(char **argv)
 	free(argv);
 }
 
-time_t
-update_parse_time(const char *iso)
-{
-	struct tm tm;
-	const char *rest;
-
-	if (iso == NULL)
-		return -1;
-	memset(&tm, 0, sizeof(tm));
-	rest = strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (rest == NULL)
-		return -1;
-	if (*rest == '.')
-		for (rest++; *rest >= '0' && *rest <= '9'; rest++)
-			;
-	if (*rest != '\0' && strcmp(rest, "Z") != 0 && strcmp(rest, "+00:00") != 0)
-		return -1;
-	return timegm(&tm);
-}

@@ -63,9 +63,6 @@ struct werr *update_expand_argv(char ***out, const struct strlist *tmpl,
  * REPO/.warden/models ({models_dir}); NULL for NULL. Caller frees. */
 char *update_weights_path(const char *repo_root, const char *rel);
 void update_argv_free(char **argv);
-/* Seconds since the epoch of an ISO 8601 UTC time ("2026-11-01T12:00:00Z",
- * fractions and "+00:00" allowed); -1 when unreadable. */
-time_t update_parse_time(const char *iso);
 
 /* ---- shim.c ---- */
 

@@ -1,7 +1,8 @@
 /*
  * test-agent-task.c - the agent's task as triage will hand it over: an
  * incident's problem (culprit, versions, proposed pin, evidence, failing
- * cells) validates and every part reaches the task context; a malformed
+ * cells) validates and every part reaches the task context, a
+ * regression's figures (metric, before, after, how much worse) too; a malformed
  * problem is refused naming its field; argv placeholders expand to the
  * run's paths and an unknown one is refused.
  */
@@ -32,6 +33,22 @@ static const char incident[] =
 " \"failing_cells\": [{\"engine\": \"mlx_lm\", \"model\": \"qwen3-0.6b\","
 "   \"split\": \"chat\", \"concurrency\": 8, \"outcome\": \"server_crash\","
 "   \"completed\": 0, \"total\": 100, \"log_tail\": \"Segmentation fault\"}]}";
+
+/* A performance regression's incident, as triage records it: every
+ * request completed, the failing cells are the regressed series. */
+static const char regression[] =
+"{\"kind\": \"incident\", \"incident\": 4,"
+" \"summary\": \"shared 1.0 \u2192 2.0 broke slowy\","
+" \"engines\": [\"slowy\"],"
+" \"failing_cells\": [{\"engine\": \"slowy\", \"model\": \"qwen3-0.6b\","
+"   \"split\": \"chat\", \"concurrency\": 1, \"outcome\": \"regression\","
+"   \"status\": \"ok\", \"completed\": 8, \"total\": 8,"
+"   \"detail\": \"median_ttft_ms 41.0 \u2192 95.5 ms (133 % worse than published,"
+" threshold 25 %): regression alert 3\","
+"   \"metric\": \"median_ttft_ms\", \"before\": 41.04, \"after\": 95.5,"
+"   \"unit\": \"ms\", \"worse_pct\": 132.75, \"threshold_pct\": 25,"
+"   \"p_value\": 0.0004, \"alert\": 3, \"state\": \"untriaged\","
+"   \"run_id\": \"c2-r1-campaign\", \"log_path\": null}]}";
 
 static struct policy *
 policy(void)
@@ -76,6 +93,46 @@ test_incident_problem_reaches_the_context(void **state)
 }
 
 static void
+test_regression_reaches_the_context(void **state)
+{
+	struct agent_task t;
+	struct agent_paths paths;
+	struct buf text = BUF_INIT;
+	struct policy *pol = policy();
+	json_t *doc = json_loads(regression, 0, NULL);
+
+	(void)state;
+	assert_non_null(doc);
+	assert_null(agent_task_set(&t, "incident", "4", doc));
+	agent_paths_init(&paths, "/r", 5);
+	agent_context_text(&text, &paths, &t, pol, NULL, 0);
+	assert_non_null(strstr(text.data, "| slowy | qwen3-0.6b | chat | 1 | "
+	    "regression | 8/8 | ok |\n"));
+	assert_non_null(strstr(text.data, "## Regressed series\n"));
+	assert_non_null(strstr(text.data, "| engine | model | split | c | "
+	    "metric | before | after | unit | worse | threshold | alert |\n"));
+	assert_non_null(strstr(text.data, "| slowy | qwen3-0.6b | chat | 1 | "
+	    "median_ttft_ms | 41.0 | 95.5 | ms | 133 % | 25 % | 3 |\n"));
+	assert_non_null(strstr(text.data, "\"worse_pct\": 132.75"));
+	buf_free(&text);
+	agent_paths_free(&paths);
+	agent_task_free(&t);
+	json_decref(doc);
+
+	/* a break's cells have no such table */
+	doc = json_loads(incident, 0, NULL);
+	assert_null(agent_task_set(&t, "incident", "7", doc));
+	agent_paths_init(&paths, "/r", 3);
+	agent_context_text(&text, &paths, &t, pol, NULL, 0);
+	assert_null(strstr(text.data, "## Regressed series"));
+	buf_free(&text);
+	agent_paths_free(&paths);
+	agent_task_free(&t);
+	json_decref(doc);
+	policy_free(pol);
+}
+
+static void
 expect_refused(const char *text, const char *kind, const char *field)
 {
 	struct agent_task t;
@@ -106,6 +163,24 @@ test_malformed_problems_are_refused(void **state)
 	    "\"engines\": [\"e\"], \"colour\": 1}", "incident", "'colour'");
 	expect_refused("{\"kind\": \"engine\", \"summary\": \"s\", "
 	    "\"engines\": [\"e\"]}", "incident", "'kind'");
+	/* a regressed series: its figures are numbers, its alert's state
+	 * one of the alert states; a cell still has no other field */
+	expect_refused("{\"kind\": \"incident\", \"summary\": \"s\", "
+	    "\"engines\": [\"e\"], \"failing_cells\": [{\"engine\": \"e\", "
+	    "\"metric\": \"median_ttft_ms\", \"before\": \"41\"}]}",
+	    "incident", "'failing_cells[0].before'");
+	expect_refused("{\"kind\": \"incident\", \"summary\": \"s\", "
+	    "\"engines\": [\"e\"], \"failing_cells\": [{\"engine\": \"e\", "
+	    "\"after\": -1}]}", "incident", "'failing_cells[0].after'");
+	expect_refused("{\"kind\": \"incident\", \"summary\": \"s\", "
+	    "\"engines\": [\"e\"], \"failing_cells\": [{\"engine\": \"e\", "
+	    "\"state\": \"gone\"}]}", "incident", "'failing_cells[0].state'");
+	expect_refused("{\"kind\": \"incident\", \"summary\": \"s\", "
+	    "\"engines\": [\"e\"], \"failing_cells\": [{\"engine\": \"e\", "
+	    "\"metric\": \"\"}]}", "incident", "'failing_cells[0].metric'");
+	expect_refused("{\"kind\": \"incident\", \"summary\": \"s\", "
+	    "\"engines\": [\"e\"], \"failing_cells\": [{\"engine\": \"e\", "
+	    "\"change_pct\": 5}]}", "incident", "'failing_cells[0].change_pct'");
 }
 
 static void
@@ -149,6 +224,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_incident_problem_reaches_the_context),
+		cmocka_unit_test(test_regression_reaches_the_context),
 		cmocka_unit_test(test_malformed_problems_are_refused),
 		cmocka_unit_test(test_argv_placeholders),
 	};

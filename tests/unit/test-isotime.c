@@ -1,12 +1,17 @@
 /*
  * test-isotime.c - the ISO 8601 forms `journal show --since` takes, the
- * UTC text they become, and the forms and values it refuses.
+ * UTC text they become, and the forms and values it refuses; and the
+ * instants of the times its other callers read: warden's stored stamps
+ * (cycle status and ETAs, the SiliconBench export) and a package index's
+ * upload times (update's release dates).
  */
 #include "config.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -92,6 +97,86 @@ test_refused(void **state)
 		expect_refused(bad[i]);
 }
 
+static void
+expect_ms(const char *in, int64_t want)
+{
+	int64_t got = 0;
+
+	if (isotime_to_ms(&got, in) != 0)
+		fail_msg("'%s' refused; want %lld ms", in, (long long)want);
+	if (got != want)
+		fail_msg("'%s' -> %lld ms; want %lld", in, (long long)got,
+		    (long long)want);
+}
+
+/* The stamps warden stores: "...Z" with milliseconds or without. */
+static void
+test_stored_stamps(void **state)
+{
+	(void)state;
+	expect_ms("2026-12-04T03:50:47.093Z", INT64_C(1796356247093));
+	expect_ms("2026-12-04T03:50:47Z", INT64_C(1796356247000));
+	expect_ms("1970-01-01T00:00:00.000Z", 0);
+	expect_ms("2026-12-01T10:00+02:00", INT64_C(1796112000000));
+}
+
+/* A package index's upload times: microseconds with "Z", none with no
+ * zone (UTC), or "+00:00". Digits past the millisecond are dropped, not
+ * rounded up as --since does: a release is never dated after itself. */
+static void
+test_index_times(void **state)
+{
+	(void)state;
+	expect_ms("2023-06-08T14:34:56.123456Z", INT64_C(1686234896123));
+	expect_ms("2023-06-08T14:34:56.123999Z", INT64_C(1686234896123));
+	expect_ms("2023-06-08T14:34:56.123", INT64_C(1686234896123));
+	expect_ms("2023-06-08T14:34:56+00:00", INT64_C(1686234896000));
+	expect_ms("2023-06-08T16:34:56.123+02:00", INT64_C(1686234896123));
+	expect_ms("2026-12-31T23:59:59.9999999Z", INT64_C(1798761599999));
+}
+
+/* Seconds as the callers use them: the fraction is the milliseconds,
+ * the same double strtod reads from ".093", and a span across midnight
+ * and a year is exact to the millisecond. */
+static void
+test_seconds(void **state)
+{
+	double a, b;
+
+	(void)state;
+	assert_true(isotime_seconds("2026-12-04T03:50:47.093Z") ==
+	    1796356247.0 + strtod(".093", NULL));
+	assert_true(isotime_seconds("1970-01-01T00:00:01.5Z") == 1.5);
+	a = isotime_seconds("2026-12-31T23:59:58.750Z");
+	b = isotime_seconds("2027-01-01T00:00:01.250Z");
+	assert_true(b - a == 2.5);
+}
+
+/* NULL, an empty finished time, text a strptime prefix match took in:
+ * -1 from isotime_seconds and isotime_to_ms alike. */
+static void
+test_unparsable(void **state)
+{
+	static const char *const bad[] = {
+		"", "2026-12-04T03:50:47.093Zjunk", "2026-12-04T03:50:47 UTC",
+		"2026-12-04T3:50:47Z", "2026-12-04T03:50:47.Z", "20261204T035047Z",
+		"2026-12-04T03:50:47.093+", NULL,
+	};
+	int64_t ms;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(isotime_to_ms(&ms, NULL), -1);
+	assert_true(isotime_seconds(NULL) == -1);
+	for (i = 0; bad[i] != NULL; i++) {
+		if (isotime_to_ms(&ms, bad[i]) == 0)
+			fail_msg("'%s' accepted as %lld ms", bad[i],
+			    (long long)ms);
+		if (isotime_seconds(bad[i]) != -1)
+			fail_msg("'%s' has seconds", bad[i]);
+	}
+}
+
 int
 main(void)
 {
@@ -100,6 +185,10 @@ main(void)
 		cmocka_unit_test(test_zones),
 		cmocka_unit_test(test_fraction_rounds_up),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_stored_stamps),
+		cmocka_unit_test(test_index_times),
+		cmocka_unit_test(test_seconds),
+		cmocka_unit_test(test_unparsable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
