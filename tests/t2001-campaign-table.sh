@@ -5,12 +5,15 @@
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 
+# Replies of 16 tokens at 4 ms (64 ms a request): the serial engine's
+# sweeps are 32 requests one after the other.
 test_expect_success 'a bench with a continuous and a serial engine' '
 	bench_init bench &&
 	sim_adapter bench simcont --schedule continuous --max-batch 16 \
-	    --itl 4 --itl-growth 0 --prefill-rate 0 \
+	    --itl 4 --itl-growth 0 --prefill-rate 0 --output-tokens 16 \
 	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
 	sim_adapter bench simserial --schedule serial --itl 4 --prefill-rate 0 \
+	    --output-tokens 16 \
 	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
 	(cd bench && warden lint)
 '

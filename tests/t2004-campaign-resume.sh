@@ -10,11 +10,13 @@ q() {
 	sqlite3 bench/.warden/warden.db "$1" 2>/dev/null || echo 0
 }
 
+# Replies of 16 tokens at 4 ms: a c=1 sweep of 24 requests and 3 warmups
+# lasts ~1.7 s, long enough to be caught measuring.
 test_expect_success 'a bench with two engines and two levels' '
 	bench_init bench &&
-	sim_adapter bench simA --itl 4 --prefill-rate 50000 \
+	sim_adapter bench simA --itl 4 --prefill-rate 50000 --output-tokens 16 \
 	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
-	sim_adapter bench simB --itl 4 --prefill-rate 50000 \
+	sim_adapter bench simB --itl 4 --prefill-rate 50000 --output-tokens 16 \
 	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
 	bench_policy bench "campaign.concurrency=[1, 8]"
 '
@@ -85,7 +87,7 @@ test_expect_success 'resume refuses a run made on another machine' '
 
 test_expect_success 'an engine that survives its killed warden is stopped by --resume' '
 	bench_init stub &&
-	stubborn_adapter stub simstub --itl 4 --prefill-rate 50000 \
+	stubborn_adapter stub simstub --itl 4 --prefill-rate 50000 --output-tokens 16 \
 	    --trace "{log_dir}/trace-{split}-c{concurrency}.jsonl" &&
 	bench_policy stub "campaign.concurrency=[1]" &&
 	{ (cd stub && exec "$WARDEN" campaign --limit 24 --run-id s1 \

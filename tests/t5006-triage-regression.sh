@@ -20,14 +20,14 @@
 DB=bench/.warden/warden.db
 
 # slow_engine NAME PKG MODE: a pip engine (package PKG) on warden-simengine
-# at 10 ms a token, which MODE (slow: ten times slower; none: unchanged)
-# when shared is at 2.0
+# at 10 ms a token, 8 tokens a reply, which MODE (slow: ten times slower;
+# none: unchanged) when shared is at 2.0
 slow_engine() {
 	python3 - bench "$1" "$2" "$3" <<-'PY'
 	import json, sys
 	d, name, pkg, mode = sys.argv[1:]
 	argv = ["warden-simengine", "--host", "{host}", "--port", "{port}",
-	        "--model", "{model}", "--itl", "10", "--output-tokens", "16",
+	        "--model", "{model}", "--itl", "10", "--output-tokens", "8",
 	        "--prefill-rate", "0"]
 	if mode != "none":
 	    argv += ["--version-from-pip", "{env_dir}/venv:shared",

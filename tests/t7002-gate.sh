@@ -62,7 +62,7 @@ test_expect_success 'each gate run is recorded with the digest of what it judged
 
 test_expect_success 'speed is never gated: a slow engine with every request done passes' '
 	results_bench slow &&
-	fid_adapter slow simslow --accuracy 1 --itl 20 &&
+	fid_adapter slow simslow --accuracy 1 --itl 20 --output-tokens 16 &&
 	commit_all slow engines &&
 	expect_exit 0 warden --repo slow campaign --limit 4 --run-id c1 &&
 	expect_exit 0 warden --repo slow fidelity --limit 20 --shots 0 --run-id f1 &&

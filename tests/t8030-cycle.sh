@@ -157,7 +157,8 @@ test_expect_success 'killed at a step, the next warden cycle continues the same 
 '
 
 test_expect_success 'status answers while a cycle runs and holds the store' '
-	sim_adapter bench simslow --itl 40 --prefill-rate 0 --labels "$LABELS" &&
+	sim_adapter bench simslow --itl 40 --output-tokens 32 --prefill-rate 0 \
+	    --labels "$LABELS" &&
 	bench_policy bench "rosters.slow=[\"simslow\"]" &&
 	cycle_commit bench "a slow engine" || exit 1
 	# the cycle waits as long as the test holds the writer lock below
