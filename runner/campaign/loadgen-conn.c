@@ -244,34 +244,46 @@ conn_carry(struct lg *lg, struct lg_conn *c, struct lg_req *r)
 		conn_send(lg, c);
 }
 
+/* Send r on a connection of its own, opened now; on a failure to connect
+ * r ends. Its connect time counts from the submission, on a retry too. */
+static void
+conn_fresh(struct lg *lg, struct lg_req *r)
+{
+	char why[LG_WHY_MAX];
+	struct lg_conn *c;
+	uint64_t now = mono_ns();
+
+	if ((c = conn_open(lg, now, why)) == NULL) {
+		if (r->attempts == 0)
+			r->attempts = 1;	/* it was about to be sent */
+		lg_finish(lg, r, LG_XFER_CONNECT, why);
+		return;
+	}
+	r->new_connection = 1;
+	c->start_ns = r->submit_ns;
+	if (c->state == CONN_SENDING)	/* connected at once */
+		r->connect_ns = now > r->submit_ns ? now - r->submit_ns : 1;
+	conn_carry(lg, c, r);
+}
+
 void
 lg_conn_start(struct lg *lg, struct lg_req *r)
 {
-	char why[LG_WHY_MAX];
-	struct lg_conn *c = NULL;
-	uint64_t now = mono_ns();
+	struct lg_conn *c;
 
 	r->deadline_ns = r->submit_ns + lg->timeout_ns;
 	if (lg->timer_at == 0 || r->deadline_ns < lg->timer_at)
 		lg->timer_at = r->deadline_ns;
 	while (lg->no_reuse && lg->idle != NULL)
 		conn_close(lg, lg->idle);	/* none is reused any more */
-	if (!lg->no_reuse && lg->idle != NULL) {
-		c = lg->idle;
-		lg->idle = c->next;
-		c->next = NULL;
-		c->reused = 1;
-	} else if ((c = conn_open(lg, now, why)) == NULL) {
-		r->attempts++;
-		lg_finish(lg, r, LG_XFER_CONNECT, why);
+	if (lg->idle == NULL) {
+		conn_fresh(lg, r);
 		return;
-	} else {
-		r->new_connection = 1;
-		if (c->state == CONN_SENDING)	/* connected at once */
-			r->connect_ns = now > r->submit_ns ?
-			    now - r->submit_ns : 1;
-		c->start_ns = r->submit_ns;
 	}
+	c = lg->idle;
+	lg->idle = c->next;
+	c->next = NULL;
+	c->reused = 1;
 	conn_carry(lg, c, r);
 }
 
@@ -280,22 +292,10 @@ lg_conn_start(struct lg *lg, struct lg_req *r)
 static void
 conn_retry(struct lg *lg, struct lg_conn *old, struct lg_req *r)
 {
-	char why[LG_WHY_MAX];
-	struct lg_conn *c;
-
 	old->req = NULL;
 	r->conn = NULL;
 	conn_close(lg, old);
-	if ((c = conn_open(lg, mono_ns(), why)) == NULL) {
-		lg_finish(lg, r, LG_XFER_CONNECT, why);
-		return;
-	}
-	r->new_connection = 1;
-	c->start_ns = r->submit_ns;	/* its connect time counts from the
-					   submission, as the first's did */
-	if (c->state == CONN_SENDING)
-		r->connect_ns = mono_ns() - r->submit_ns;
-	conn_carry(lg, c, r);
+	conn_fresh(lg, r);
 }
 
 /* The transfer on c is over: end the request, keep or close c. */
