@@ -9,6 +9,7 @@
 #include <sys/sysctl.h>
 #endif
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,19 +106,19 @@ out:
 	return err;
 }
 
-/* The request body of one workload line (caller frees). */
-static char *
-request_body(const json_t *item, const char *model, const struct profile *p,
-    int send_tools)
+/* The request body of one workload line into b (caller frees b->data). */
+static void
+request_body(struct loadgen_body *b, const json_t *item, const char *model,
+    const struct profile *p, int send_tools)
 {
 	json_t *o = json_object(), *v;
-	char *s;
+	json_int_t max_tokens;
 
 	json_object_set_new(o, "model", json_string(model));
 	json_object_set(o, "messages", json_object_get(item, "messages"));
 	v = json_object_get(item, "max_tokens");
-	json_object_set_new(o, "max_tokens",
-	    json_integer(json_is_integer(v) ? json_integer_value(v) : 256));
+	max_tokens = json_is_integer(v) ? json_integer_value(v) : 256;
+	json_object_set_new(o, "max_tokens", json_integer(max_tokens));
 	json_object_set_new(o, "stream", json_true());
 	json_object_set_new(o, "stream_options",
 	    json_pack("{s:b}", "include_usage", 1));
@@ -127,9 +128,11 @@ request_body(const json_t *item, const char *model, const struct profile *p,
 		    json_pack("{s:b}", p->thinking_switch, 0));
 	if (send_tools && (v = json_object_get(item, "tools")) != NULL)
 		json_object_set(o, "tools", v);
-	s = json_dumps(o, JSON_COMPACT);
+	b->data = json_dumps(o, JSON_COMPACT);
+	b->len = strlen(b->data);
+	b->max_tokens = max_tokens > 0 && max_tokens <= LONG_MAX ?
+	    (long)max_tokens : 0;
 	json_decref(o);
-	return s;
 }
 
 
@@ -163,16 +166,12 @@ bodies_build(struct bodies *b, const struct workload *w, size_t limit,
 	b->timed_ids = xcalloc(b->ntimed + 1, sizeof(*b->timed_ids));
 	b->warm_ids = xcalloc(b->nwarm + 1, sizeof(*b->warm_ids));
 	for (i = 0; i < b->ntimed; i++) {
-		b->timed[i].data = request_body(w->timed[i], model, p,
-		    send_tools);
-		b->timed[i].len = strlen(b->timed[i].data);
+		request_body(&b->timed[i], w->timed[i], model, p, send_tools);
 		b->timed_ids[i] = json_string_value(json_object_get(w->timed[i],
 		    "id"));
 	}
 	for (i = 0; i < b->nwarm; i++) {
-		b->warm[i].data = request_body(w->warm[i], model, p,
-		    send_tools);
-		b->warm[i].len = strlen(b->warm[i].data);
+		request_body(&b->warm[i], w->warm[i], model, p, send_tools);
 		b->warm_ids[i] = json_string_value(json_object_get(w->warm[i],
 		    "id"));
 	}

@@ -4,7 +4,9 @@
  * Lines (the status line, headers, chunk sizes, the CRLF after a chunk,
  * trailers) are gathered into p->line, so one may arrive split over any
  * number of reads; body bytes go to the caller straight from the buffer
- * that was fed. A bare LF ends a line as CRLF does (RFC 9112 2.2).
+ * that was fed. A bare LF ends a line as CRLF does (RFC 9112 2.2). The
+ * head of a response is bounded (HTTP1_HEAD_MAX), each line too
+ * (HTTP1_LINE_MAX); the body is the caller's to bound.
  */
 #include "config.h"
 
@@ -13,6 +15,8 @@
 #include <strings.h>
 
 #include "http1.h"
+
+_Static_assert(HTTP1_HEAD_MAX == 65536, "http1_feed's message names it");
 
 void
 http1_init(struct http1 *p)
@@ -262,6 +266,15 @@ http1_feed(struct http1 *p, const char *data, size_t n,
 		default:
 			nl = memchr(data + i, '\n', n - i);
 			take = (nl != NULL ? (size_t)(nl - (data + i)) : n - i);
+			if (p->state == HTTP1_STATUS ||
+			    p->state == HTTP1_HEADERS ||
+			    p->state == HTTP1_TRAILERS) {
+				p->head_bytes += take + (nl != NULL);
+				if (p->head_bytes > HTTP1_HEAD_MAX)
+					return fail(p, "the head passed 65536 "
+					    "bytes (1xx answers and trailers "
+					    "included)");
+			}
 			if (p->line_len + take >= HTTP1_LINE_MAX)
 				return fail(p, "a header or chunk-size line "
 				    "too long");

@@ -20,6 +20,10 @@
 #include <stdint.h>
 
 #define HTTP1_LINE_MAX	8192	/* longest status or header line */
+/* The most bytes of status and header lines one response may send, its
+ * 1xx answers and trailers included: a server that sends header lines
+ * forever (or 1xx answers) is a malformed answer past it. */
+#define HTTP1_HEAD_MAX	65536
 
 enum http1_state {
 	HTTP1_STATUS = 0,	/* reading the status line */
@@ -46,6 +50,7 @@ struct http1 {
 	const char *error;	/* HTTP1_ERROR: what was wrong */
 	/* the head being read */
 	int conn_close, conn_keep, te_other;
+	size_t head_bytes;	/* of every head and the trailers so far */
 	size_t line_len;
 	char line[HTTP1_LINE_MAX];
 };

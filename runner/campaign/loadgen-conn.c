@@ -42,6 +42,15 @@
 
 #define LG_MAX_ATTEMPTS	6	/* libcurl's: the first send and 5 retries */
 #define LG_WHY_MAX	160
+/* Full reads a connection makes before the loop goes on: a server that
+ * sends without pause must not keep the loop from the deadlines (and
+ * from the other connections); the socket stays ready for the next
+ * pass. */
+#define LG_READS_PER_READY	16
+/* The most of a preconnect GET's answer read: it is never kept, and a
+ * health answer is a few bytes (the engine's health check reads as
+ * much, runner/engine/engine.c). */
+#define LG_PRECONNECT_MAX	(64 * 1024)
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0		/* macOS: SO_NOSIGPIPE is set instead */
@@ -64,6 +73,7 @@ struct lg_conn {
 	uint64_t start_ns;	/* connect(2) was called */
 	uint64_t deadline_ns;	/* of the preconnect GET; requests have
 				   their own */
+	size_t pre_bytes;	/* read of the preconnect GET's answer */
 	uint64_t born_pass;	/* the loop pass it was opened in */
 	struct buf out;		/* the request's bytes */
 	size_t out_off;		/* how many were sent */
@@ -400,8 +410,9 @@ conn_read(struct lg *lg, struct lg_conn *c)
 	uint64_t stamp;
 	ssize_t n;
 	long used;
+	int reads;
 
-	for (;;) {
+	for (reads = 0; reads < LG_READS_PER_READY; reads++) {
 		iov.iov_base = lg->rbuf;
 		iov.iov_len = LG_READ_BYTES;
 		memset(&mh, 0, sizeof(mh));
@@ -426,6 +437,15 @@ conn_read(struct lg *lg, struct lg_conn *c)
 		}
 		c->answered = 1;
 		a.c = c;
+		if (a.now > lg->last_byte_ns)
+			lg->last_byte_ns = a.now;	/* the head's too */
+		if (c->preconnect)
+			c->pre_bytes += (size_t)n;
+		if ((c->preconnect && c->pre_bytes > LG_PRECONNECT_MAX) ||
+		    (c->req != NULL && !req_answer_bytes(c->req, (size_t)n))) {
+			conn_end(lg, c, LG_XFER_CUT, NULL);	/* too much */
+			return;
+		}
 		if ((r = c->req) != NULL) {
 			stamp = lg->kernel_stamps ? lg_stamp_mono(lg, &mh, a.now) :
 			    0;

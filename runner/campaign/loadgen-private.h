@@ -94,6 +94,9 @@ struct lg_req {
 	struct buf content;		/* cfg->keep_content > 0 only */
 	uint64_t *tok;
 	size_t ntok, captok;
+	/* the bounds of its answer (loadgen.h), and what was read of it */
+	size_t max_events;
+	uint64_t max_bytes, answer_bytes;
 	uint64_t connect_ns;		/* submission to connected, ns */
 	int new_connection;		/* it opened a connection */
 	unsigned attempts;		/* times it was sent: a second is a
@@ -201,7 +204,8 @@ enum lg_xfer {
 	LG_XFER_SEND,		/* the request could not be sent */
 	LG_XFER_RECV,		/* the answer was cut, or never came */
 	LG_XFER_TIMEOUT,	/* the request timeout passed */
-	LG_XFER_CUT,		/* warden stopped reading (an oversized event) */
+	LG_XFER_CUT,		/* warden stopped reading (an oversized event,
+				   an overlong answer) */
 };
 
 /* loadgen.c: the connection ended r's transfer (why: its words, or
@@ -261,8 +265,12 @@ void req_fail(struct lg_req *r, enum loadgen_outcome outcome,
 /* Close the counting of the loop pass the last read belonged to. */
 void req_close_pass(struct lg_req *r);
 /* Bytes of the answer's body, read at now (the clock read right after
- * the read returned). 0: warden cut the stream (an oversized event). */
+ * the read returned). 0: warden cut the stream (an oversized event, or
+ * more token events than the request allows). */
 int req_body(struct lg_req *r, uint64_t now, const char *data, size_t len);
+/* n more bytes were read for the answer (head and framing included).
+ * 0: they pass its bound, the request is overlong: cut the stream. */
+int req_answer_bytes(struct lg_req *r, size_t n);
 /* Decide the outcome of a transfer that ended; 1 for a transport failure
  * (the server may be gone). */
 int req_classify(struct lg_req *r, enum lg_xfer how, const char *why);

@@ -91,6 +91,62 @@ req_chunk(struct lg_req *r, const struct sse_chunk *c, const char *data,
 		req_fail(r, LOADGEN_MALFORMED, "malformed chunk", data, len);
 }
 
+size_t
+loadgen_token_bound(long max_tokens)
+{
+	size_t n;
+
+	if (max_tokens <= 0 || (unsigned long)max_tokens >=
+	    LOADGEN_TOKEN_EVENTS_MAX / 2)
+		return LOADGEN_TOKEN_EVENTS_MAX;
+	n = 2 * (size_t)max_tokens;
+	if (n < (size_t)max_tokens + 64)
+		n = (size_t)max_tokens + 64;
+	return n;
+}
+
+uint64_t
+loadgen_answer_bound(long max_tokens, size_t max_event_bytes)
+{
+	if (max_event_bytes == 0)
+		max_event_bytes = SSE_MAX_EVENT_DEFAULT;
+	return (uint64_t)max_event_bytes + (uint64_t)LOADGEN_BYTES_PER_EVENT *
+	    loadgen_token_bound(max_tokens);
+}
+
+/* The reason the stream ends, whatever came before: warden cut it. */
+static void
+req_cut(struct lg_req *r, enum loadgen_outcome outcome)
+{
+	r->outcome = outcome;
+	buf_reset(&r->error);
+}
+
+/* One more token event than the request allows. */
+static int
+req_overlong_events(struct lg_req *r)
+{
+	req_cut(r, LOADGEN_OVERLONG);
+	buf_printf(&r->error, "the answer passed %zu token events", r->max_events);
+	if (r->body->max_tokens > 0)
+		buf_printf(&r->error, ", more than max_tokens %ld allows",
+		    r->body->max_tokens);
+	buf_puts(&r->error, "; the stream was cut");
+	return 1;
+}
+
+int
+req_answer_bytes(struct lg_req *r, size_t n)
+{
+	r->answer_bytes += n;
+	if (r->answer_bytes <= r->max_bytes)
+		return 1;
+	req_cut(r, LOADGEN_OVERLONG);
+	buf_printf(&r->error, "the answer passed %llu bytes; the stream was cut",
+	    (unsigned long long)r->max_bytes);
+	return 0;
+}
+
 static int
 req_event(void *arg, const struct sse_event *ev)
 {
@@ -113,6 +169,10 @@ req_event(void *arg, const struct sse_event *ev)
 	if (ev->type_len != 7 || memcmp(ev->type, "message", 7) != 0)
 		return 0;	/* other event types carry no tokens */
 	sse_chunk_classify_cached(&r->chunk_cache, ev->data, ev->data_len, &c);
+	if (c.kind == SSE_CHUNK_TOKEN && r->token_events >= r->max_events) {
+		sse_chunk_clear(&c);
+		return req_overlong_events(r);
+	}
 	req_chunk(r, &c, ev->data, ev->data_len);
 	sse_chunk_clear(&c);
 	return 0;
@@ -121,8 +181,8 @@ req_event(void *arg, const struct sse_event *ev)
 int
 req_body(struct lg_req *r, uint64_t now, const char *data, size_t len)
 {
-	if (now > r->lg->last_byte_ns)
-		r->lg->last_byte_ns = now;
+	int rc;
+
 	if (!r->warmup)
 		r->lg->tally.sum->bytes += len;
 	if (r->status != 200) {
@@ -137,17 +197,15 @@ req_body(struct lg_req *r, uint64_t now, const char *data, size_t len)
 		r->pass = r->lg->pass;
 	}
 	r->now_ns = now;
-	if (sse_parser_feed(&r->parser, data, len, req_event, r) ==
-	    SSE_OVERSIZED) {
-		/* The reason the stream ends, whatever came before. */
-		r->outcome = LOADGEN_OVERSIZED;
-		buf_reset(&r->error);
+	rc = sse_parser_feed(&r->parser, data, len, req_event, r);
+	if (rc == SSE_OVERSIZED) {
+		req_cut(r, LOADGEN_OVERSIZED);
 		buf_printf(&r->error, "an SSE event passed %zu bytes "
 		    "(caps.max_event_bytes); the stream was cut",
 		    r->parser.max_event);
 		return 0;
 	}
-	return 1;
+	return rc == 0;	/* else req_event cut it: overlong */
 }
 
 void
@@ -171,6 +229,8 @@ req_reset(struct lg_req *r)
 	r->status = 0;
 	r->outcome = LOADGEN_OK;
 	r->ntok = 0;
+	r->max_events = 0;
+	r->max_bytes = r->answer_bytes = 0;
 	r->connect_ns = 0;
 	r->new_connection = 0;
 	r->attempts = 0;
@@ -215,7 +275,7 @@ req_classify(struct lg_req *r, enum lg_xfer how, const char *why)
 		req_fail(r, LOADGEN_STREAM_ERROR,
 		    "stream ended inside an event", NULL, 0);
 	req_close_pass(r);
-	if (r->outcome == LOADGEN_OVERSIZED)
+	if (r->outcome == LOADGEN_OVERSIZED || r->outcome == LOADGEN_OVERLONG)
 		return 0;	/* warden cut it: not a transport failure */
 	if (how == LG_XFER_TIMEOUT) {
 		r->outcome = LOADGEN_OK;

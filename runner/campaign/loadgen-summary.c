@@ -24,7 +24,7 @@ loadgen_outcome_name(enum loadgen_outcome outcome)
 {
 	static const char *names[] = { "ok", "http_status", "timeout",
 	    "connect", "stream_error", "malformed", "empty", "server_crash",
-	    "oversized" };
+	    "oversized", "overlong" };
 
 	if ((unsigned)outcome >= LOADGEN_OUTCOME_COUNT)
 		return "unknown";

@@ -77,6 +77,9 @@ lg_submit(struct lg *lg)
 		r->index = index;
 		r->warmup = lg->warming_up;
 		r->body = b;
+		r->max_events = loadgen_token_bound(b->max_tokens);
+		r->max_bytes = loadgen_answer_bound(b->max_tokens,
+		    lg->cfg->max_event_bytes);
 		r->state = REQ_ACTIVE;
 		lg->in_flight++;
 		if (lg->in_flight > lg->tally.sum->max_in_flight && !r->warmup)

@@ -55,6 +55,11 @@ enum loadgen_outcome {
 	LOADGEN_OVERSIZED,	/* "oversized": an SSE event (or a line)
 				   passed max_event_bytes; the transfer was
 				   cut and its buffers freed at once */
+	LOADGEN_OVERLONG,	/* "overlong": more token events than the
+				   request's max_tokens allows, or more
+				   bytes (loadgen_token_bound(),
+				   loadgen_answer_bound()); the transfer
+				   was cut */
 	LOADGEN_OUTCOME_COUNT
 };
 
@@ -79,11 +84,31 @@ enum loadgen_usage_source {
 
 /* One request body: the JSON text POSTed as is (the caller sets "stream":
  * true and "stream_options": {"include_usage": true}). Not copied: it must
- * outlive loadgen_run(). */
+ * outlive loadgen_run(). max_tokens is the body's own (0: it names none),
+ * from which the request's bounds follow. */
 struct loadgen_body {
 	const char *data;
 	size_t len;
+	long max_tokens;
 };
+
+/*
+ * The bounds on one answer, so that what an engine sends never grows
+ * warden's memory or time past them (README, "Bounds on what an engine
+ * sends"). Token events: max(2 * max_tokens, max_tokens + 64), at most
+ * LOADGEN_TOKEN_EVENTS_MAX (also the bound when max_tokens is 0): an
+ * engine sends one event per token, fewer when it joins tokens, and the
+ * slack covers tool-call deltas and engines that split a token's text.
+ * Bytes read for the answer (head, framing and body): max_event_bytes
+ * plus LOADGEN_BYTES_PER_EVENT for each token event allowed. Past either
+ * the transfer is cut and the request is `overlong`. The per-token times
+ * kept (record->token_ns, and the gaps the store keeps as itl_ns) are
+ * bounded by the token events.
+ */
+#define LOADGEN_TOKEN_EVENTS_MAX	((size_t)1 << 18)
+#define LOADGEN_BYTES_PER_EVENT		((size_t)4096)
+size_t loadgen_token_bound(long max_tokens);
+uint64_t loadgen_answer_bound(long max_tokens, size_t max_event_bytes);
 
 /*
  * The record of one request, handed to on_record the moment the request
@@ -347,7 +372,7 @@ struct werr *loadgen_run(const struct loadgen_config *config,
 struct werr *loadgen_summary_to_json(const struct loadgen_summary *summary,
     json_t **out);
 
-/* Stable names: "ok", "http_status", ...; "complete", "hang", ...;
+/* Stable names: "ok", "http_status", ..., "overlong"; "complete", "hang", ...;
  * "none", "server", "streamed". */
 const char *loadgen_outcome_name(enum loadgen_outcome outcome);
 const char *loadgen_end_name(enum loadgen_end end);

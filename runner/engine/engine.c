@@ -3,9 +3,11 @@
  * command line and environment of a start are built in engine-launch.c.
  *
  * The health and model checks are plain libcurl easy requests to
- * 127.0.0.1 with short timeouts; between them the process is polled, so a
- * server that dies while starting is seen at once. Never prints; never
- * leaves a process behind (engine_free stops what engine_start started).
+ * 127.0.0.1 with short timeouts, each answer read within ENGINE_ANSWER_MAX
+ * bytes (an engine that sends more is not ready, never warden's memory);
+ * between them the process is polled, so a server that dies while
+ * starting is seen at once. Never prints; never leaves a process behind
+ * (engine_free stops what engine_start started).
  */
 #include "config.h"
 
@@ -32,6 +34,13 @@
 
 #define ENGINE_HOST "127.0.0.1"
 #define LOG_TAIL_BYTES 2048
+/* The most warden reads of a health or models answer. 8 of the shipped
+ * adapters ask /v1/models for health, and an ollama with many models
+ * pulled lists them all: 64 KiB is room for hundreds, and a few KiB is
+ * what an engine really sends. */
+#define ENGINE_ANSWER_MAX (64 * 1024)
+/* http_get()'s status when the answer passed ENGINE_ANSWER_MAX */
+#define ANSWER_TOO_LONG (-2)
 
 static const char *const state_names[] = {
 	"starting", "ready", "server_crash", "not_ready", "wrong_model",
@@ -167,18 +176,32 @@ engine_log_quiet_ns(struct engine *e, uint64_t now_ns)
 	return now_ns > e->log_changed_ns ? now_ns - e->log_changed_ns : 0;
 }
 
+/* An answer being read, within ENGINE_ANSWER_MAX bytes. */
+struct answer {
+	struct buf *body;
+	int too_long;		/* the engine sent more: reading stopped */
+};
+
 static size_t
 collect(char *data, size_t size, size_t n, void *arg)
 {
-	buf_add(arg, data, size * n);
+	struct answer *a = arg;
+
+	if (a->body->len + size * n > ENGINE_ANSWER_MAX) {
+		a->too_long = 1;
+		return 0;	/* libcurl ends the transfer: a write error */
+	}
+	buf_add(a->body, data, size * n);
 	return size * n;
 }
 
-/* GET base_url + path; 200 and the body, or 0 with the status or -1. */
+/* GET base_url + path: 200 and the body, else the status or -1, or
+ * ANSWER_TOO_LONG once the answer passed ENGINE_ANSWER_MAX bytes. */
 static long
 http_get(const struct engine *e, const char *path, struct buf *body)
 {
 	char *url = xasprintf("%s%s", e->base_url, path);
+	struct answer a = { body, 0 };
 	long status = -1;
 	CURL *c;
 
@@ -191,13 +214,22 @@ http_get(const struct engine *e, const char *path, struct buf *body)
 	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE, (long)ENGINE_ANSWER_MAX);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-	if (curl_easy_perform(c) == CURLE_OK)
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
+	switch (curl_easy_perform(c)) {
+	case CURLE_OK:
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+		break;
+	case CURLE_FILESIZE_EXCEEDED:	/* its Content-Length said so */
+		a.too_long = 1;
+		break;
+	default:
+		break;
+	}
 	curl_easy_cleanup(c);
 	free(url);
-	return status;
+	return a.too_long ? ANSWER_TOO_LONG : status;
 }
 
 static void
@@ -250,6 +282,12 @@ wait_healthy(struct engine *e, const struct engine_params *p,
 			e->state = ENGINE_READY;
 			break;
 		}
+		if (status == ANSWER_TOO_LONG) {
+			set_state(e, ENGINE_NOT_READY, "'%s' answered more than "
+			    "%d bytes; warden stopped reading", health,
+			    ENGINE_ANSWER_MAX);
+			break;
+		}
 		if (mono_ns() >= deadline) {
 			set_state(e, ENGINE_NOT_READY,
 			    "'%s' did not answer 200 within %.0f s (last: %ld)",
@@ -273,6 +311,11 @@ check_model(struct engine *e, const char *path)
 	long status;
 
 	status = http_get(e, path, &body);
+	if (status == ANSWER_TOO_LONG) {
+		set_state(e, ENGINE_WRONG_MODEL, "'%s' answered more than %d "
+		    "bytes; warden stopped reading", path, ENGINE_ANSWER_MAX);
+		goto out;
+	}
 	if (status != 200) {
 		set_state(e, ENGINE_WRONG_MODEL, "'%s' answered %ld", path,
 		    status);

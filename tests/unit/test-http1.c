@@ -263,6 +263,43 @@ test_a_line_too_long_is_refused(void **state)
 	buf_free(&g.body);
 }
 
+/* Header lines without end, or 1xx answers without end, are refused
+ * once the head passes HTTP1_HEAD_MAX, however they are split; a head
+ * just under it is read. */
+static void
+test_a_head_without_end_is_refused(void **state)
+{
+	static const char *const each[] = { "X-Pad: 0123456789\r\n",
+	    "HTTP/1.1 100 Continue\r\n\r\n" };
+	struct buf m = BUF_INIT;
+	struct http1 p;
+	struct got g = { BUF_INIT, 0, 0, 0, 0 };
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		buf_reset(&m);
+		buf_puts(&m, k == 0 ? "HTTP/1.1 200 OK\r\n" : "");
+		while (m.len <= HTTP1_HEAD_MAX)
+			buf_puts(&m, each[k]);
+		http1_init(&p);
+		assert_int_equal(feed(&p, &g, m.data, m.len, 1000), -1);
+		assert_non_null(strstr(p.error, "the head passed 65536 bytes"));
+		assert_int_equal(g.heads, 0);
+	}
+	buf_reset(&m);
+	buf_puts(&m, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n");
+	while (m.len < HTTP1_HEAD_MAX - 64)
+		buf_puts(&m, each[0]);
+	buf_puts(&m, "\r\nok");
+	http1_init(&p);
+	assert_int_equal(feed(&p, &g, m.data, m.len, 0), (long)m.len);
+	assert_int_equal(p.state, HTTP1_DONE);
+	assert_string_equal(buf_cstr(&g.body), "ok");
+	buf_free(&m);
+	buf_free(&g.body);
+}
+
 static void
 test_the_reader_stops_when_asked(void **state)
 {
@@ -291,6 +328,7 @@ main(void)
 		cmocka_unit_test(test_bare_lf_lines),
 		cmocka_unit_test(test_malformed_answers_are_refused),
 		cmocka_unit_test(test_a_line_too_long_is_refused),
+		cmocka_unit_test(test_a_head_without_end_is_refused),
 		cmocka_unit_test(test_the_reader_stops_when_asked),
 	};
 

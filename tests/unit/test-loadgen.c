@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -32,6 +33,7 @@
 
 #include "buf.h"
 #include "loadgen.h"
+#include "sse.h"
 #include "util.h"
 
 /* ---- the server ---- */
@@ -1233,6 +1235,28 @@ test_summary_json(void **state)
 	bodies_free(&b);
 }
 
+/* max(2 * max_tokens, max_tokens + 64) token events, at most
+ * LOADGEN_TOKEN_EVENTS_MAX (also for a body without max_tokens); bytes:
+ * max_event_bytes and 4 KiB an event. */
+static void
+test_answer_bounds(void **state)
+{
+	(void)state;
+	assert_int_equal(loadgen_token_bound(1), 65);
+	assert_int_equal(loadgen_token_bound(64), 128);
+	assert_int_equal(loadgen_token_bound(256), 512);
+	assert_int_equal(loadgen_token_bound(0), LOADGEN_TOKEN_EVENTS_MAX);
+	assert_int_equal(loadgen_token_bound(-5), LOADGEN_TOKEN_EVENTS_MAX);
+	assert_int_equal(loadgen_token_bound(LONG_MAX),
+	    LOADGEN_TOKEN_EVENTS_MAX);
+	assert_true(loadgen_token_bound(LOADGEN_TOKEN_EVENTS_MAX / 2 - 1) <=
+	    LOADGEN_TOKEN_EVENTS_MAX);
+	assert_int_equal(loadgen_answer_bound(256, 1 << 20),
+	    (1 << 20) + 512 * 4096);
+	assert_int_equal(loadgen_answer_bound(256, 0),
+	    SSE_MAX_EVENT_DEFAULT + 512 * 4096);
+}
+
 static void
 test_bad_config(void **state)
 {
@@ -1267,6 +1291,7 @@ main(void)
 		cmocka_unit_test(test_content_is_kept_when_asked),
 		cmocka_unit_test(test_reads_timed_without_kernel_stamps),
 		cmocka_unit_test(test_summary_json),
+		cmocka_unit_test(test_answer_bounds),
 		cmocka_unit_test(test_bad_config),
 	};
 
