@@ -13,26 +13,6 @@ if ! test -r /proc/self/status; then
 	exit 0
 fi
 
-# peak_rss FILE CMD...: run CMD (stdout ./out, stderr ./err) and write
-# its peak resident set (VmHWM, kB), read from /proc while it runs, to
-# FILE. Returns CMD's exit status.
-peak_rss() {
-	_file=$1
-	shift
-	"$@" >out 2>err &
-	_pid=$!
-	_hwm=0
-	while kill -0 "$_pid" 2>/dev/null; do
-		_v=$(sed -n "s/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p" "/proc/$_pid/status" 2>/dev/null)
-		if [ -n "$_v" ]; then _hwm=$_v; fi
-		sleep 0.05
-	done
-	_rc=0
-	wait "$_pid" || _rc=$?
-	echo "$_hwm" >"$_file"
-	return "$_rc"
-}
-
 test_expect_success 'a bench with an engine sending 96 MB events and a normal one' '
 	bench_init bench &&
 	sim_adapter bench simhuge --schedule continuous --itl 1 \
