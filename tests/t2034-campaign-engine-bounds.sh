@@ -5,8 +5,9 @@
 # of 256 MiB end the engine's start as its failure, with the bound in the
 # detail; a stream of 256 MiB of valid token events makes each request
 # `overlong`, cut at its token bound with what is stored per request
-# bounded too; header lines sent forever end each request at its
-# deadline (`timeout`), or as a bad answer once the head passes its bound.
+# bounded too; header lines or 1xx answers sent forever, or a body that
+# trickles, end each request at its deadline (`timeout`), or as a bad
+# answer once the head passes its bound.
 # warden's peak resident memory stays far below what was sent: before the
 # bounds it was 276 MiB for the /health, 4.5 GiB for the /v1/models and
 # 210 MiB for the token events; with them, about 20 MB each.
@@ -46,6 +47,8 @@ test_expect_success 'a bench of engines that answer too much' '
 	hostile_adapter bench htokens --endless-tokens 256 &&
 	hostile_adapter bench hheaders --endless-headers 100 &&
 	hostile_adapter bench hheadflood --endless-headers 0 &&
+	hostile_adapter bench h1xx --endless-1xx 100 &&
+	hostile_adapter bench htrickle --trickle 100 &&
 	hostile_adapter bench hok &&
 	bench_policy bench "campaign.concurrency=[1]" "caps.warmups=1" \
 	    "caps.request_timeout_s=3" "caps.hang_s=60" &&
@@ -100,6 +103,17 @@ test_expect_success 'header lines forever, at once: each request ends as a bad a
 	test "$(q "select outcome from campaign_sweeps where engine = '"'"'hheadflood'"'"'")" = complete &&
 	test "$(q "select count(*) from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'hheadflood'"'"' and r.outcome = '"'"'stream_error'"'"' and r.error like '"'"'%the head passed 65536 bytes%'"'"'")" = 3 &&
 	below_bound hheadflood
+'
+
+test_expect_success '1xx answers forever, or a body that trickles: each request ends at its deadline' '
+	run_engine h1xx &&
+	run_engine htrickle &&
+	for e in h1xx htrickle; do
+		test "$(q "select outcome from campaign_sweeps where engine = '"'"'$e'"'"'")" = complete &&
+		test "$(q "select count(*) from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'$e'"'"' and r.outcome = '"'"'timeout'"'"'")" = 3 &&
+		test "$(q "select count(*) from campaign_requests r join campaign_sweeps s on s.id = r.sweep_id where s.engine = '"'"'$e'"'"'")" = 3 &&
+		below_bound $e || return 1
+	done
 '
 
 test_expect_success 'an engine that answers as asked is unaffected' '
