@@ -42,15 +42,10 @@
 
 #define LG_MAX_ATTEMPTS	6	/* libcurl's: the first send and 5 retries */
 #define LG_WHY_MAX	160
-/* Full reads a connection makes before the loop goes on: a server that
- * sends without pause must not keep the loop from the deadlines (and
- * from the other connections); the socket stays ready for the next
- * pass. */
+/* Full reads before the loop goes on to the deadlines (the socket stays
+ * ready): a server that never pauses cannot hold the loop. */
 #define LG_READS_PER_READY	16
-/* The most of a preconnect GET's answer read: it is never kept, and a
- * health answer is a few bytes (the engine's health check reads as
- * much, runner/engine/engine.c). */
-#define LG_PRECONNECT_MAX	(64 * 1024)
+#define LG_PRECONNECT_MAX	(64 * 1024)	/* as engine.c's health check */
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0		/* macOS: SO_NOSIGPIPE is set instead */
