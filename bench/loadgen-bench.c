@@ -82,6 +82,7 @@ cmd_sweep(char **argv)
 	for (i = 0; i < n; i++) {
 		bodies[i].data = body;
 		bodies[i].len = strlen(body);
+		bodies[i].max_tokens = atol(argv[3]);
 	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.url = argv[0];
@@ -207,6 +208,7 @@ cmd_latency(char **argv)
 	for (i = 0; i < n; i++) {
 		bodies[i].data = body;
 		bodies[i].len = strlen(body);
+		bodies[i].max_tokens = atol(argv[3]);
 	}
 	k.v = xcalloc((size_t)n, sizeof(*k.v));
 	memset(&cfg, 0, sizeof(cfg));
