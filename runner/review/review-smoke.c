@@ -309,7 +309,7 @@ review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
 	char stamp[32], hex[GIT_OID_HEXSZ + 1];
 	char *prefix = NULL, *dir = NULL;
 	struct werr *err = NULL;
-	time_t now = time(NULL);
+	struct timespec now;
 	struct tm tm;
 
 	memset(&so, 0, sizeof(so));
@@ -327,9 +327,13 @@ review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
 		engines = NULL;
 		goto out;
 	}
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	so.run_prefix = prefix = xasprintf("%s-%s", name, stamp);
+	/* Milliseconds: two smoke runs of one repository (one at a time,
+	 * under its campaign lock) in one second get run ids of their own. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	so.run_prefix = prefix = xasprintf("%s-%s%03ldZ", name, stamp,
+	    now.tv_nsec / 1000000L);
 	so.label = name;
 	so.work_dir = dir = xasprintf("%s/.warden/smoke/%s", repo_root, prefix);
 	so.on_progress = on_progress;
