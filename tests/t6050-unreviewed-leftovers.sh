@@ -145,4 +145,30 @@ test_expect_success 'a killed run leaves its folder; the next unreviewed run rem
 	untouched
 '
 
+test_expect_success 'a maintainer reads the store while an agent runs: the run is not quarantined' '
+	agent_use bench wait-then-fix &&
+	("$WARDEN" --repo "$TEST_DIR/bench" agent run --engine simfix >run.out 2>run.err; echo $? >run.rc) &
+	n=0; while [ -z "$(ls bench/.warden/agent/*/tmp/started 2>/dev/null)" ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done &&
+	started=$(ls bench/.warden/agent/*/tmp/started) &&
+	id=$(echo "$started" | sed "s|.*/agent/\([0-9]*\)/tmp/started|\1|") &&
+	bw agent show "$id" >/dev/null &&
+	bw agent list >/dev/null &&
+	bw --json agent show "$id" >/dev/null &&
+	bw review list >/dev/null &&
+	bw journal show >/dev/null &&
+	bw campaign list >/dev/null &&
+	bw status >/dev/null &&
+	touch "$(dirname "$started")/go" &&
+	n=0; while [ ! -e run.rc ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done &&
+	expect_grep "^agent run $id: queued" run.out &&
+	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = $id")" = queued
+'
+
+test_expect_success 'without a sandbox, an agent that rewrites the journal is quarantined' '
+	agent_use bench rewrite-journal "$TEST_DIR/bench" &&
+	expect_exit 1 env WARDEN_BWRAP=/nonexistent/bwrap "$WARDEN" --repo "$TEST_DIR/bench" agent run --engine simfix &&
+	expect_grep "^agent run [0-9]*: quarantined" out &&
+	expect_grep "the journal.s chain is broken at entry" out
+'
+
 test_done
