@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "beneath.h"
 #include "engine-private.h"
 #include "sandbox/scratch.h"
 #include "util.h"
@@ -23,14 +24,15 @@
 
 /* Where the Python of env_dir's venv lives (its pyvenv.cfg "home", one
  * folder up: the installation), or NULL. The file is the venv's, which
- * a scratch build wrote: only a real Python installation that shows
- * nothing hidden is taken (sandbox_python_installation()). */
+ * a scratch build wrote: read through no link, and only a real Python
+ * installation that shows nothing hidden is taken
+ * (sandbox_python_installation()). */
 static char *
 venv_python(const char *env_dir)
 {
-	char *cfg = xasprintf("%s/venv/pyvenv.cfg", env_dir);
 	struct buf b = BUF_INIT;
-	struct werr *err = file_read_max(&b, cfg, PYVENV_CFG_MAX);
+	struct werr *err = file_read_beneath(&b, env_dir, "venv/pyvenv.cfg",
+	    PYVENV_CFG_MAX);
 	char *home = NULL, *line, *save = NULL, *slash;
 
 	if (err != NULL || b.len == 0) {
@@ -65,7 +67,6 @@ out:
 		home = NULL;
 	}
 	buf_free(&b);
-	free(cfg);
 	return home;
 }
 
