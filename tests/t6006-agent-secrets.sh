@@ -3,9 +3,9 @@
 # channel: files in HOME (an ssh key, git credentials), the repository's
 # .git/config (a token in the remote URL) and the store, the environment,
 # a descriptor warden's caller left open, the ssh-agent socket, an
-# abstract socket, and a local TCP port under the default network rule
-# ("https": port 443 only). "host" lets it reach that port, "none" does
-# not. Needs bubblewrap (and Landlock 4 for the network rule); reports
+# abstract socket, and a local TCP or UDP port under the default network
+# rule ("https": TCP to port 443 only). "host" lets it reach those ports,
+# "none" does not. Needs bubblewrap (and Landlock 4 for the network rule); reports
 # itself skipped where they cannot run.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
@@ -35,9 +35,9 @@ test_expect_success 'a bench with secrets around it, and a listener' '
 	{ python3 "$AGENTS/listen.py" "$TEST_DIR" $ABSTRACT >/dev/null 2>&1 & } &&
 	echo $! >listener.pid &&
 	for i in $(seq 100); do test -s port && break; sleep 0.1; done &&
-	test -s port &&
+	test -s port && test -s udpport &&
 	agent_use bench steal "$HOME" "$TEST_DIR/bench" "$(cat port)" \
-	    $ABSTRACT "$TEST_DIR/ssh.sock" "$TEST_DIR"
+	    $ABSTRACT "$TEST_DIR/ssh.sock" "$TEST_DIR" "$(cat udpport)"
 '
 test_cleanup_pid "$(cat "$TEST_DIR/listener.pid" 2>/dev/null)"
 
@@ -61,6 +61,7 @@ test_expect_success_if $NET 'the default rule: no file, variable, descriptor or 
 	expect_grep "cannot see $TEST_DIR/fd7.txt" $log &&
 	expect_grep "cannot connect to the ssh agent" $log &&
 	expect_grep "cannot connect to 127.0.0.1:" $log &&
+	expect_grep "cannot send a datagram to 127.0.0.1:.*(Permission denied)" $log &&
 	test ! -s fd7.txt &&
 	test ! -e connections &&
 	bw agent show 1 >show.out 2>>err &&
@@ -82,7 +83,10 @@ test_expect_success_if $NET '"host" reaches the local port; it is the rule that 
 	agent_policy bench "agent.network=\"host\"" &&
 	run_steal &&
 	expect_grep "connected to 127.0.0.1:" bench/.warden/agent/2/agent.log &&
+	expect_grep "sent a datagram to 127.0.0.1:" bench/.warden/agent/2/agent.log &&
 	expect_grep "connection to the tcp" connections &&
+	n=0; while ! grep -q "datagram to the udp" connections && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done &&
+	expect_grep "datagram to the udp" connections &&
 	! grep -q "ssh agent" connections &&
 	no_secret
 '

@@ -41,6 +41,9 @@ struct run {
 	size_t ilen;
 	const char *sandbox_kind;	/* NULL: none in force */
 	int64_t review_id;
+	int64_t journal_seq;		/* the journal's head before the */
+	char journal_hash[65];		/* agent ran (the store's content
+					   that the guard checks) */
 };
 
 static void
@@ -262,12 +265,71 @@ agent_succeeded(const struct agent_exec *ex)
  * repository with guard; on any difference put .git back, record the
  * reasons and what was restored, and quarantine the run (*changed set).
  */
+struct head_seen {
+	const struct run *r;
+	int same;
+};
+
+/* Is the entry at the old head's seq still the one that had its hash?
+ * (journal_each reads from that seq on: it and what came since.) */
+static struct werr *
+head_still(void *arg, const struct journal_entry *e)
+{
+	struct head_seen *h = arg;
+
+	if (e->seq == h->r->journal_seq && e->hash != NULL &&
+	    strcmp(e->hash, h->r->journal_hash) == 0)
+		h->same = 1;
+	return NULL;
+}
+
+/*
+ * The store, by its content: its files are warden's (a reader of the
+ * maintainer's changes their metadata, a writer their bytes), so the
+ * guard compares what they hold that matters instead. The journal's
+ * chain must still verify, and the entry that was its head before the
+ * run must still be there unchanged: appending is a maintainer's right
+ * while a run is in flight; rewriting is not.
+ */
+static struct werr *
+store_check(const struct run *r, json_t *reasons)
+{
+	struct journal_filter f = { NULL, NULL, NULL, 0 };
+	struct head_seen h = { r, 0 };
+	struct werr *err;
+	int64_t broken = 0, count = 0;
+	char *why = NULL;
+
+	if ((err = journal_verify(r->o->store, &broken, &why, &count)) != NULL)
+		return err;
+	if (broken != 0) {
+		json_array_append_new(reasons, json_sprintf("the journal's "
+		    "chain is broken at entry %lld: %s", (long long)broken,
+		    why != NULL ? why : "?"));
+		free(why);
+		return NULL;
+	}
+	free(why);
+	if (r->journal_seq == 0)
+		return NULL;
+	f.after_seq = r->journal_seq - 1;
+	if ((err = journal_each(r->o->store, &f, head_still, &h)) != NULL)
+		return err;
+	if (!h.same)
+		json_array_append_new(reasons, json_sprintf("the journal's "
+		    "entry %lld was rewritten", (long long)r->journal_seq));
+	return NULL;
+}
+
 static struct werr *
 quarantine_on_change(struct run *r, const struct sandbox_guard *guard,
     git_repository *repo, const char **state, int *changed)
 {
 	json_t *reasons = json_array(), *back = json_array();
 	struct werr *err = sandbox_guard_settle(reasons, back, guard, repo);
+
+	if (err == NULL)
+		err = store_check(r, reasons);
 
 	*changed = json_array_size(reasons) > 0;
 	if (*changed) {
@@ -421,24 +483,36 @@ out:
 }
 
 /* What the guard leaves out for an agent run: the run's own places and
- * the store's lock and shared memory (warden's, while it waits). */
+ * the store's files (warden's: its readers and writers change them while
+ * the agent runs; store_check() compares their content instead). */
 static struct werr *
-guard_snapshot(struct sandbox_guard **out, const struct run *r)
+guard_snapshot(struct sandbox_guard **out, struct run *r)
 {
+	static const char *const store_files[] = { "warden.lock", "warden.db",
+	    "warden.db-wal", "warden.db-shm", "warden.db-journal" };
 	const char *common = git_repository_commondir(r->o->repo);
-	char *wt_index = xasprintf("%s%sworktrees/%s/index", common,
-	    str_endswith(common, "/") ? "" : "/", r->p.wt_name);
-	char *lock = xasprintf("%s/.warden/warden.lock", r->o->repo_root);
-	char *shm = xasprintf("%s/.warden/warden.db-shm", r->o->repo_root);
-	char *exclude[] = { r->p.run_dir, r->p.worktree, wt_index, lock, shm,
-	    NULL };
+	char *exclude[3 + sizeof(store_files) / sizeof(store_files[0]) + 1];
 	char *gitfile = path_join(r->p.worktree, ".git");
-	struct werr *err = sandbox_guard_snapshot(out, r->o->repo,
-	    r->o->repo_root, gitfile, exclude);
+	struct werr *err;
+	size_t i, n = 0;
 
-	free(wt_index);
-	free(lock);
-	free(shm);
+	if ((err = journal_head(r->o->store, &r->journal_seq,
+	    r->journal_hash)) != NULL) {
+		free(gitfile);
+		return err;
+	}
+	exclude[n++] = xstrdup(r->p.run_dir);
+	exclude[n++] = xstrdup(r->p.worktree);
+	exclude[n++] = xasprintf("%s%sworktrees/%s/index", common,
+	    str_endswith(common, "/") ? "" : "/", r->p.wt_name);
+	for (i = 0; i < sizeof(store_files) / sizeof(store_files[0]); i++)
+		exclude[n++] = xasprintf("%s/.warden/%s", r->o->repo_root,
+		    store_files[i]);
+	exclude[n] = NULL;
+	err = sandbox_guard_snapshot(out, r->o->repo, r->o->repo_root,
+	    gitfile, exclude);
+	for (i = 0; i < n; i++)
+		free(exclude[i]);
 	free(gitfile);
 	return err;
 }

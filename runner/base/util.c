@@ -232,12 +232,54 @@ file_write_atomic(const char *path, const void *data, size_t len)
 }
 
 struct werr *
+file_write_fd(int fd, const void *data, size_t len, const char *name)
+{
+	return write_all(fd, data, len, name);
+}
+
+struct werr *
+file_read_tail_fd(struct buf *out, int fd, const char *name, size_t max)
+{
+	struct stat st;
+	off_t at;
+
+	buf_reset(out);
+	buf_grow(out, 0);
+	out->data[0] = '\0';
+	if (fstat(fd, &st) == -1)
+		return werr_errno("stat", name);
+	if (!S_ISREG(st.st_mode))
+		return werr_new(WEXIT_INPUT, "'%s' is %s, not a regular file; "
+		    "warden reads only regular files", name,
+		    file_kind(st.st_mode));
+	at = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
+	while (out->len < max) {
+		char chunk[65536];
+		size_t want = max - out->len < sizeof(chunk) ?
+		    max - out->len : sizeof(chunk);
+		ssize_t n = pread(fd, chunk, want, at);
+
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return werr_errno("read", name);
+		}
+		if (n == 0)
+			break;
+		buf_add(out, chunk, (size_t)n);
+		at += n;
+	}
+	return NULL;
+}
+
+struct werr *
 file_append(const char *path, const void *data, size_t len)
 {
 	struct werr *err;
 	int fd;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
 	if (fd == -1)
 		return werr_errno("open", path);
 	err = write_all(fd, data, len, path);

@@ -45,9 +45,18 @@ struct werr *file_read_fd_max(struct buf *out, int fd, const char *name,
     size_t max);
 /* The last max bytes of a regular file (all of it if smaller). */
 struct werr *file_read_tail(struct buf *out, const char *path, size_t max);
+/* The last max bytes (at most) of the regular file open as fd, read
+ * with pread (fd's offset is left alone); name is for errors. For a log
+ * warden holds open: never reopened by name. */
+struct werr *file_read_tail_fd(struct buf *out, int fd, const char *name,
+    size_t max);
+/* Write all of data to fd; name is for errors. */
+struct werr *file_write_fd(int fd, const void *data, size_t len,
+    const char *name);
 /* Write data to path atomically (temp file + fsync + rename). */
 struct werr *file_write_atomic(const char *path, const void *data, size_t len);
-/* Append data to path, creating it. */
+/* Append data to path, creating it; a symbolic link there is an error,
+ * never followed. */
 struct werr *file_append(const char *path, const void *data, size_t len);
 /* mkdir -p, mode 0755. */
 struct werr *mkdir_p(const char *path);

@@ -26,6 +26,7 @@
 #include "memsample.h"
 #include "power.h"
 #include "repo.h"
+#include "sandbox/scratch.h"
 #include "sha256.h"
 #include "store-campaign.h"
 #include "store-update.h"
@@ -294,7 +295,7 @@ sweep_engine(struct run *r, struct walk *w, const struct point *pt,
 	const struct policy *pol = r->o->policy;
 	struct engine_params ep;
 	struct werr *err;
-	char *env_dir, *log_rel, *log_path;
+	char *env_dir, *log_rel, *log_path, *own_dir = NULL;
 
 	if (w->kept != NULL && w->kept_point != NULL &&
 	    strcmp(w->kept_point->model, pt->model) == 0 &&
@@ -322,6 +323,11 @@ sweep_engine(struct run *r, struct walk *w, const struct point *pt,
 	ep.concurrency = pt->concurrency;
 	ep.repo_root = r->tree;
 	ep.sandbox_repo = r->sandbox != NULL ? r->o->repo_root : NULL;
+	if (r->o->untrusted) {
+		own_dir = xasprintf("%s/%s/%s/%s", r->o->repo_root,
+		    SCRATCH_ROOT, r->run_id, pt->engine);
+		ep.own_dir = own_dir;
+	}
 	ep.env_dir = env_dir;
 	ep.log_path = log_path;
 	ep.ready_timeout_s = w->adapter->serve.ready_timeout_s > 0 ?
@@ -335,6 +341,7 @@ sweep_engine(struct run *r, struct walk *w, const struct point *pt,
 	free(env_dir);
 	free(log_rel);
 	free(log_path);
+	free(own_dir);
 	return err;
 }
 

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "power.h"
 #include "repo.h"
 #include "runlock.h"
+#include "sandbox/scratch.h"
 #include "sha256.h"
 #include "store-campaign.h"
 #include "util.h"
@@ -369,6 +371,52 @@ decide_sandbox(struct run *r)
 }
 
 /*
+ * The folders of unreviewed runs (sandbox/scratch.h) but this run's: a
+ * run killed before it discarded its own left it behind. Holding the
+ * repository's campaign lock, no other run is live.
+ */
+static void
+scratch_sweep_stale(const struct run *r)
+{
+	char *root = path_join(r->o->repo_root, SCRATCH_ROOT);
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(root)) == NULL) {
+		free(root);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *sub;
+
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    (r->run_id != NULL && strcmp(de->d_name, r->run_id) == 0))
+			continue;
+		sub = path_join(root, de->d_name);
+		werr_free(scratch_discard(sub));
+		free(sub);
+	}
+	closedir(d);
+	free(root);
+}
+
+/* What this unreviewed run left, measured into o->left, then removed. */
+static void
+scratch_finish(const struct run *r)
+{
+	char *dir;
+
+	if (!r->o->untrusted || r->run_id == NULL)
+		return;
+	dir = xasprintf("%s/%s/%s", r->o->repo_root, SCRATCH_ROOT, r->run_id);
+	if (r->o->left != NULL)
+		scratch_measure(dir, r->o->left);
+	werr_free(scratch_discard(dir));
+	free(dir);
+}
+
+/*
  * One campaign per repository (so --resume cannot take over a live run)
  * and per machine (so two never measure on the same CPUs).
  */
@@ -428,6 +476,7 @@ campaign_run(const struct campaign_opts *o, char **run_id_out)
 	}
 	if (err != NULL)
 		goto out;
+	scratch_sweep_stale(&r);
 	if (r.finished)
 		goto out;
 	{
@@ -446,6 +495,7 @@ campaign_run(const struct campaign_opts *o, char **run_id_out)
 	power_hold_end(hold);
 	if (err == NULL)
 		err = store_campaign_run_finish(o->store, r.run_id);
+	scratch_finish(&r);
 out:
 	if (r.run_id != NULL) {
 		*run_id_out = r.run_id;

@@ -33,6 +33,8 @@
 #include "policy.h"
 #include "store.h"
 
+struct scratch_usage;
+
 struct campaign_progress {
 	size_t sweep;		/* 1-based position among the run's points */
 	size_t sweeps;
@@ -95,6 +97,10 @@ struct campaign_opts {
 	 * anything runs), "best-effort" (run without and record "none"),
 	 * "off". The run's provenance records "sandbox". */
 	int untrusted;
+	/* An untrusted run writes only into its own folder,
+	 * .warden/unreviewed/RUN (sandbox/scratch.h): when the run ends it
+	 * is measured into *left (when non-NULL) and removed. */
+	struct scratch_usage *left;
 	const struct campaign_env *envs;	/* per engine environment */
 	size_t n_envs;				/* overrides; 0: none */
 	void (*on_progress)(void *arg, const struct campaign_progress *p);

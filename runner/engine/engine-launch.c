@@ -197,18 +197,24 @@ vars_set(struct launch *l, const struct engine_params *p,
 	if (ctx > 0)
 		buf_printf(&l->vals[1], "%ld", ctx);
 	buf_printf(&l->vals[2], "%u", p->concurrency);
-	buf_printf(&l->vals[3], "%s/home", p->env_dir);
 	l->adapter_dir = engine_dir_of(a->path ? a->path : ".");
-	{
+	if (p->own_dir != NULL) {
+		/* an unreviewed run: its own folder, never the live ones */
+		l->untrusted = 1;
+		buf_printf(&l->vals[3], "%s/home", p->own_dir);
+		buf_printf(&l->vals[4], "%s/logs", p->own_dir);
+		l->scratch = path_join(p->own_dir, "scratch");
+	} else {
 		char *ld = engine_dir_of(p->log_path);
 
+		buf_printf(&l->vals[3], "%s/home", p->env_dir);
 		buf_puts(&l->vals[4], ld);
 		free(ld);
+		l->scratch = path_join(p->env_dir, "scratch");
 	}
 	l->models_dir = path_join(p->repo_root, ENGINE_MODELS_DIR);
 	l->model_path = weights_path(l->models_dir, pe ? pe->file : NULL);
 	l->model_dir = weights_path(l->models_dir, pe ? pe->dir : NULL);
-	l->scratch = path_join(p->env_dir, "scratch");
 	l->vars.port = buf_cstr(&l->vals[0]);
 	l->vars.host = ENGINE_HOST;
 	l->vars.model = e->model;

@@ -28,6 +28,8 @@ struct launch {
 	size_t nenv;
 	struct launch_step *pre_start, *stop;
 	size_t n_pre_start, n_stop;
+	int untrusted;		/* an unreviewed run's (own_dir): what its
+				   programs write is bounded */
 	struct sandbox sb;	/* its prefix; sb.prefix NULL: none */
 	char **env_all;		/* a sandboxed program's whole environment */
 };

@@ -15,21 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "beneath.h"
 #include "engine-private.h"
+#include "sandbox/scratch.h"
 #include "util.h"
 
 #define PYVENV_CFG_MAX 4096
 
 /* Where the Python of env_dir's venv lives (its pyvenv.cfg "home", one
  * folder up: the installation), or NULL. The file is the venv's, which
- * a scratch build wrote: only a real Python installation that shows
- * nothing hidden is taken (sandbox_python_installation()). */
+ * a scratch build wrote: read through no link, and only a real Python
+ * installation that shows nothing hidden is taken
+ * (sandbox_python_installation()). */
 static char *
 venv_python(const char *env_dir)
 {
-	char *cfg = xasprintf("%s/venv/pyvenv.cfg", env_dir);
 	struct buf b = BUF_INIT;
-	struct werr *err = file_read_max(&b, cfg, PYVENV_CFG_MAX);
+	struct werr *err = file_read_beneath(&b, env_dir, "venv/pyvenv.cfg",
+	    PYVENV_CFG_MAX);
 	char *home = NULL, *line, *save = NULL, *slash;
 
 	if (err != NULL || b.len == 0) {
@@ -64,7 +67,6 @@ out:
 		home = NULL;
 	}
 	buf_free(&b);
-	free(cfg);
 	return home;
 }
 
@@ -135,12 +137,16 @@ engine_sandbox_build(struct launch *l, const struct engine_params *p)
 	char *python = venv_python(p->env_dir);
 	char *git = path_join(p->repo_root, ".git");
 	char *own = path_join(p->repo_root, ".warden");
-	char *logdir = engine_dir_of(p->log_path);
 
 	memset(&spec, 0, sizeof(spec));
-	/* {home} is shown writable: a real folder, never a link a build
+	if (p->own_dir == NULL)
+		return werr_new(WEXIT_ENV, "an unreviewed engine needs a "
+		    "folder of its own to write");
+	/* What is shown writable is a real folder, never a link a run
 	 * left there to somewhere else */
-	if ((err = mkdir_real(l->vars.home)) != NULL)
+	if ((err = mkdir_real(p->own_dir)) != NULL ||
+	    (err = mkdir_real(l->vars.home)) != NULL ||
+	    (err = mkdir_real(l->vars.log_dir)) != NULL)
 		goto out;
 	sandbox_spec_hide(&spec, p->sandbox_repo);
 	sandbox_spec_bind(&spec, p->repo_root, NULL, SANDBOX_READ);
@@ -149,10 +155,12 @@ engine_sandbox_build(struct launch *l, const struct engine_params *p)
 	if (python != NULL)
 		sandbox_spec_bind(&spec, python, NULL, SANDBOX_READ);
 	sandbox_spec_bind(&spec, l->models_dir, NULL, SANDBOX_READ);
+	/* The live environment read-only, its HOME included: what the run
+	 * writes goes to its own folder, never where an approved run
+	 * looks. The log is not shown: the server writes it through the
+	 * descriptor it inherits. */
 	sandbox_spec_bind(&spec, p->env_dir, NULL, SANDBOX_READ);
-	sandbox_spec_bind(&spec, l->vars.home, NULL, SANDBOX_WRITE);
-	sandbox_spec_bind(&spec, l->scratch, NULL, SANDBOX_WRITE);
-	sandbox_spec_bind(&spec, logdir, NULL, SANDBOX_WRITE);
+	sandbox_spec_bind(&spec, p->own_dir, NULL, SANDBOX_WRITE);
 	spec.cwd = xstrdup(l->cwd);
 	spec.net = SANDBOX_NET_HOST;
 	spec.run_dir = xstrdup(p->env_dir);
@@ -164,7 +172,6 @@ out:
 	free(python);
 	free(git);
 	free(own);
-	free(logdir);
 	return err;
 }
 
@@ -190,6 +197,8 @@ engine_spawn_opts(struct spawn_opts *so, char ***full,
 	so->argv = argv;
 	so->env_add = l->env;
 	so->cwd = l->cwd;
+	if (l->untrusted)
+		so->file_size_max = SCRATCH_FILE_MAX;
 	if (l->sb.prefix == NULL)
 		return;
 	while (argv[n] != NULL)

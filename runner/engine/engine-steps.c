@@ -3,8 +3,10 @@
  * before each start (stop a system service, lay out a model directory)
  * and serve.stop after each stop, and the {scratch} directory made for
  * each start. Each step runs through spawn.h with a timeout, in the
- * server's directory, environment and sandbox (if it has one), its output appended to the
- * server's log between marker lines. See engine-private.h.
+ * server's directory, environment and sandbox (if it has one), its
+ * output appended to the server's log (through the descriptor warden
+ * holds, never reopened by name) between marker lines. See
+ * engine-private.h.
  *
  * A step never outlives its call (spawn_run stops its whole group), and
  * nothing here prints.
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "engine-private.h"
+#include "sandbox/scratch.h"
 #include "util.h"
 
 /* A line of warden's own in the server's log, so a reader sees the
@@ -36,7 +39,8 @@ log_mark(const struct engine *e, const char *fmt, ...)
 	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
 	buf_addch(&b, '\n');
-	if ((err = file_append(e->log_path, b.data, b.len)) != NULL)
+	if ((err = file_write_fd(e->log_fd, b.data, b.len, e->log_path))
+	    != NULL)
 		werr_free(err);
 	buf_free(&b);
 }
@@ -53,7 +57,7 @@ step_run(const struct engine *e, const struct launch *l,
 
 	memset(&so, 0, sizeof(so));
 	engine_spawn_opts(&so, &full, l, st->argv);
-	so.log_path = e->log_path;
+	so.log_fd = e->log_fd;
 	buf_printf(why, "'%s': ", text);
 	err = spawn_run(&so, (unsigned)(st->timeout_s * 1000),
 	    e->stop_grace_ms, &status, &timed_out);
@@ -125,7 +129,7 @@ engine_scratch_reset(const struct launch *l)
 {
 	struct werr *err;
 
-	if ((err = path_remove_tree(l->scratch)) != NULL)
+	if ((err = scratch_discard(l->scratch)) != NULL)
 		return err;
 	return mkdir_p(l->scratch);
 }
@@ -133,5 +137,5 @@ engine_scratch_reset(const struct launch *l)
 void
 engine_scratch_remove(const struct launch *l)
 {
-	werr_free(path_remove_tree(l->scratch));
+	werr_free(scratch_discard(l->scratch));
 }

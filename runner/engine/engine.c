@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "engine.h"
 #include "engine-private.h"
 #include "memsample.h"
+#include "sandbox/scratch.h"
 #include "util.h"
 
 #define ENGINE_HOST "127.0.0.1"
@@ -96,32 +98,52 @@ port_answers(int port)
 	return r == 0;
 }
 
+/* Keep of b the last max_bytes, from a line start where possible. */
+static void
+log_tail_trim(struct buf *out, const struct buf *b, size_t max_bytes)
+{
+	const char *start, *nl;
+	size_t from;
+
+	if (b->len == 0)
+		return;
+	start = b->data;
+	if (b->len > max_bytes) {
+		start = b->data + b->len - max_bytes;
+		if ((nl = memchr(start, '\n', max_bytes)) != NULL &&
+		    nl + 1 < b->data + b->len)
+			start = nl + 1;
+	}
+	from = out->len;
+	buf_add(out, start, (size_t)(b->data + b->len - start));
+	text_make_utf8(out, from);	/* it goes into JSON */
+}
+
 void
 engine_log_tail(struct buf *out, const char *path, size_t max_bytes)
 {
 	struct buf b = BUF_INIT;
 	struct werr *err;
-	const char *start, *nl;
-	size_t from;
 
 	/* Only the end of the file is read: an engine's log may be huge. */
-	if ((err = file_read_tail(&b, path, max_bytes + 1)) != NULL) {
+	if ((err = file_read_tail(&b, path, max_bytes + 1)) != NULL)
 		werr_free(err);
-		return;
-	}
-	if (b.len == 0)
-		goto out;
-	start = b.data;
-	if (b.len > max_bytes) {
-		start = b.data + b.len - max_bytes;
-		if ((nl = memchr(start, '\n', max_bytes)) != NULL &&
-		    nl + 1 < b.data + b.len)
-			start = nl + 1;
-	}
-	from = out->len;
-	buf_add(out, start, (size_t)(b.data + b.len - start));
-	text_make_utf8(out, from);	/* it goes into JSON */
-out:
+	else
+		log_tail_trim(out, &b, max_bytes);
+	buf_free(&b);
+}
+
+void
+engine_log_tail_fd(struct buf *out, int fd, const char *name,
+    size_t max_bytes)
+{
+	struct buf b = BUF_INIT;
+	struct werr *err;
+
+	if ((err = file_read_tail_fd(&b, fd, name, max_bytes + 1)) != NULL)
+		werr_free(err);
+	else
+		log_tail_trim(out, &b, max_bytes);
 	buf_free(&b);
 }
 
@@ -142,7 +164,7 @@ set_state(struct engine *e, enum engine_state state, const char *fmt, ...)
 	if (state == ENGINE_CRASHED || state == ENGINE_NOT_READY ||
 	    state == ENGINE_SETUP_FAILED) {
 		buf_puts(&b, "; log tail:\n");
-		engine_log_tail(&b, e->log_path, LOG_TAIL_BYTES);
+		engine_log_tail_fd(&b, e->log_fd, e->log_path, LOG_TAIL_BYTES);
 	}
 	free(e->detail);
 	e->detail = buf_detach(&b);
@@ -169,7 +191,7 @@ engine_log_quiet_ns(struct engine *e, uint64_t now_ns)
 {
 	struct stat st;
 
-	if (stat(e->log_path, &st) == 0 && st.st_size != e->log_size) {
+	if (fstat(e->log_fd, &st) == 0 && st.st_size != e->log_size) {
 		e->log_size = st.st_size;
 		e->log_changed_ns = now_ns;
 	}
@@ -348,6 +370,62 @@ check_port_owner(struct engine *e)
 		    "port %d is not held by the server's process tree", e->port);
 }
 
+/* The log, made by warden in a folder the server cannot write, opened
+ * once: steps and server get its descriptor, warden reads it back
+ * through it. A link or anything but a regular file there is refused. */
+static struct werr *
+log_open(struct engine *e)
+{
+	char *dir = engine_dir_of(e->log_path);
+	struct werr *err = mkdir_p(dir);
+	struct stat st;
+	int flags;
+
+	free(dir);
+	if (err != NULL)
+		return err;
+	e->log_fd = open(e->log_path, O_RDWR | O_CREAT | O_APPEND |
+	    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	if (e->log_fd == -1)
+		return werr_errno("open", e->log_path);
+	if (fstat(e->log_fd, &st) == -1)
+		return werr_errno("stat", e->log_path);
+	if (!S_ISREG(st.st_mode))
+		return werr_new(WEXIT_ENV, "'%s' is not a regular file; "
+		    "warden writes an engine's log only into one of its own",
+		    e->log_path);
+	if ((flags = fcntl(e->log_fd, F_GETFL)) != -1)
+		(void)fcntl(e->log_fd, F_SETFL, flags & ~O_NONBLOCK);
+	return NULL;
+}
+
+/* An unreviewed run's own folder, with its copy of the engine's HOME
+ * (made once per run: the later starts of the run share it). */
+static struct werr *
+own_dir_ready(const struct engine_params *p)
+{
+	char *home, *live, *tmp;
+	struct werr *err;
+
+	if (p->own_dir == NULL)
+		return NULL;
+	home = path_join(p->own_dir, "home");
+	if (path_exists(home)) {
+		free(home);
+		return NULL;
+	}
+	live = path_join(p->env_dir, "home");
+	tmp = path_join(p->own_dir, "home.copying");
+	if ((err = scratch_discard(tmp)) == NULL &&
+	    (err = scratch_copy_tree(live, tmp)) == NULL &&
+	    rename(tmp, home) == -1)
+		err = werr_errno("rename", tmp);
+	free(tmp);
+	free(live);
+	free(home);
+	return err;
+}
+
 static struct werr *
 engine_launch(struct engine *e, const struct engine_params *p)
 {
@@ -355,13 +433,10 @@ engine_launch(struct engine *e, const struct engine_params *p)
 	struct launch *l;
 	struct buf why = BUF_INIT;
 	struct werr *err;
-	char *logdir = engine_dir_of(p->log_path), **full = NULL;
+	char **full = NULL;
 
-	err = mkdir_p(logdir);
-	free(logdir);
-	if (err == NULL)
-		err = mkdir_p(p->env_dir);
-	if (err != NULL)
+	if ((err = mkdir_p(p->env_dir)) != NULL ||
+	    (err = own_dir_ready(p)) != NULL)
 		return err;
 	l = e->launch = xcalloc(1, sizeof(*e->launch));
 	if ((err = engine_launch_build(l, p, e)) != NULL ||
@@ -383,7 +458,7 @@ engine_launch(struct engine *e, const struct engine_params *p)
 	}
 	buf_free(&why);
 	engine_spawn_opts(&so, &full, l, l->argv);
-	so.log_path = e->log_path;
+	so.log_fd = e->log_fd;
 	e->started_ns = mono_ns();
 	e->log_changed_ns = e->started_ns;
 	err = spawn_start(&e->proc, &so);
@@ -415,6 +490,9 @@ engine_start(struct engine **out, const struct engine_params *p)
 	e->model = xstrdup(pe != NULL && pe->model != NULL ? pe->model :
 	    p->profile->hf_id ? p->profile->hf_id : p->profile->name);
 	e->log_path = xstrdup(p->log_path);
+	e->log_fd = -1;
+	if ((err = log_open(e)) != NULL)
+		goto fail;
 	e->stop_grace_ms = p->stop_grace_ms ? p->stop_grace_ms : 10000;
 	e->port = p->port;
 	if (e->port == 0 && (err = engine_free_port(&e->port)) != NULL)
@@ -475,6 +553,8 @@ engine_free(struct engine *e)
 	werr_free(engine_stop(e));
 	free(e->base_url);
 	free(e->log_path);
+	if (e->log_fd != -1)
+		close(e->log_fd);
 	free(e->model);
 	free(e->served_model);
 	free(e->detail);

@@ -62,8 +62,17 @@ struct engine_params {
 	 * PATH without hidden folders, the locale, HOME, TMPDIR ({scratch})
 	 * and the adapter's serve.env, nothing else of warden's. */
 	const char *sandbox_repo;
+	/* With sandbox_repo: the folder of this unreviewed run's own
+	 * (sandbox/scratch.h), the only place it may write and that no
+	 * approved run uses: {home} is own_dir/home, a copy of
+	 * env_dir/home made at the first start; {scratch} own_dir/scratch;
+	 * {log_dir} own_dir/logs. env_dir is then read-only to it. */
+	const char *own_dir;
 	const char *env_dir;	/* .warden/envs/ENGINE (made if missing) */
-	const char *log_path;	/* the server's log file (dirs made) */
+	/* The server's log file (dirs made), opened once by warden
+	 * without following a link and written only through that
+	 * descriptor; its folder is never writable by the server. */
+	const char *log_path;
 	double ready_timeout_s;	/* 0: the adapter's, else 600 */
 	unsigned stop_grace_ms;	/* 0: 10 s */
 	int port;		/* 0: pick a free ephemeral port */
@@ -82,6 +91,9 @@ struct engine {
 	int port;
 	char *base_url;		/* "http://127.0.0.1:PORT" */
 	char *log_path;
+	int log_fd;		/* the log, open for reading and appending:
+				   the steps and the server write to it,
+				   warden reads its tail through it */
 	char *model;		/* the id the profile asks for */
 	char *served_model;	/* what /v1/models listed (NULL: not asked) */
 	char *detail;		/* what went wrong, with the log tail */
@@ -148,7 +160,11 @@ const char *engine_state_name(enum engine_state state);
 struct werr *engine_sandbox_decide(const char **kind, const char *mode,
     const char *what);
 
-/* The last max_bytes of a log file, from a line start where possible. */
+/* The last max_bytes of a log file, from a line start where possible,
+ * as valid UTF-8. engine_log_tail_fd reads the log open as fd (name for
+ * errors): a log an unreviewed program wrote is never reopened by path. */
 void engine_log_tail(struct buf *out, const char *path, size_t max_bytes);
+void engine_log_tail_fd(struct buf *out, int fd, const char *name,
+    size_t max_bytes);
 
 #endif

@@ -158,6 +158,15 @@ child_exec(const struct spawn_opts *opts, char **env, int logfd, int outfd,
 		close(outfd);
 	if (opts->cwd != NULL && chdir(opts->cwd) == -1)
 		child_fail(errfd);
+	if (opts->file_size_max > 0) {
+		struct rlimit fsz = { (rlim_t)opts->file_size_max,
+		    (rlim_t)opts->file_size_max };
+
+		if (setrlimit(RLIMIT_FSIZE, &fsz) == -1)
+			child_fail(errfd);
+		/* a write past it fails (EFBIG) instead of killing */
+		signal(SIGXFSZ, SIG_IGN);
+	}
 	cloexec_above_stderr();
 	environ = env;
 	signal(SIGPIPE, SIG_DFL);
@@ -207,16 +216,20 @@ spawn_start(struct spawn_proc *out, const struct spawn_opts *opts)
 	memset(out, 0, sizeof(*out));
 	if (opts->argv == NULL || opts->argv[0] == NULL)
 		return werr_new(WEXIT_INPUT, "spawn: empty command");
-	if (opts->log_path != NULL)
-		logfd = open(opts->log_path,
-		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (opts->log_fd > STDERR_FILENO)
+		logfd = fcntl(opts->log_fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	else if (opts->log_path != NULL)
+		logfd = open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND |
+		    O_CLOEXEC | O_NOFOLLOW, 0644);
 	else
 		logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (logfd == -1)
-		return werr_errno("open",
+		return werr_errno(opts->log_fd > STDERR_FILENO ? "dup" : "open",
+		    opts->log_fd > STDERR_FILENO ? "the log's descriptor" :
 		    opts->log_path ? opts->log_path : "/dev/null");
 	if (opts->stdout_path != NULL && (outfd = open(opts->stdout_path,
-	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1) {
+	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644))
+	    == -1) {
 		close(logfd);
 		return werr_errno("open", opts->stdout_path);
 	}

@@ -32,9 +32,20 @@ struct spawn_opts {
 	char *const *env;	/* the child's whole environment instead of
 				   warden's plus env_add; NULL: not so */
 	const char *cwd;	/* NULL: warden's working directory */
-	const char *log_path;	/* stdout+stderr appended; NULL: /dev/null */
-	const char *stdout_path; /* NULL: stdout goes to log_path too; else
+	const char *log_path;	/* stdout+stderr appended; NULL: /dev/null.
+				   Opened without following a symbolic
+				   link: a link there is an error */
+	int log_fd;		/* > 2: stdout+stderr go to this descriptor
+				   of the caller's instead of log_path (a
+				   log warden holds open, never reopened
+				   by name); 0: log_path */
+	const char *stdout_path; /* NULL: stdout goes to the log too; else
 				    stdout alone is written (truncated) here */
+	uint64_t file_size_max;	/* > 0: no file the program and its
+				   children write grows past this many
+				   bytes (RLIMIT_FSIZE; the write fails
+				   with EFBIG): what a program no
+				   maintainer approved may leave */
 };
 
 struct spawn_proc {

@@ -27,6 +27,7 @@
 #include "review-private.h"
 #include "review-smoke.h"
 #include "sandbox/guard.h"
+#include "sandbox/scratch.h"
 #include "store-campaign.h"
 #include "store-review.h"
 #include "util.h"
@@ -128,6 +129,7 @@ smoke_engine(const struct review_smoke_opts *o, const char *engine,
     const char *phase, const char *dir, const char *label)
 {
 	const char *engines[] = { engine, NULL };
+	struct scratch_usage left;
 	struct campaign_opts co;
 	json_t *res, *rows = NULL, *sweeps = json_array(), *s;
 	char *run_id = xasprintf("%s-%s-%s", o->run_prefix, engine, phase);
@@ -149,9 +151,15 @@ smoke_engine(const struct review_smoke_opts *o, const char *engine,
 	co.limit = (size_t)o->policy->agent.smoke_prompts;
 	co.run_id = run_id;
 	co.untrusted = 1;
+	co.left = &left;
+	memset(&left, 0, sizeof(left));
 	res = json_pack("{s:s, s:s}", "engine", engine, "run_id", run_id);
 	if ((err = campaign_run(&co, &got)) == NULL)
 		err = store_campaign_sweeps_json(o->store, run_id, &rows);
+	/* What the run left in its own folder, removed since. */
+	json_object_set_new(res, "left", json_pack("{s:I, s:I, s:I, s:b}",
+	    "files", (json_int_t)left.files, "bytes", (json_int_t)left.bytes,
+	    "disk_bytes", (json_int_t)left.disk_bytes, "cut", left.cut));
 	if (err != NULL) {
 		json_object_set_new(res, "error", json_string(err->msg));
 		werr_free(err);
@@ -309,7 +317,7 @@ review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
 	char stamp[32], hex[GIT_OID_HEXSZ + 1];
 	char *prefix = NULL, *dir = NULL;
 	struct werr *err = NULL;
-	time_t now = time(NULL);
+	struct timespec now;
 	struct tm tm;
 
 	memset(&so, 0, sizeof(so));
@@ -327,9 +335,13 @@ review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
 		engines = NULL;
 		goto out;
 	}
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	so.run_prefix = prefix = xasprintf("%s-%s", name, stamp);
+	/* Milliseconds: two smoke runs of one repository (one at a time,
+	 * under its campaign lock) in one second get run ids of their own. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	so.run_prefix = prefix = xasprintf("%s-%s%03ldZ", name, stamp,
+	    now.tv_nsec / 1000000L);
 	so.label = name;
 	so.work_dir = dir = xasprintf("%s/.warden/smoke/%s", repo_root, prefix);
 	so.on_progress = on_progress;

@@ -7,7 +7,12 @@
  *
  *   https  outbound TCP connects only to port 443 (Landlock 4): a coding
  *          agent reaches its model service; nothing else on the machine
- *          or the network that listens on another port
+ *          or the network that listens on another port. Landlock keeps
+ *          TCP only, so a seccomp filter refuses every other socket of
+ *          the internet families (UDP, raw, SCTP: EACCES) and io_uring,
+ *          which could make one behind the filter's back. Name lookups
+ *          go over TCP to port 53 (RES_OPTIONS=use-vc for the C
+ *          library's resolver; Landlock allows that port too)
  *   host   no port rule (engines serve on the host's loopback)
  *   none   no port rule here: bubblewrap gave it no network
  *
@@ -33,7 +38,12 @@
 
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -59,6 +69,82 @@ struct ll_net_port_attr {
 };
 
 #define HTTPS_PORT 443
+#define DNS_PORT 53
+
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef NATIVE_ARCH
+#define ARG_LOW(n) (offsetof(struct seccomp_data, args[n]))	/* little
+								   endian */
+#define DENY(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (e))
+#define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+/*
+ * The internet families for TCP only: socket(AF_INET or AF_INET6) of any
+ * type but SOCK_STREAM, or of a protocol but 0 and TCP, and AF_PACKET,
+ * fail with EACCES; io_uring and another architecture's system calls
+ * (x32, 32-bit compatibility) are not there (ENOSYS). Written out rather
+ * than with libseccomp: nineteen instructions, on one platform.
+ */
+static int
+seccomp_tcp_only(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
+		DENY(ENOSYS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+#ifdef __x86_64__
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+		DENY(ENOSYS),
+#endif
+#ifdef __NR_io_uring_setup
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		DENY(ENOSYS),
+#endif
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
+		ALLOW,
+		/* socket(domain, type, protocol) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LOW(0)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 9, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 1, 0),
+		ALLOW,
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LOW(1)),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf),	/* the type,
+								   less flags */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LOW(2)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 1, 0),
+		DENY(EACCES),
+		ALLOW,
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])),
+	    f };
+
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+#endif
+
+/* Name lookups of the C library's resolver over TCP, which the rule
+ * lets through to port 53. */
+static void
+resolver_over_tcp(void)
+{
+	const char *old = getenv("RES_OPTIONS");
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s%suse-vc", old != NULL ? old : "",
+	    old != NULL && old[0] != '\0' ? " " : "");
+	(void)setenv("RES_OPTIONS", buf, 1);
+}
 
 int
 sandbox_landlock_abi(void)
@@ -112,15 +198,31 @@ sandbox_netlimit_main(int argc, char **argv)
 	if (fd < 0)
 		return fail("landlock_create_ruleset");
 	if (attr.handled_access_net != 0) {
-		port.allowed_access = LL_ACCESS_NET_CONNECT_TCP;
-		port.port = HTTPS_PORT;
-		if (syscall(__NR_landlock_add_rule, fd, LL_RULE_NET_PORT,
-		    &port, 0) != 0)
-			return fail("landlock_add_rule");
+		static const uint64_t ports[] = { HTTPS_PORT, DNS_PORT };
+		size_t i;
+
+		for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+			port.allowed_access = LL_ACCESS_NET_CONNECT_TCP;
+			port.port = ports[i];
+			if (syscall(__NR_landlock_add_rule, fd,
+			    LL_RULE_NET_PORT, &port, 0) != 0)
+				return fail("landlock_add_rule");
+		}
 	}
 	if (syscall(__NR_landlock_restrict_self, fd, 0) != 0)
 		return fail("landlock_restrict_self");
 	close(fd);
+	if (rule == SANDBOX_NET_HTTPS) {
+#ifdef NATIVE_ARCH
+		if (seccomp_tcp_only() != 0)
+			return fail("seccomp");
+#else
+		fprintf(stderr, "warden: sandbox: the network rule \"https\" "
+		    "keeps UDP out only on x86_64 and arm64\n");
+		return 126;
+#endif
+		resolver_over_tcp();
+	}
 run:
 	execvp(argv[4], argv + 4);
 	fprintf(stderr, "warden: sandbox: cannot run '%s': %s\n", argv[4],

@@ -32,8 +32,8 @@ enum sandbox_net {
 	SANDBOX_NET_HOST = 0,	/* "host": the machine's network (engines:
 				   they serve on the host's loopback) */
 	SANDBOX_NET_HTTPS,	/* "https": outbound TCP to port 443 only,
-				   and name lookups (a coding agent's
-				   model service) */
+				   and name lookups over TCP (a coding
+				   agent's model service); no UDP */
 	SANDBOX_NET_NONE,	/* "none": no network but its own loopback */
 };
 

@@ -30,6 +30,7 @@
 #include <git2.h>
 
 #include "update-private.h"
+#include "beneath.h"
 #include "util.h"
 
 #define SLOT_A "work-a"
@@ -51,12 +52,13 @@ slot_in_use(const char *env_dir)
 
 /* A small JSON file of an environment's (warden writes it; in a scratch
  * environment a sandboxed build step may have replaced it): a regular
- * file within FILE_MAX_CONFIG, else NULL, as if there were none. */
+ * file within FILE_MAX_CONFIG reached from env_dir through no link, else
+ * NULL, as if there were none. */
 static json_t *
-state_load(const char *path)
+state_load(const char *env_dir, const char *path)
 {
 	struct buf b = BUF_INIT;
-	struct werr *err = file_read_max(&b, path, FILE_MAX_CONFIG);
+	struct werr *err = file_read_under(&b, env_dir, path, FILE_MAX_CONFIG);
 	json_t *doc = err == NULL ? json_loads(buf_cstr(&b), 0, NULL) : NULL;
 
 	werr_free(err);
@@ -67,11 +69,11 @@ state_load(const char *path)
 /* Bring dir to commit oid (a fresh checkout when its state is unknown,
  * or the tree is one a sandboxed build wrote: fresh). */
 static struct werr *
-slot_checkout(git_repository *repo, const git_oid *oid, const char *dir,
-    const char *state_path, const char *url, const char *log_path,
-    int fresh)
+slot_checkout(git_repository *repo, const git_oid *oid, const char *env_dir,
+    const char *dir, const char *state_path, const char *url,
+    const char *log_path, int fresh)
 {
-	json_t *st = fresh ? NULL : state_load(state_path);
+	json_t *st = fresh ? NULL : state_load(env_dir, state_path);
 	const char *had = json_string_value(json_object_get(st, "commit"));
 	const char *had_url = json_string_value(json_object_get(st, "url"));
 	git_commit *commit = NULL, *base = NULL;
@@ -206,8 +208,8 @@ update_git_slot_build(char **slot_out, const struct update_ctx *ctx,
 	 * there: checked out afresh into a real folder, never over them. */
 	if ((err = ctx->untrusted ? mkdir_real(builds) : mkdir_p(builds)) !=
 	    NULL ||
-	    (err = slot_checkout(repo, oid, dir, state, b->adapter->source.url,
-	    b->log_path, ctx->untrusted)) != NULL)
+	    (err = slot_checkout(repo, oid, b->env_dir, dir, state,
+	    b->adapter->source.url, b->log_path, ctx->untrusted)) != NULL)
 		goto out;
 	env = build_env(ctx, b->env_dir, builds);
 	for (i = 0; i < b->adapter->source.n_build && err == NULL; i++) {
@@ -282,7 +284,7 @@ update_git_failed_before(const char *env_dir, const char *commit,
     const char *version)
 {
 	char *path = failed_path(env_dir), *when = NULL;
-	json_t *doc = state_load(path);
+	json_t *doc = state_load(env_dir, path);
 	const char *c = json_string_value(json_object_get(doc, "commit"));
 	const char *v = json_string_value(json_object_get(doc, "version"));
 	const char *w = json_string_value(json_object_get(doc, "when"));

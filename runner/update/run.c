@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "sandbox/scratch.h"
 #include "spawn.h"
 #include "update-private.h"
 #include "util.h"
@@ -160,6 +161,8 @@ update_exec_env(const struct update_ctx *ctx, const char *what,
 	memset(&o, 0, sizeof(o));
 	update_box_spawn(&o, &argv_full, &env_full, box, argv, env_add, cwd);
 	o.log_path = log_path;
+	if (ctx != NULL && ctx->untrusted)
+		o.file_size_max = SCRATCH_FILE_MAX;	/* a scratch build's */
 	o.stdout_path = stdout_path;
 	err = spawn_run(&o, (unsigned)(timeout_s * 1000.0), UPDATE_STOP_GRACE_MS,
 	    &status, &timed_out);
