@@ -1,9 +1,13 @@
 /*
- * sha256.c - SHA-256 as hex: OpenSSL's EVP on Linux, CommonCrypto on macOS.
+ * sha256.c - SHA-256 as hex: OpenSSL's EVP on Linux, CommonCrypto on macOS
+ * (<CommonCrypto/CommonDigest.h>: CC_SHA256_Init, CC_SHA256_Update,
+ * CC_SHA256_Final, each returning 1; the length a CC_LONG, uint32_t, so
+ * longer buffers are given in parts).
  */
 #include "config.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -44,7 +48,15 @@ void
 sha256_update(struct sha256_ctx *c, const void *data, size_t len)
 {
 #ifdef __APPLE__
-	CC_SHA256_Update(&c->cc, data, (CC_LONG)len);
+	const unsigned char *p = data;
+	CC_LONG part;
+
+	while (len > 0) {
+		part = len > UINT32_MAX ? UINT32_MAX : (CC_LONG)len;
+		CC_SHA256_Update(&c->cc, p, part);
+		p += part;
+		len -= part;
+	}
 #else
 	if (EVP_DigestUpdate(c->md, data, len) != 1)
 		fatal("sha256 update failed");

@@ -182,6 +182,8 @@ static char *
 cpu_model(void)
 {
 #ifdef __APPLE__
+	/* sysctlbyname(3) <sys/sysctl.h>: "Apple M2 Max" on Apple Silicon;
+	 * len comes back with the terminating NUL counted. */
 	char name[256];
 	size_t len = sizeof(name);
 

@@ -8,6 +8,14 @@
  * put on the monotonic clock by the two clocks' distance at the read.
  * Without a stamp the read is timed by the clock read as recv(2)
  * returned. Never prints.
+ *
+ * Linux stamps TCP (SO_TIMESTAMPNS, socket(7)). macOS does not: its
+ * <sys/socket.h> declares SO_TIMESTAMP as "timestamp received dgram
+ * traffic", and XNU adds the SCM_TIMESTAMP message only on the datagram
+ * paths (ip_savecontrol, from UDP and raw input), never on TCP's. The
+ * option is still asked there (setsockopt succeeds) and no message ever
+ * comes: every read on a Mac is timed by the clock, kernel_stamped_reads
+ * is 0 and receive_stamp "read".
  */
 #include "config.h"
 

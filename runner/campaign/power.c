@@ -21,6 +21,25 @@ struct power_hold {
 	int (*release)(uint32_t);
 };
 
+/*
+ * The interfaces, as Apple declares them (neither framework's headers are
+ * in the SDK's usr/include, so the types are spelled out here):
+ *
+ *   IOKit/pwr_mgt/IOPMLib.h: IOReturn IOPMAssertionCreateWithName(
+ *       CFStringRef AssertionType, IOPMAssertionLevel AssertionLevel,
+ *       CFStringRef AssertionName, IOPMAssertionID *AssertionID);
+ *     IOReturn IOPMAssertionRelease(IOPMAssertionID AssertionID);
+ *     IOPMAssertionLevel and IOPMAssertionID are uint32_t, IOReturn an
+ *     int (kern_return_t), kIOPMAssertionLevelOn 255, and
+ *     kIOPMAssertionTypePreventUserIdleSystemSleep the string
+ *     "PreventUserIdleSystemSleep": the system does not idle-sleep while
+ *     the assertion is held (the display may), which is what a campaign
+ *     of hours needs on an unattended Mac; `pmset -g assertions` lists it
+ *     under its name
+ *   CoreFoundation/CFString.h: CFStringRef CFStringCreateWithCString(
+ *       CFAllocatorRef alloc, const char *cStr, CFStringEncoding encoding);
+ *     kCFStringEncodingUTF8 0x08000100; CFBase.h: void CFRelease(CFTypeRef)
+ */
 #define CF_STRING_ENCODING_UTF8 0x08000100U
 #define IOPM_ASSERTION_LEVEL_ON 255U
 

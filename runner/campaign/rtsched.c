@@ -78,8 +78,12 @@ rtsched_raise(struct rtsched_saved *s)
 		qos_class_t cls;
 		int rel;
 
-		/* Darwin's answer for latency-critical work; SCHED_FIFO
-		 * there is reserved to the system. */
+		/* Darwin's answer for latency-critical work is a QoS class
+		 * (<sys/qos.h>: QOS_CLASS_USER_INTERACTIVE, "work that is
+		 * interacting with the user"), not SCHED_FIFO: a call to
+		 * pthread_setschedparam opts the thread out of the QoS
+		 * system for good (<pthread/qos.h>,
+		 * pthread_set_qos_class_self_np). */
 		if (pthread_get_qos_class_np(pthread_self(), &cls, &rel) == 0 &&
 		    pthread_set_qos_class_self_np(QOS_CLASS_USER_INTERACTIVE,
 		    0) == 0) {
@@ -111,8 +115,15 @@ rtsched_restore(const struct rtsched_saved *s)
 	switch (s->how) {
 #ifdef __APPLE__
 	case RTSCHED_QOS:
-		pthread_set_qos_class_self_np((qos_class_t)s->policy,
-		    s->priority);
+		/* A thread that never asked for a class reads
+		 * QOS_CLASS_UNSPECIFIED, which the setter refuses (EINVAL,
+		 * <pthread/qos.h>): such a thread goes back to
+		 * QOS_CLASS_DEFAULT, its relative priority 0. */
+		if ((qos_class_t)s->policy == QOS_CLASS_UNSPECIFIED)
+			pthread_set_qos_class_self_np(QOS_CLASS_DEFAULT, 0);
+		else
+			pthread_set_qos_class_self_np((qos_class_t)s->policy,
+			    s->priority);
 		break;
 #else
 	case RTSCHED_FIFO: {

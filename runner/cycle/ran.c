@@ -13,6 +13,7 @@
 #include "campaign-input.h"
 #include "cycle-private.h"
 #include "jsonget.h"
+#include "memsample.h"
 #include "update/store-update.h"
 
 static json_t *
@@ -51,6 +52,7 @@ cycle_what_ran(struct cyc *c)
 		json_array_append_new(engines, engine_row(c,
 		    c->roster->engines.v[i]));
 	return json_pack("{s:s, s:o, s:o, s:o}", "machine", c->machine,
-	    "hardware", provenance_hardware(0), "os", provenance_os(),
+	    "hardware", provenance_hardware(memsample_gpu_hint()),
+	    "os", provenance_os(),
 	    "engines", engines);
 }

@@ -1,10 +1,25 @@
 /*
- * proctree-darwin.c - the macOS half of proctree.h, through libproc:
- * proc_listallpids and PROC_PIDTBSDINFO for parent, group and state;
- * PROC_PIDLISTFDS and PROC_PIDFDSOCKETINFO for who listens on a port.
+ * proctree-darwin.c - the macOS half of proctree.h, through libproc
+ * (<libproc.h>, <sys/proc_info.h> of the macOS SDK):
+ *
+ *   proc_listallpids(buffer, bytes)   the pids, returned as a count (it
+ *                                     is proc_listpids(PROC_ALL_PIDS)
+ *                                     divided by sizeof(pid_t), in
+ *                                     libproc.c); with no buffer, about
+ *                                     how many there are
+ *   proc_pidinfo(PROC_PIDTBSDINFO)    struct proc_bsdinfo: pbi_ppid,
+ *                                     pbi_pgid, pbi_uid, pbi_status
+ *                                     (SZOMB for a zombie, <sys/proc.h>)
+ *   proc_pidinfo(PROC_PIDLISTFDS)     struct proc_fdinfo per descriptor,
+ *                                     returned as bytes
+ *   proc_pidfdinfo(PROC_PIDFDSOCKETINFO)  struct socket_fdinfo: a TCP
+ *                                     socket (SOCKINFO_TCP) in
+ *                                     TSI_S_LISTEN, its local port in
+ *                                     network order (insi_lport)
+ *
  * macOS has no child subreaper: an engine's orphan goes to launchd, and
- * the port it still holds is how warden finds it. Compiled only on macOS.
- * Never prints.
+ * the port it still holds is how warden finds it. Compiled for macOS on
+ * Linux by ci/macos-check; run only on a Mac. Never prints.
  */
 #include "config.h"
 

@@ -26,8 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char name[] = "adapters/engines/fuzz.json";
 
 static const struct engine_vars vars = {
-	"8000", "127.0.0.1", "m", "/m/w.gguf", "/m", "org/m", "/m", "4096",
-	"/h", "/e", "/s", "/l", "/a", "/r", "8", "chat",
+	.port = "8000", .host = "127.0.0.1", .model = "m",
+	.model_path = "/m/w.gguf", .model_dir = "/m", .model_repo = "org/m",
+	.hf_id = "org/m", .models_dir = "/m", .ctx = "4096", .home = "/h",
+	.env_dir = "/e", .scratch = "/s", .log_dir = "/l", .adapter_dir = "/a",
+	.repo = "/r", .concurrency = "8", .split = "chat",
 };
 
 /* A template the loader accepted must expand. */

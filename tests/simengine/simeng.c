@@ -21,18 +21,32 @@
 #include "simversion.h"
 #include "util.h"
 
+/* Wait on cond until woken or until the CLOCK_MONOTONIC time ns. Darwin
+ * has no pthread_condattr_setclock: its relative wait is used there
+ * (pthread_cond_timedwait_relative_np, <pthread.h>), as memsample.c does. */
 static void
-timespec_at(struct timespec *ts, uint64_t ns)
+cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t ns)
 {
-	ts->tv_sec = (time_t)(ns / 1000000000ULL);
-	ts->tv_nsec = (long)(ns % 1000000000ULL);
+	struct timespec ts;
+
+#ifdef __APPLE__
+	uint64_t now = mono_ns();
+
+	ns = ns > now ? ns - now : 0;
+#endif
+	ts.tv_sec = (time_t)(ns / 1000000000ULL);
+	ts.tv_nsec = (long)(ns % 1000000000ULL);
+#ifdef __APPLE__
+	pthread_cond_timedwait_relative_np(cond, lock, &ts);
+#else
+	pthread_cond_timedwait(cond, lock, &ts);
+#endif
 }
 
 static void *
 sched_thread(void *arg)
 {
 	struct simeng *e = arg;
-	struct timespec ts;
 	uint64_t next, kv, held = 0;
 
 	pthread_mutex_lock(&e->lock);
@@ -51,10 +65,8 @@ sched_thread(void *arg)
 		}
 		if (next == SIMSCHED_IDLE)
 			pthread_cond_wait(&e->wake, &e->lock);
-		else {
-			timespec_at(&ts, next);
-			pthread_cond_timedwait(&e->wake, &e->lock, &ts);
-		}
+		else
+			cond_wait_until(&e->wake, &e->lock, next);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return NULL;
@@ -114,7 +126,9 @@ init_sync(struct simeng *e)
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->trace_lock, NULL);
 	pthread_condattr_init(&ca);
+#ifndef __APPLE__
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+#endif
 	pthread_cond_init(&e->wake, &ca);
 	pthread_cond_init(&e->progress, &ca);
 	pthread_condattr_destroy(&ca);
@@ -538,13 +552,11 @@ int
 simeng_stall(struct simeng *e)
 {
 	uint64_t until = mono_ns() + (uint64_t)(e->cfg->stall * 1e9);
-	struct timespec ts;
 	int rc;
 
-	timespec_at(&ts, until);
 	pthread_mutex_lock(&e->lock);
 	while (!e->stopping && mono_ns() < until)
-		pthread_cond_timedwait(&e->progress, &e->lock, &ts);
+		cond_wait_until(&e->progress, &e->lock, until);
 	rc = e->stopping ? -1 : 0;
 	pthread_mutex_unlock(&e->lock);
 	return rc;

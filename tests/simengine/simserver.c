@@ -122,7 +122,13 @@ reset_connection(struct MHD_Connection *conn)
 	fd = ci->connect_fd;
 	nanosleep(&ts, NULL);
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+#ifdef SOCK_CLOEXEC
 	spare = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+#else
+	/* Darwin has no SOCK_CLOEXEC; the simulated engine starts no
+	 * program that could inherit the socket. */
+	spare = socket(AF_INET, SOCK_STREAM, 0);
+#endif
 	if (spare == -1)
 		return;
 	dup2(spare, fd);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>	/* mkdtemp on Darwin */
 
 #include <cmocka.h>
 #include <git2.h>

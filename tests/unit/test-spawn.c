@@ -230,6 +230,7 @@ test_term_is_enough_for_a_polite_engine(void **state)
 	assert_int_equal(WTERMSIG(p.status), SIGTERM);
 }
 
+#ifdef __linux__
 /* Gone, or a zombie waiting for its reaper (us, as subreaper)? */
 static int
 process_gone(pid_t pid)
@@ -252,7 +253,6 @@ process_gone(pid_t pid)
 	return zombie;
 }
 
-#ifdef __linux__
 /* The parent of pid, from /proc/PID/stat; -1 if unknown. */
 static pid_t
 getppid_of(pid_t pid)
