@@ -4,7 +4,9 @@
 # whole campaign's ETA beside the sweep's. Not on a terminal, a line when
 # a sweep starts and one every N seconds while it runs. After SIGINT or
 # SIGTERM warden stops the engine, says how to resume, and the resume
-# finishes the run.
+# finishes the run. The signal comes while the second sweep's engine is
+# held at its start (tests/fixtures/engines/gate.sh), never after the
+# campaign ended, however late a loaded machine runs the test.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 
@@ -34,7 +36,11 @@ wait_done() {
 
 test_expect_success 'a bench with a serial engine (about 70 ms a request)' '
 	bench_init bench &&
-	sim_adapter bench simp --schedule serial --itl 1 --prefill-rate 50000 &&
+	cp "$TOP_SRCDIR/tests/fixtures/engines/gate.sh" bench/ &&
+	_adapter bench simp "sh {repo}/gate.sh {concurrency} warden-simengine" \
+	    --schedule serial --itl 1 --prefill-rate 50000 &&
+	# held at its start as long as a loaded machine makes the test wait
+	python3 -c "import json; p = \"bench/adapters/engines/simp.json\"; a = json.load(open(p)); a[\"serve\"][\"ready_timeout_s\"] = 600; json.dump(a, open(p, \"w\"), indent=2)" &&
 	bench_policy bench "campaign.concurrency=[1, 2]"
 '
 
@@ -116,15 +122,21 @@ test_expect_success 'the interval comes from the policy, and 0 turns the periodi
 '
 
 # interrupted SIG RUN: run a campaign in the background, send SIG while
-# its second sweep measures, and keep what it printed.
+# its second sweep's engine is held at its start (gate.sh), and keep what
+# it printed; then let engines start again.
 interrupted() {
+	rm -f waiting
+	: >hold
 	python3 -c "$WITH_SIGINT" "$WARDEN" campaign --limit 30 --run-id "$2" \
 	    >"../$2.out" 2>"../$2.err" &
 	_pid=$!
-	wait_done "$2" 1 && sleep 0.5 &&
+	_n=0
+	while [ ! -e waiting ] && [ $_n -lt 1200 ]; do sleep 0.1; _n=$((_n + 1)); done
+	wait_done "$2" 1 &&
 	kill "-$1" $_pid
 	_rc=0
 	wait $_pid || _rc=$?
+	rm -f hold waiting
 	echo "exit $_rc"
 	return 0
 }
