@@ -138,15 +138,20 @@ test_expect_success 'exactly simcont at c=8 alerts: its throughput and TPOT' '
 	expect_grep "^1    untriaged    r2           simcont qwen3-0.6b/chat c=8 " out
 '
 
-test_expect_success 'the old +-30 % rule is gone: simpad lost more than 30 % of its best throughput, under the threshold, and nothing says so' '
+test_expect_success 'the old +-30 % rule is gone: simpad decodes 2.25 times slower, under the threshold, and nothing says so' '
 	python3 - "$DB" <<-PY &&
 	import json, sqlite3, sys
 	db = sqlite3.connect(sys.argv[1])
-	def best(run):
-	    return max(json.loads(s)["output_throughput"] for (s,) in db.execute(
+	def tpot(run):
+	    return max(json.loads(s)["median_tpot_ms"] for (s,) in db.execute(
 	        "select summary from campaign_sweeps where run_id = ? and engine = ?", (run, "simpad")))
-	r1, r2 = best("r1-r1-campaign"), best("r2-r1-campaign")
-	assert r2 < 0.7 * r1, (r1, r2)		# the old rule would have flagged it
+	# The cause is set, not measured: --itl 20 -> 45 ms, decode 2.25x
+	# slower, which costs more than 30 % of the throughput the old rule
+	# watched. The inter-token gaps show it whatever the load (a busy
+	# machine adds a little to each gap, never takes away): the test
+	# holds them to a margin far from 2.25, never a throughput ratio.
+	r1, r2 = tpot("r1-r1-campaign"), tpot("r2-r1-campaign")
+	assert r2 > 1.6 * r1, (r1, r2)
 	PY
 	md bench r2 >r2.md &&
 	expect_no_grep "since the previous cycle" r2.md &&
