@@ -93,12 +93,16 @@ smoke_row(json_t *rows, const char *engine, const json_t *sw)
 	return row;
 }
 
-/* One side's sweeps into rows, as "OUTCOME K/T" in column side. */
+/* One side's sweeps into rows, as "OUTCOME K/T" in column side: K and T
+ * summed over the side's rounds, OUTCOME the first that was not
+ * "complete" (else "complete"). */
 static void
 smoke_side_rows(json_t *rows, const json_t *smoke, const char *side)
 {
 	const json_t *run, *sw;
-	char *cell;
+	json_t *row;
+	char *cell, *kk = xasprintf("%s_k", side), *kt = xasprintf("%s_t", side);
+	const char *was;
 	size_t i, j;
 
 	json_array_foreach(json_object_get(json_object_get(smoke, side),
@@ -108,8 +112,8 @@ smoke_side_rows(json_t *rows, const json_t *smoke, const char *side)
 		if (json_is_string(json_object_get(run, "error"))) {
 			json_t *none = json_pack("{s:s, s:s, s:i}", "model",
 			    "-", "split", "-", "concurrency", 0);
-			json_t *row = smoke_row(rows, engine, none);
 
+			row = smoke_row(rows, engine, none);
 			json_decref(none);
 			json_object_set_new(row, "c", json_string("-"));
 			json_object_set_new(row, side, json_string("error"));
@@ -117,12 +121,81 @@ smoke_side_rows(json_t *rows, const json_t *smoke, const char *side)
 			    jsonget_str(run, "error")));
 		}
 		json_array_foreach(json_object_get(run, "sweeps"), j, sw) {
-			cell = xasprintf("%s %lld/%lld", jsonget_str(sw,
-			    "outcome"), (long long)jsonget_int(sw, "completed"),
-			    (long long)jsonget_int(sw, "total"));
-			json_object_set_new(smoke_row(rows, engine, sw), side,
-			    json_string(cell));
+			row = smoke_row(rows, engine, sw);
+			json_object_set_new(row, kk, json_integer(
+			    jsonget_int(row, kk) + jsonget_int(sw,
+			    "completed")));
+			json_object_set_new(row, kt, json_integer(
+			    jsonget_int(row, kt) + jsonget_int(sw, "total")));
+			was = jsonget_str(row, side);
+			if (strcmp(was, "-") == 0 ||
+			    strncmp(was, "complete ", 9) == 0)
+				was = jsonget_str(sw, "outcome");
+			cell = xasprintf("%.*s %lld/%lld", (int)strcspn(was,
+			    " "), was, (long long)
+			    jsonget_int(row, kk), (long long)jsonget_int(row,
+			    kt));
+			json_object_set_new(row, side, json_string(cell));
 			free(cell);
+		}
+	}
+	free(kk);
+	free(kt);
+}
+
+/* A figure of a metric for the speed table: bytes as MiB. */
+static void
+speed_figure(char *out, size_t n, const json_t *m, const char *key)
+{
+	double v = json_number_value(json_object_get(m, key));
+
+	if (!(v > 0))
+		snprintf(out, n, "-");
+	else if (strcmp(jsonget_str(m, "unit"), "bytes") == 0)
+		snprintf(out, n, "%.1f MiB", v / 1048576.0);
+	else
+		snprintf(out, n, "%.*f %s", v >= 100 ? 0 : 2, v,
+		    jsonget_str(m, "unit"));
+}
+
+/* The speed of a smoke: per engine x model x split x c its verdict in
+ * words, then each metric before -> after, the ratio and its verdict. */
+static void
+print_smoke_speed(const json_t *smoke, const char *indent)
+{
+	const json_t *sp = json_object_get(smoke, "speed"), *c, *m;
+	const json_t *pol = json_object_get(sp, "policy");
+	char b[48], a[48];
+	size_t i, j;
+
+	if (json_is_string(json_object_get(sp, "error"))) {
+		printf("%sspeed: not measured: %s\n", indent,
+		    quote_msg(jsonget_str(sp, "error")));
+		return;
+	}
+	if (json_array_size(json_object_get(sp, "cells")) == 0)
+		return;
+	printf("%sspeed (%lld interleaved round%s a side; regressions "
+	    "policy: %g %% worse at p < %g):\n", indent, (long long)
+	    jsonget_int(sp, "rounds"), jsonget_int(sp, "rounds") == 1 ? "" :
+	    "s", json_number_value(json_object_get(pol, "threshold_pct")),
+	    json_number_value(json_object_get(pol, "alpha")));
+	json_array_foreach(json_object_get(sp, "cells"), i, c) {
+		printf("%s  %s %s/%s c=%lld (%lld \u2192 %lld requests): %s\n",
+		    indent, quote_str(jsonget_str(c, "engine")),
+		    quote_str(jsonget_str(c, "model")),
+		    quote_str(jsonget_str(c, "split")),
+		    (long long)jsonget_int(c, "concurrency"),
+		    (long long)jsonget_int(c, "requests_before"),
+		    (long long)jsonget_int(c, "requests_after"),
+		    quote_msg(jsonget_str(c, "text")));
+		json_array_foreach(json_object_get(c, "metrics"), j, m) {
+			speed_figure(b, sizeof(b), m, "before");
+			speed_figure(a, sizeof(a), m, "after");
+			printf("%s    %-24s %12s \u2192 %-12s %5.2f\u00d7  %s\n",
+			    indent, quote_str(jsonget_str(m, "metric")), b, a,
+			    json_number_value(json_object_get(m, "ratio")),
+			    quote_str(jsonget_str(m, "verdict")));
 		}
 	}
 }
@@ -160,6 +233,7 @@ cmd_print_smoke_table(const json_t *smoke, const char *indent)
 			    quote_msg(jsonget_str(row, "error")));
 	}
 	json_decref(rows);
+	print_smoke_speed(smoke, indent);
 }
 
 /* The verdict line of a smoke campaign: "after passes (before fails)". */
@@ -174,6 +248,9 @@ cmd_smoke_verdict(const json_t *smoke)
 		return quote_msg(jsonget_str(smoke, "skipped"));
 	if (json_object_get(smoke, "quarantined") != NULL)
 		return "quarantined: the smoke campaign changed the repository";
+	if (!after && before && json_is_true(json_object_get(smoke,
+	    "regressed")))
+		return "passes before and after the change, REGRESSES after it";
 	if (after)
 		return before ? "passes before and after the change" :
 		    "fails before the change, passes after it";

@@ -44,4 +44,11 @@ char *regress_point_key(const json_t *o);
 /* The index of m in regress_metrics. */
 size_t regress_metric_index(const struct regress_metric *m);
 
+/* ---- compare.c ---- */
+
+/* A side's figure of m: the percentile of its pooled samples s, or the
+ * median of its sweeps' figures; 0 when there is none. */
+double regress_pooled_figure(const struct regress_metric *m,
+    const struct stats_samples *s, const struct stats_samples *figures);
+
 #endif

@@ -89,6 +89,36 @@ void regress_judge(struct regress_verdict *v, const struct regress_metric *m,
 int regress_sweep_figure(const json_t *sweep, const char *metric,
     double *out);
 
+/*
+ * Two sides of one measurement on one machine (a change's smoke campaign:
+ * the runs from the base tree and from the change, interleaved), each
+ * series (engine x model x split x concurrency) judged metric by metric
+ * (policy regressions.metrics) with regress_judge() and the policy's
+ * threshold, alpha and min_samples, both ways: after worse than before
+ * ("regressed"), before worse than after ("improved"), neither
+ * ("unchanged"), or too few samples on a side ("too-few"). A side's
+ * figure is a percentile of its pooled per-request samples, or the
+ * median of its sweeps' figures (throughput, peak memory). The one rule
+ * review smoke, pr-check --smoke, the agent's smoke and triage's
+ * evidence apply.
+ *
+ * *out: {"policy": {threshold_pct, alpha, min_samples}, "before_runs",
+ * "after_runs", "cells": [{engine, model, split, concurrency,
+ * requests_before, requests_after, verdict, text, metrics: [{metric,
+ * unit, before, after, ratio, p_value, n_before, n_after, verdict,
+ * text}]}], "regressed": any cell regressed}. A cell's text is its
+ * verdict in words: "5.02x slower decode: TPOT p50 3.1 -> 15.4 ms,
+ * p < 0.001", "no measurable change", "too few samples to tell".
+ */
+struct werr *regress_compare(json_t **out, struct store *store,
+    const struct policy *pol, const json_t *before_runs,
+    const json_t *after_runs);
+
+/* "1.42x slower decode: TPOT p50 3.1 -> 4.4 ms, p < 0.001" (better: the
+ * words for better); caller frees. */
+char *regress_verdict_text(const struct regress_metric *m, double before,
+    double after, double p_value, int better);
+
 struct regress_opts {
 	struct store *store;
 	const struct policy *policy;	/* the trusted policy */

@@ -55,30 +55,6 @@ pool(const struct ctx *c, const char *key, size_t mi,
 	}
 }
 
-/* The baseline's figure: a percentile of the pooled samples, or the
- * median of the sweeps' figures; 0 when there is none. */
-static double
-before_figure(const struct regress_metric *m, const struct stats_samples *s,
-    const struct stats_samples *figures)
-{
-	struct stats_summary sum;
-	double *v;
-	double out;
-
-	if (m->percentile > 0) {
-		if (s->n == 0)
-			return 0;
-		v = xmalloc(s->n * sizeof(*v));
-		memcpy(v, s->v, s->n * sizeof(*v));
-		stats_sort(v, s->n);
-		out = stats_percentile_sorted(v, s->n, m->percentile);
-		free(v);
-		return out;
-	}
-	stats_summarize(figures->v, figures->n, &sum);
-	return sum.n > 0 ? sum.median : 0;
-}
-
 static json_t *
 string_list(const json_t *base, const char *key)
 {
@@ -260,7 +236,7 @@ judge_all(struct ctx *c)
 			pool(c, p->key, mi, &samples, &figures);
 			if (regress_sweep_figure(p->sweep, m->name, &after) != 0)
 				after = 0;
-			regress_judge(&v, m, before_figure(m, &samples,
+			regress_judge(&v, m, regress_pooled_figure(m, &samples,
 			    &figures), after, p->samples[mi].v,
 			    p->samples[mi].n, samples.v, samples.n,
 			    pol->regressions.threshold_pct,
