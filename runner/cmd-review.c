@@ -421,10 +421,11 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "as", required_argument, NULL, 'a' },
 		{ "comment", required_argument, NULL, 'c' },
 		{ "without-evidence", no_argument, NULL, 'w' },
+		{ "accept-regression", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *as = NULL, *comment = NULL, *branch;
-	int without_evidence = 0;
+	unsigned flags = 0;
 	struct allowlist_report r;
 	git_repository *repo = NULL;
 	struct store *store;
@@ -441,7 +442,9 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		else if (ch == 'c')
 			comment = optarg;
 		else if (ch == 'w')
-			without_evidence = 1;
+			flags |= REVIEW_WITHOUT_EVIDENCE;
+		else if (ch == 'R')
+			flags |= REVIEW_ACCEPT_REGRESSION;
 	}
 	if (err != NULL)
 		return err;
@@ -459,7 +462,7 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	    (err = cmd_ctx_store(ctx, &store)) != NULL)
 		goto out;
 	err = review_approve(commit, &r, store, repo, branch, id, as, comment,
-	    without_evidence);
+	    flags);
 	if (err != NULL && r.nv > 0) {
 		struct buf v = BUF_INIT;
 
@@ -610,25 +613,30 @@ const struct cmd_entry cmd_review_entry = {
 	"show N\n"
 	"smoke N\n"
 	"approve N --as \"Name <email>\" [--comment TEXT] [--without-evidence]\n"
+	"        [--accept-regression]\n"
 	"reject N --reason TEXT [--as \"Name <email>\"]",
 	"list, inspect, smoke-test, approve or reject queued changes",
 	"list     queued changes, oldest first\n"
 	"show     one change: its gate result, diffstat, evidence (smoke\n"
 	"         campaigns as a before/after table) and patch\n"
 	"smoke    run the engines the change touches for a few prompts from\n"
-	"         the official tip (before) and with the change (after), in\n"
-	"         the sandbox, and attach the table as evidence; exit 1 when\n"
-	"         the change does not pass after\n"
+	"         the official tip (before) and with the change (after),\n"
+	"         interleaved, in the sandbox; compare their speed and memory\n"
+	"         with the regressions policy's rule and attach the table as\n"
+	"         evidence; exit 1 when the change does not pass after or\n"
+	"         regresses\n"
 	"approve  re-run the gate against the current official tip and, when\n"
 	"         clean, commit the change there with a Reviewed-by trailer;\n"
 	"         a change that no longer applies stays pending; a change to\n"
 	"         an engine without smoke evidence of it (review smoke, the\n"
 	"         agent's, triage's) stays pending unless --without-evidence\n"
-	"         (the journal records what was missing)\n"
+	"         (the journal records what was missing); a change its smoke\n"
+	"         measured as a regression stays pending unless\n"
+	"         --accept-regression (the journal records what was accepted)\n"
 	"reject   record the rejection and its reason\n"
 	"-q: approve and reject print nothing on success.\n"
 	"--json: list and show print the rows; smoke the evidence {engines,\n"
-	"passed, before, after, base}; approve {review, status, branch,\n"
+	"passed, regressed, before, after, speed, base}; approve {review, status, branch,\n"
 	"commit}; reject {review, status}.\n"
 	"Examples:\n"
 	"  warden review smoke 2\n"

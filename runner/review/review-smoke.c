@@ -372,6 +372,58 @@ review_smoke_missing(const json_t *evidence, const json_t *engines)
 	return NULL;
 }
 
+/* The newest smoke evidence of ev (store rows, oldest first) that ran
+ * engine and was not quarantined, or NULL. */
+static const json_t *
+newest_smoke(const json_t *ev, const char *engine)
+{
+	const json_t *x, *e, *body, *found = NULL;
+	size_t i, j;
+
+	json_array_foreach(ev, i, x) {
+		body = json_object_get(x, "body");
+		if (!json_is_string(json_object_get(x, "kind")) || strcmp(
+		    json_string_value(json_object_get(x, "kind")), "smoke")
+		    != 0 || !json_is_object(body) ||
+		    json_object_get(body, "quarantined") != NULL)
+			continue;
+		json_array_foreach(json_object_get(body, "engines"), j, e)
+			if (json_is_string(e) && strcmp(json_string_value(e),
+			    engine) == 0)
+				found = body;
+	}
+	return found;
+}
+
+json_t *
+review_smoke_regressed(const json_t *evidence, const json_t *engines)
+{
+	json_t *out = json_array();
+	const json_t *e, *body, *c;
+	size_t i, j;
+
+	json_array_foreach(engines, i, e) {
+		if ((body = newest_smoke(evidence, json_string_value(e))) ==
+		    NULL)
+			continue;
+		json_array_foreach(json_object_get(json_object_get(body,
+		    "speed"), "cells"), j, c)
+			if (json_equal(json_object_get(c, "engine"), e) &&
+			    json_is_string(json_object_get(c, "verdict")) &&
+			    strcmp(json_string_value(json_object_get(c,
+			    "verdict")), "regressed") == 0)
+				json_array_append_new(out, json_pack("{s:O, "
+				    "s:O, s:O, s:O, s:O, s:O}", "engine",
+				    json_object_get(c, "engine"), "model",
+				    json_object_get(c, "model"), "split",
+				    json_object_get(c, "split"), "concurrency",
+				    json_object_get(c, "concurrency"), "text",
+				    json_object_get(c, "text"), "metrics",
+				    json_object_get(c, "metrics")));
+	}
+	return out;
+}
+
 struct werr *
 review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
     const char *repo_root, const struct review_base *b,
