@@ -612,8 +612,7 @@ const struct cmd_entry cmd_review_entry = {
 	"list [--status pending|approved|rejected]\n"
 	"show N\n"
 	"smoke N\n"
-	"approve N --as \"Name <email>\" [--comment TEXT] [--without-evidence]\n"
-	"        [--accept-regression]\n"
+	"approve N --as \"Name <email>\" [--comment TEXT] [--without-evidence] [--accept-regression]\n"
 	"reject N --reason TEXT [--as \"Name <email>\"]",
 	"list, inspect, smoke-test, approve or reject queued changes",
 	"list     queued changes, oldest first\n"
