@@ -149,7 +149,7 @@ struct werr *regress_run(json_t **out, const struct regress_opts *o);
 
 /*
  * The engines with an open alert seen in cycle (opened there or seen
- * again): {ENGINE: {"good_cycle": the newest baseline cycle of its
+ * again), but for alerts accepted at approval (regress_alert_accepted()): {ENGINE: {"good_cycle": the newest baseline cycle of its
  * alerts, "cells": [{engine, model, split, concurrency, metric, before,
  * after, worse_pct, p_value, threshold_pct, unit, alert, run_id,
  * state}]}}. Empty when none; triage treats each engine as broken in
@@ -168,6 +168,11 @@ struct werr *regress_cycle_regressed(json_t **out, struct store *store,
  */
 struct werr *regress_cycle_alerts(json_t **out, struct store *store,
     const char *cycle);
+
+/* Is alert acknowledged because its regression was accepted at the
+ * approval of a review (its record's "accepted_review")? Triage leaves
+ * such an alert alone. */
+int regress_alert_accepted(const json_t *alert);
 
 /* Alerts, oldest first; state and engine NULL: all. A new array. */
 struct werr *regress_list(json_t **out, struct store *store,
