@@ -424,6 +424,35 @@ review_smoke_regressed(const json_t *evidence, const json_t *engines)
 	return out;
 }
 
+json_t *
+review_smoke_effect(const json_t *evidence)
+{
+	const json_t *x, *body, *newest = NULL, *c;
+	json_t *out = json_array();
+	const char *kind;
+	size_t i;
+
+	json_array_foreach(evidence, i, x) {
+		kind = json_string_value(json_object_get(x, "kind"));
+		body = json_object_get(x, "body");
+		if (kind != NULL && strcmp(kind, "smoke") == 0 &&
+		    json_object_get(body, "quarantined") == NULL &&
+		    json_is_array(json_object_get(json_object_get(body,
+		    "speed"), "cells")))
+			newest = body;
+	}
+	json_array_foreach(json_object_get(json_object_get(newest, "speed"),
+	    "cells"), i, c)
+		json_array_append_new(out, json_sprintf("%s %s/%s c=%lld: %s",
+		    json_string_value(json_object_get(c, "engine")),
+		    json_string_value(json_object_get(c, "model")),
+		    json_string_value(json_object_get(c, "split")),
+		    (long long)json_integer_value(json_object_get(c,
+		    "concurrency")), json_string_value(json_object_get(c,
+		    "text"))));
+	return out;
+}
+
 struct werr *
 review_smoke_guarded(json_t **out, struct store *store, git_repository *repo,
     const char *repo_root, const struct review_base *b,

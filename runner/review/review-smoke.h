@@ -111,4 +111,9 @@ char *review_smoke_missing(const json_t *evidence, const json_t *engines);
  */
 json_t *review_smoke_regressed(const json_t *evidence, const json_t *engines);
 
+/* The measured effect of a change: each cell of its newest smoke's speed
+ * as "ENGINE MODEL/SPLIT c=N: VERDICT IN WORDS", a new array (empty when
+ * no smoke measured its speed). */
+json_t *review_smoke_effect(const json_t *evidence);
+
 #endif
