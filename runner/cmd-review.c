@@ -175,10 +175,16 @@ print_smoke_speed(const json_t *smoke, const char *indent)
 	}
 	if (json_array_size(json_object_get(sp, "cells")) == 0)
 		return;
-	printf("%sspeed (%lld interleaved round%s a side; regressions "
-	    "policy: %g %% worse at p < %g):\n", indent, (long long)
-	    jsonget_int(sp, "rounds"), jsonget_int(sp, "rounds") == 1 ? "" :
-	    "s", json_number_value(json_object_get(pol, "threshold_pct")),
+	if (json_is_string(json_object_get(sp, "before_is")))
+		printf("%sspeed (before: %s; after: %s; ", indent,
+		    quote_str(jsonget_str(sp, "before_is")),
+		    quote_str(jsonget_str(sp, "after_is")));
+	else
+		printf("%sspeed (%lld interleaved round%s a side; ", indent,
+		    (long long)jsonget_int(sp, "rounds"),
+		    jsonget_int(sp, "rounds") == 1 ? "" : "s");
+	printf("regressions policy: %g %% worse at p < %g):\n",
+	    json_number_value(json_object_get(pol, "threshold_pct")),
 	    json_number_value(json_object_get(pol, "alpha")));
 	json_array_foreach(json_object_get(sp, "cells"), i, c) {
 		printf("%s  %s %s/%s c=%lld (%lld \u2192 %lld requests): %s\n",
@@ -308,6 +314,7 @@ print_evidence(const json_t *x)
 				    "unpinned");
 			printf(": %s\n", quote_str(jsonget_str(r, "outcome")));
 		}
+		print_smoke_speed(b, "  ");
 		return;
 	}
 	if (strcmp(kind, "expects") == 0 && json_is_object(b)) {
