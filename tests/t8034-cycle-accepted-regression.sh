@@ -6,8 +6,10 @@
 # maintainer approves it with --accept-regression. The next cycle's alert
 # on those series is recorded as acknowledged, naming the review; triage
 # opens no incident and queues no revert; the cycle journal lists the
-# landed change with its measured effect. Speeds differ five-fold, so no
-# verdict is timing noise.
+# landed change with its measured effect; the cycle's REPORT.md names the
+# cycle and says what moved since the results published before it: the
+# slower engine in a table, the unchanged one (simok) in one line. Speeds
+# differ five-fold, the threshold is 100 %, so no verdict is timing noise.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/cycle/cycle-setup.sh"
@@ -20,9 +22,10 @@ bw() {
 	warden --repo bench "$@"
 }
 
-test_expect_success 'a bench of one engine; the first cycle publishes' '
+test_expect_success 'a bench of two engines; the first cycle publishes' '
 	bench_init bench &&
 	sim_adapter bench simfix --mode continuous $SIM &&
+	sim_adapter bench simok --mode continuous $SIM &&
 	bench_policy bench "campaign.concurrency=[1]" "caps.warmups=1" \
 	    "caps.stop_grace_s=1" "caps.hang_s=10" \
 	    "agent.sandbox=\"best-effort\"" \
@@ -78,6 +81,21 @@ test_expect_success 'the cycle journal lists the landed change with its measured
 	id=$(cat review.id) &&
 	md bench r2 >r2.md &&
 	expect_grep "^- review #$id (community) approved by Maint Ainer <maint@example.org> at .*(evidence: smoke); measured: simfix qwen3-0.6b/chat c=1: .*slower decode: TPOT p50 " r2.md
+'
+
+test_expect_success 'REPORT.md names the cycle and says what moved since the results published before' '
+	git -C bench show official:results/REPORT.md >r2.report &&
+	expect_grep "^Cycle .r2.\. Measured from 20[0-9T:.Z-]* to 20[0-9T:.Z-]* (UTC)\. " r2.report &&
+	sed -n "/^## Since the last snapshot$/,/^## Fidelity$/p" r2.report >since &&
+	expect_grep "^| simfix | qwen3-0.6b / chat | 1 | [0-9.]* → [0-9.]* (0\.[0-9]*×) | [0-9.]* → [0-9.]* ([0-9.]*×) | .*slower decode: TPOT p50 [0-9.]* → [0-9.]* ms, p " since &&
+	expect_grep "^No measurable change: simok qwen3-0.6b/chat c=1\.$" since &&
+	expect_no_grep "^| simok " since &&
+	git -C bench show official:results/comparison.json >cmp.json &&
+	cycle_json cmp.json \
+	    "j[\"cycle\"] == \"r2\"" \
+	    "{c[\"engine\"]: c[\"verdict\"] for c in j[\"since\"][\"cells\"]} == {\"simfix\": \"regressed\", \"simok\": \"unchanged\"}" \
+	    "[c for c in j[\"since\"][\"cells\"] if c[\"engine\"] == \"simfix\"][0][\"before_run\"] == \"r1-r1-campaign\"" \
+	    "[c for c in j[\"since\"][\"cells\"] if c[\"engine\"] == \"simfix\"][0][\"median_tpot_ms\"][\"ratio\"] > 2"
 '
 
 test_done
