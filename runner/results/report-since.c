@@ -141,12 +141,14 @@ report_since(const json_t *previous, const json_t *comparison,
 {
 	const json_t *prev = json_object_get(previous, "comparison");
 	const json_t *t, *r, *pr, *res, *c;
-	json_t *cells = json_array(), *fresh = json_array(), *cache, *o;
+	json_t *cells, *fresh, *cache, *o;
 	size_t i, j;
 
 	if (!json_is_object(prev))
 		return json_pack("{s:s}", "why", "the official branch has "
 		    "no results yet");
+	cells = json_array();
+	fresh = json_array();
 	cache = json_object();
 	json_array_foreach(json_object_get(comparison, "tables"), i, t)
 		json_array_foreach(json_object_get(t, "rows"), j, r) {
