@@ -3,8 +3,9 @@
 # interleaved on this machine and judged by the regressions policy's rule
 # (rank test and threshold). A change that makes the simulated engine's
 # decode five times slower (--itl 10 -> 50 ms, a controlled cause far past
-# the 10 % threshold) is flagged by review smoke and pr-check --smoke,
-# shown by review show, and approve takes it only with
+# the 10 % threshold) is flagged by review smoke, by the agent's smoke
+# and by pr-check --smoke, shown by review show, and approve takes it only
+# with
 # --accept-regression, journaled. A change that leaves the engine's speed
 # alone is "no measurable change" while every core is busy (a busy loop
 # per core runs for the whole test). No figure is asserted beyond the
@@ -110,6 +111,27 @@ test_expect_success 'review show renders the verdicts' '
 	expect_exit 0 bw review show 2 &&
 	expect_grep "^evidence .* smoke: passes before and after the change, REGRESSES after it" out &&
 	expect_grep "^    simfix qwen3-0.6b/chat c=1 (8 → 8 requests): .*slower decode: TPOT p50" out
+'
+
+test_expect_success 'the agent'"'"'s smoke measures it the same way: its evidence says the change regresses' '
+	cat >slower-agent.sh <<-\EOF &&
+	#!/bin/sh
+	sed "s/\"10\"/\"50\"/" adapters/engines/simfix.json >"$TMPDIR/a.json"
+	cat "$TMPDIR/a.json" >adapters/engines/simfix.json
+	echo "slower-agent: done"
+	EOF
+	agent_policy bench "agent.command=[\"sh\", \"$TEST_DIR/slower-agent.sh\", \"{prompt_file}\"]" &&
+	expect_exit 0 bw agent run --engine simfix &&
+	expect_grep "^smoke:    passes before and after the change, REGRESSES after it$" out &&
+	expect_grep "slower decode: TPOT p50 " out &&
+	id=$(sqlite3 $DB "select max(id) from reviews where source = '"'"'agent'"'"'") &&
+	expect_exit 0 bw --json review show $id &&
+	python3 -c "import json,sys; d=json.load(open(\"out\")); print(json.dumps([e[\"body\"] for e in d[\"evidence\"] if e[\"kind\"]==\"smoke\"][-1]))" >agent-smoke.json &&
+	verdicts agent-smoke.json >v &&
+	expect_grep "^cell simfix 1 regressed 8 8$" v &&
+	expect_exit 1 bw review approve $id --as "$MAINT" &&
+	expect_grep "was measured as a regression by its smoke" err &&
+	bw review reject $id --reason "slower" >/dev/null
 '
 
 test_expect_success 'pr-check --smoke fails a pull request that slows the engine' '
