@@ -5,8 +5,7 @@
 # decode five times slower (--itl 10 -> 50 ms, a controlled cause far past
 # the 10 % threshold) is flagged by review smoke, by the agent's smoke
 # and by pr-check --smoke, shown by review show, and approve takes it only
-# with
-# --accept-regression, journaled. A change that leaves the engine's speed
+# with --accept-regression, journaled. A change that leaves the engine's speed
 # alone is "no measurable change" while every core is busy (a busy loop
 # per core runs for the whole test). No figure is asserted beyond the
 # direction of the controlled cause.
