@@ -459,7 +459,6 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	if (res->load != NULL) {
 		char *warn = machine_load_warning(res->load);
 
-		json_object_set(body, "machine_load", (json_t *)res->load);
 		if (warn != NULL)
 			json_object_set_new(body, "warning", json_sprintf("the "
 			    "machine was not quiet while it measured: %s",

@@ -263,9 +263,9 @@ test_machine_load_is_kept_and_warned(void **state)
 	res.load = quiet;
 	assert_null(store_campaign_sweep_finish(store, id, &res));
 	assert_int_equal(count("select count(*) from journal where kind = "
-	    "'campaign.sweep.finish' and json_extract(body, "
-	    "'$.machine_load.quiet') = 1 and json_extract(body, '$.warning') "
-	    "is null"), 1);
+	    "'campaign.sweep.finish' and subject = 'e/m/chat/c4' and "
+	    "json_extract(body, '$.run_id') = 'r-load' and json_extract(body, "
+	    "'$.warning') is null"), 1);
 	json_decref(busy);
 	json_decref(quiet);
 }
