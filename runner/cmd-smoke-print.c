@@ -121,6 +121,11 @@ cmd_print_smoke_speed(const json_t *smoke, const char *indent)
 		    quote_msg(jsonget_str(sp, "error")));
 		return;
 	}
+	if (json_is_string(json_object_get(sp, "why"))) {
+		printf("%sspeed: not judged: %s\n", indent,
+		    quote_msg(jsonget_str(sp, "why")));
+		return;
+	}
 	if (json_array_size(json_object_get(sp, "cells")) == 0)
 		return;
 	if (json_is_string(json_object_get(sp, "before_is")))

@@ -296,6 +296,12 @@ regress_compare(json_t **out, struct store *store, const struct policy *pol,
 	*out = NULL;
 	memset(&before, 0, sizeof(before));
 	memset(&after, 0, sizeof(after));
+	if (ms->n == 0) {
+		*out = json_pack("{s:[], s:b, s:s}", "cells", "regressed", 0,
+		    "why", "the policy's regressions.metrics is empty");
+		json_decref(cells);
+		return NULL;
+	}
 	if ((err = side_load(&before, store, before_runs, memory)) != NULL ||
 	    (err = side_load(&after, store, after_runs, memory)) != NULL)
 		goto out;

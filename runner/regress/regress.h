@@ -106,7 +106,8 @@ int regress_sweep_figure(const json_t *sweep, const char *metric,
  * "after_runs", "cells": [{engine, model, split, concurrency,
  * requests_before, requests_after, verdict, text, metrics: [{metric,
  * unit, before, after, ratio, p_value, n_before, n_after, verdict,
- * text}]}], "regressed": any cell regressed}. A cell's text is its
+ * text}]}], "regressed": any cell regressed}; with no metric in the
+ * policy, no cell and "why". A cell's text is its
  * verdict in words: "5.02x slower decode: TPOT p50 3.1 -> 15.4 ms,
  * p < 0.001", "no measurable change", "too few samples to tell".
  */
