@@ -68,119 +68,6 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	return NULL;
 }
 
-/* The row of rows for a run's sweep (same engine, model, split, c),
- * added when there is none. */
-static json_t *
-smoke_row(json_t *rows, const char *engine, const json_t *sw)
-{
-	json_t *row;
-	char c[24];
-	size_t i;
-
-	snprintf(c, sizeof(c), "%lld", (long long)jsonget_int(sw,
-	    "concurrency"));
-	json_array_foreach(rows, i, row)
-		if (strcmp(jsonget_str(row, "engine"), engine) == 0 &&
-		    strcmp(jsonget_str(row, "model"), jsonget_str(sw,
-		    "model")) == 0 && strcmp(jsonget_str(row, "split"),
-		    jsonget_str(sw, "split")) == 0 &&
-		    strcmp(jsonget_str(row, "c"), c) == 0)
-			return row;
-	row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "engine", engine,
-	    "model", jsonget_str(sw, "model"), "split", jsonget_str(sw,
-	    "split"), "c", c, "before", "-", "after", "-");
-	json_array_append_new(rows, row);
-	return row;
-}
-
-/* One side's sweeps into rows, as "OUTCOME K/T" in column side. */
-static void
-smoke_side_rows(json_t *rows, const json_t *smoke, const char *side)
-{
-	const json_t *run, *sw;
-	char *cell;
-	size_t i, j;
-
-	json_array_foreach(json_object_get(json_object_get(smoke, side),
-	    "runs"), i, run) {
-		const char *engine = jsonget_str(run, "engine");
-
-		if (json_is_string(json_object_get(run, "error"))) {
-			json_t *none = json_pack("{s:s, s:s, s:i}", "model",
-			    "-", "split", "-", "concurrency", 0);
-			json_t *row = smoke_row(rows, engine, none);
-
-			json_decref(none);
-			json_object_set_new(row, "c", json_string("-"));
-			json_object_set_new(row, side, json_string("error"));
-			json_object_set_new(row, "error", json_string(
-			    jsonget_str(run, "error")));
-		}
-		json_array_foreach(json_object_get(run, "sweeps"), j, sw) {
-			cell = xasprintf("%s %lld/%lld", jsonget_str(sw,
-			    "outcome"), (long long)jsonget_int(sw, "completed"),
-			    (long long)jsonget_int(sw, "total"));
-			json_object_set_new(smoke_row(rows, engine, sw), side,
-			    json_string(cell));
-			free(cell);
-		}
-	}
-}
-
-void
-cmd_print_smoke_table(const json_t *smoke, const char *indent)
-{
-	static const char *const cols[] = { "engine", "model", "split", "c",
-	    "before", "after" };
-	json_t *rows = json_array(), *row;
-	int w[6], k, n;
-	size_t i;
-
-	smoke_side_rows(rows, smoke, "before");
-	smoke_side_rows(rows, smoke, "after");
-	for (k = 0; k < 6; k++) {
-		w[k] = (int)strlen(cols[k]);
-		json_array_foreach(rows, i, row)
-			if ((n = (int)strlen(quote_str(jsonget_str(row,
-			    cols[k])))) > w[k])
-				w[k] = n;
-	}
-	printf("%s", indent);
-	for (k = 0; k < 5; k++)
-		printf("%-*s  ", w[k], cols[k]);
-	printf("%s\n", cols[5]);
-	json_array_foreach(rows, i, row) {
-		printf("%s", indent);
-		for (k = 0; k < 5; k++)
-			printf("%-*s  ", w[k], quote_str(jsonget_str(row,
-			    cols[k])));
-		printf("%s\n", quote_str(jsonget_str(row, cols[5])));
-		if (json_is_string(json_object_get(row, "error")))
-			printf("%s  error: %s\n", indent,
-			    quote_msg(jsonget_str(row, "error")));
-	}
-	json_decref(rows);
-}
-
-/* The verdict line of a smoke campaign: "after passes (before fails)". */
-const char *
-cmd_smoke_verdict(const json_t *smoke)
-{
-	int after = json_is_true(json_object_get(smoke, "passed"));
-	int before = json_is_true(json_object_get(json_object_get(smoke,
-	    "before"), "passed"));
-
-	if (json_is_string(json_object_get(smoke, "skipped")))
-		return quote_msg(jsonget_str(smoke, "skipped"));
-	if (json_object_get(smoke, "quarantined") != NULL)
-		return "quarantined: the smoke campaign changed the repository";
-	if (after)
-		return before ? "passes before and after the change" :
-		    "fails before the change, passes after it";
-	return before ? "passes before the change, FAILS after it" :
-	    "fails before and after the change";
-}
-
 /* One piece of evidence, readable: a smoke campaign before and after the
  * change, triage's confirming smoke runs, an agent run; anything else
  * as its JSON on one line. */
@@ -231,6 +118,7 @@ print_evidence(const json_t *x)
 				    "unpinned");
 			printf(": %s\n", quote_str(jsonget_str(r, "outcome")));
 		}
+		cmd_print_smoke_speed(b, "  ");
 		return;
 	}
 	if (strcmp(kind, "expects") == 0 && json_is_object(b)) {
@@ -344,10 +232,11 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "as", required_argument, NULL, 'a' },
 		{ "comment", required_argument, NULL, 'c' },
 		{ "without-evidence", no_argument, NULL, 'w' },
+		{ "accept-regression", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *as = NULL, *comment = NULL, *branch;
-	int without_evidence = 0;
+	unsigned flags = 0;
 	struct allowlist_report r;
 	git_repository *repo = NULL;
 	struct store *store;
@@ -364,7 +253,9 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		else if (ch == 'c')
 			comment = optarg;
 		else if (ch == 'w')
-			without_evidence = 1;
+			flags |= REVIEW_WITHOUT_EVIDENCE;
+		else if (ch == 'R')
+			flags |= REVIEW_ACCEPT_REGRESSION;
 	}
 	if (err != NULL)
 		return err;
@@ -382,7 +273,7 @@ review_approve_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	    (err = cmd_ctx_store(ctx, &store)) != NULL)
 		goto out;
 	err = review_approve(commit, &r, store, repo, branch, id, as, comment,
-	    without_evidence);
+	    flags);
 	if (err != NULL && r.nv > 0) {
 		struct buf v = BUF_INIT;
 
@@ -532,26 +423,30 @@ const struct cmd_entry cmd_review_entry = {
 	"list [--status pending|approved|rejected]\n"
 	"show N\n"
 	"smoke N\n"
-	"approve N --as \"Name <email>\" [--comment TEXT] [--without-evidence]\n"
+	"approve N --as \"Name <email>\" [--comment TEXT] [--without-evidence] [--accept-regression]\n"
 	"reject N --reason TEXT [--as \"Name <email>\"]",
 	"list, inspect, smoke-test, approve or reject queued changes",
 	"list     queued changes, oldest first\n"
 	"show     one change: its gate result, diffstat, evidence (smoke\n"
 	"         campaigns as a before/after table) and patch\n"
 	"smoke    run the engines the change touches for a few prompts from\n"
-	"         the official tip (before) and with the change (after), in\n"
-	"         the sandbox, and attach the table as evidence; exit 1 when\n"
-	"         the change does not pass after\n"
+	"         the official tip (before) and with the change (after),\n"
+	"         interleaved, in the sandbox; compare their speed and memory\n"
+	"         with the regressions policy's rule and attach the table as\n"
+	"         evidence; exit 1 when the change does not pass after or\n"
+	"         regresses\n"
 	"approve  re-run the gate against the current official tip and, when\n"
 	"         clean, commit the change there with a Reviewed-by trailer;\n"
 	"         a change that no longer applies stays pending; a change to\n"
 	"         an engine without smoke evidence of it (review smoke, the\n"
 	"         agent's, triage's) stays pending unless --without-evidence\n"
-	"         (the journal records what was missing)\n"
+	"         (the journal records what was missing); a change its smoke\n"
+	"         measured as a regression stays pending unless\n"
+	"         --accept-regression (the journal records what was accepted)\n"
 	"reject   record the rejection and its reason\n"
 	"-q: approve and reject print nothing on success.\n"
 	"--json: list and show print the rows; smoke the evidence {engines,\n"
-	"passed, before, after, base}; approve {review, status, branch,\n"
+	"passed, regressed, before, after, speed, base}; approve {review, status, branch,\n"
 	"commit}; reject {review, status}.\n"
 	"Examples:\n"
 	"  warden review smoke 2\n"

@@ -118,6 +118,7 @@ snapshot_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	have_rs = 1;
 	sp.repo_root = in.repo_root;
 	sp.policy = in.policy;
+	sp.store = in.store;
 	sp.commit = commit;
 	if ((err = snapshot_source_date(&sp.source_date, commit, in.repo_root,
 	    NULL)) != NULL || (err = snapshot_build(&s, &rs, &sp)) != NULL)

@@ -167,11 +167,15 @@ extern const struct cmd_entry cmd_regressions_entry;
 
 /* A smoke campaign of a change (review-smoke.h) as a table, a row per
  * engine, model, split and concurrency, with its sweep's "OUTCOME K/T"
- * before and after the change; each line starts with indent. And its
- * verdict in words ("fails before the change, passes after it"). For
- * `agent run`, `review show|smoke` and `pr-check --smoke`. cmd-review.c */
+ * before and after the change (summed over its rounds), then its speed;
+ * each line starts with indent. And its verdict in words ("fails before
+ * the change, passes after it"). For `agent run`, `review show|smoke`
+ * and `pr-check --smoke`. cmd-smoke-print.c */
 void cmd_print_smoke_table(const json_t *smoke, const char *indent);
 const char *cmd_smoke_verdict(const json_t *smoke);
+/* The speed of a smoke (its "speed": regress_compare()'s cells), or of
+ * triage's evidence, under indent; nothing when it has no cell. */
+void cmd_print_smoke_speed(const json_t *smoke, const char *indent);
 /* The progress of a smoke campaign ("smoke before: simfix") on stderr,
  * unless -q; arg is the struct cmd_ctx. */
 void cmd_smoke_progress(void *arg, const char *what);

@@ -122,6 +122,18 @@ test_expect_success 'the incident is confirmed and its pin queued for review, as
 	tb journal verify
 '
 
+# Three requests a side are fewer than regressions.min_samples: the rule
+# says so rather than guess, and shows the figures (ten-fold apart).
+test_expect_success 'the pin carries its speed: the smoke run that failed against the one that passed, by the regressions rule' '
+	tb --json review show 2 >rev.json &&
+	cycle_json rev.json \
+	    "[e for e in j[\"evidence\"] if e[\"kind\"] == \"triage-smoke\"][0][\"body\"][\"speed\"][\"cells\"][0][\"engine\"] == \"slowy\"" \
+	    "[m[\"ratio\"] for m in [e for e in j[\"evidence\"] if e[\"kind\"] == \"triage-smoke\"][0][\"body\"][\"speed\"][\"cells\"][0][\"metrics\"] if m[\"metric\"] == \"median_tpot_ms\"][0] < 0.3" &&
+	tb review show 2 >show.out &&
+	expect_grep "^  speed (before: the smoke runs that failed; after: the smoke runs that passed; regressions policy: 100 % worse at p < 0.01):$" show.out &&
+	expect_grep "^    slowy qwen3-0.6b/chat c=1 (3 → 3 requests): too few samples to tell$" show.out
+'
+
 test_expect_success 'the agent gets the regression as its task: the metric, before, after, how much worse' '
 	expect_exit 0 tb agent run --incident 1 --dry-run &&
 	cp out task.md &&

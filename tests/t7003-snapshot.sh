@@ -62,15 +62,29 @@ test_expect_success 'REPORT.md holds the gate, per-concurrency, fidelity and mem
 	expect_grep "^## Audit gates (SiliconBench Table 5)$" $r &&
 	expect_grep "^| simfast | ✓ | ✓ | ✓ | pass |$" $r &&
 	expect_grep "^## qwen3-0.6b / chat$" $r &&
-	expect_grep "^| simfast | 16 | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9]* | 8/8 | ok | complete |$" $r &&
+	expect_grep "^Measured from 20[0-9-]*T[0-9:.]*Z to 20[0-9-]*T[0-9:.]*Z (UTC)\. Measured at commit .$(git -C bench rev-parse HEAD). " $r &&
+	expect_grep "^| engine | c | requests | output tok/s | input tok/s | total tok/s | TTFT p50 (ms) | TTFT p99 (ms) | TPOT p50 (ms) | TPOT p90 (ms) | TPOT p99 (ms) | ITL p50 (ms) | ITL p90 (ms) | ITL p99 (ms) | peak system MiB | load | status | outcome |$" $r &&
+	expect_grep "^| simfast | 16 | 8/8 | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | [0-9]* | [0-9.]* → [0-9.]*\( !\)\? | ok | complete |$" $r &&
+	expect_grep "^## Since the last snapshot$" $r &&
+	expect_grep "^Nothing to compare with: the official branch has no results yet\.$" $r &&
 	expect_grep "^## Fidelity$" $r &&
-	expect_grep "^| simslow | qwen3-0.6b | 0 | " $r &&
+	expect_grep "^| engine | model | shots | items | weighted F1 % | macro F1 % | vs reference (pp) | on items | agreement % | unparsable | failed | outcome |$" $r &&
+	expect_grep "^| simslow | qwen3-0.6b | 0 | 40 | [0-9.]* | [0-9.]* | [-+][0-9.]* | 40 | " $r &&
 	expect_grep "^## Memory$" $r &&
 	expect_grep "^## What ran$" $r &&
 	cpus=$(getconf _NPROCESSORS_ONLN) &&
 	expect_grep "^| [0-9a-f]* | .* ($(uname -m)) | $cpus | [0-9.]* | - | $(uname -s) $(uname -r) |$" $r &&
 	expect_grep "^| simfast | no version manifest (no .warden update. before it ran) | - | - | - | - | 8 |$" $r &&
 	expect_grep "^!\[Output throughput, qwen3-0.6b / chat\](plots/throughput-qwen3-0.6b-chat.svg)$" $r
+'
+
+test_expect_success 'comparison.json carries the dates, the tails, input and total throughput and the load of each sweep' '
+	jcheck tree/results/comparison.json \
+	    "o[\"measured\"][\"from\"] < o[\"measured\"][\"to\"]" \
+	    "o[\"since\"][\"why\"] == \"the official branch has no results yet\"" \
+	    "all(r[k] is not None for t in o[\"tables\"] for r in t[\"rows\"] for k in (\"input_throughput\", \"total_token_throughput\", \"p90_tpot_ms\", \"p99_tpot_ms\", \"median_itl_ms\", \"p90_itl_ms\", \"p99_itl_ms\", \"started\", \"finished\"))" \
+	    "all(abs(r[\"input_throughput\"] + r[\"output_throughput\"] - r[\"total_token_throughput\"]) < 1e-6 * r[\"total_token_throughput\"] for t in o[\"tables\"] for r in t[\"rows\"])" \
+	    "all(r[\"machine_load\"][\"cpus\"] >= 1 and r[\"machine_load\"][\"start\"][\"load1\"] >= 0 and isinstance(r[\"machine_load\"][\"quiet\"], bool) for t in o[\"tables\"] for r in t[\"rows\"])"
 '
 
 test_expect_success 'every published file names each memory figure as the glossary does' '

@@ -23,6 +23,7 @@
 #include "campaign-private.h"
 #include "engine.h"
 #include "loadgen.h"
+#include "machine-load.h"
 #include "memsample.h"
 #include "power.h"
 #include "repo.h"
@@ -404,7 +405,7 @@ campaign_sweep_run(struct run *r, struct walk *w, size_t i)
 	struct bodies bodies;
 	struct sweep sw;
 	struct werr *err;
-	json_t *summary = NULL;
+	json_t *summary = NULL, *load_start, *load = NULL;
 	double hz = pol->campaign.memory_sample_hz;
 
 	memset(&sw, 0, sizeof(sw));
@@ -473,7 +474,9 @@ campaign_sweep_run(struct run *r, struct walk *w, size_t i)
 		memsampler_free(&mem);
 		goto out;
 	}
+	load_start = machine_load_now();
 	err = sweep_measure(&sw, w, &sum);
+	load = machine_load_span(load_start, machine_load_now());
 	memsampler_stop(&mem);
 	if (err == NULL)
 		err = store_campaign_writer_finish(sw.writer);
@@ -496,6 +499,7 @@ campaign_sweep_run(struct run *r, struct walk *w, size_t i)
 		res.completed = sum.completed;
 		res.failed = sum.failed + sum.not_started;
 		res.memory = &mem;
+		res.load = load;
 		/* the memory peaks are the sweep's own columns */
 		if ((err = loadgen_summary_to_json(&sum, &summary)) == NULL) {
 			res.summary = summary;
@@ -522,6 +526,7 @@ campaign_sweep_run(struct run *r, struct walk *w, size_t i)
 	}
 out:
 	json_decref(summary);
+	json_decref(load);
 	engine_free(sw.eng);
 	bodies_free(&bodies);
 	return err;

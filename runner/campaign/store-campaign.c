@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "journal.h"
+#include "machine-load.h"
 #include "store-campaign.h"
 #include "store-json.h"
 #include "util.h"
@@ -435,8 +436,9 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	    "peak_system_bytes = ?9, peak_engine_bytes = ?10, "
 	    "system_total_bytes = ?11, gpu_hint_bytes = ?12, "
 	    "log_path = coalesce(?13, log_path), "
-	    "provenance = CASE WHEN ?14 IS NULL THEN provenance ELSE "
-	    "json_set(provenance, '$.engine_argv', ?14) END "
+	    "provenance = json_set(CASE WHEN ?14 IS NULL THEN provenance ELSE "
+	    "json_set(provenance, '$.engine_argv', ?14) END, "
+	    "'$.machine_load', json(coalesce(?15, 'null'))) "
 	    "WHERE id = ?1")) != NULL)
 		goto out;
 	sqlite3_bind_int64(st, 1, sweep_id);
@@ -453,6 +455,16 @@ store_campaign_sweep_finish(struct store *store, int64_t sweep_id,
 	bind_bytes(st, 12, res->gpu_hint, res->gpu_hint != 0);
 	store_bind_text(st, 13, res->log_path);
 	store_bind_text(st, 14, res->engine_argv);
+	store_bind_json(st, 15, res->load);
+	if (res->load != NULL) {
+		char *warn = machine_load_warning(res->load);
+
+		if (warn != NULL)
+			json_object_set_new(body, "warning", json_sprintf("the "
+			    "machine was not quiet while it measured: %s",
+			    warn));
+		free(warn);
+	}
 	if ((err = store_step_done(store, st, "finish sweep")) != NULL)
 		goto out;
 	err = journal_append(store, "campaign.sweep.finish", subject, body,

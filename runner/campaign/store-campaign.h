@@ -178,6 +178,10 @@ struct store_sweep_result {
 	uint64_t gpu_hint;
 	const char *log_path;	/* the engine's log; NULL: none started */
 	const char *engine_argv;	/* its command line, into provenance */
+	const json_t *load;	/* machine_load_span(), into provenance as
+				   "machine_load" (and a "warning" in the
+				   journal entry when not quiet); may be
+				   NULL */
 };
 
 /* Write the memory trace, the summary and 'done', with a journal entry,

@@ -18,6 +18,7 @@
 #include "cycle-private.h"
 #include "jsonget.h"
 #include "review.h"
+#include "review-smoke.h"
 #include "store-review.h"
 #include "store-cycle.h"
 #include "triage/store-triage.h"
@@ -253,9 +254,11 @@ blamed_by(const json_t *incidents, json_int_t id)
 }
 
 /* The kinds of evidence review id carries ("smoke", "triage-smoke",
- * "agent-run"; not a submitter's promise), each once, as a new array. */
+ * "agent-run"; not a submitter's promise), each once, as a new array;
+ * *effect: its smoke's measured effect (review_smoke_effect()). */
 static struct werr *
-evidence_kinds(json_t **out, struct store *store, int64_t id)
+evidence_kinds(json_t **out, json_t **effect, struct store *store,
+    int64_t id)
 {
 	json_t *ev = NULL, *x, *k;
 	const char *kind;
@@ -264,8 +267,10 @@ evidence_kinds(json_t **out, struct store *store, int64_t id)
 	int seen;
 
 	*out = json_array();
+	*effect = NULL;
 	if ((err = store_review_evidence(store, id, &ev)) != NULL)
 		return err;
+	*effect = review_smoke_effect(ev);
 	json_array_foreach(ev, i, x) {
 		kind = jsonget_str(x, "kind");
 		seen = strcmp(kind, "expects") == 0;
@@ -286,7 +291,7 @@ reviews(json_t *journal, json_t *summary, struct store *store,
     const char *since)
 {
 	json_t *approved = NULL, *pending = NULL, *landed = json_array(), *r;
-	json_t *incidents = NULL, *blame, *kinds;
+	json_t *incidents = NULL, *blame, *kinds, *effect;
 	struct werr *err;
 	size_t i;
 
@@ -299,18 +304,19 @@ reviews(json_t *journal, json_t *summary, struct store *store,
 		    since) < 0)
 			continue;
 		blame = blamed_by(incidents, jsonget_int(r, "id"));
-		if ((err = evidence_kinds(&kinds, store, jsonget_int(r,
-		    "id"))) != NULL) {
+		if ((err = evidence_kinds(&kinds, &effect, store,
+		    jsonget_int(r, "id"))) != NULL) {
 			json_decref(blame);
 			goto out;
 		}
 		json_array_append_new(landed, json_pack("{s:O, s:O?, s:O?, "
-		    "s:O?, s:O?, s:O?, s:o, s:o}", "id", json_object_get(r, "id"),
+		    "s:O?, s:O?, s:O?, s:o, s:o, s:o}", "id", json_object_get(r,
+		    "id"),
 		    "source", json_object_get(r, "source"), "note",
 		    json_object_get(r, "note"), "decided", json_object_get(r,
 		    "decided"), "decided_by", json_object_get(r, "decided_by"),
 		    "merged_commit", json_object_get(r, "merged_commit"),
-		    "blamed_by", blame, "evidence", kinds));
+		    "blamed_by", blame, "evidence", kinds, "effect", effect));
 	}
 	json_object_set(journal, "approved", landed);
 	json_object_set_new(summary, "reviews_waiting", json_array());

@@ -108,6 +108,7 @@ cycle_step_publish(struct cyc *c, json_t **result, const char **state)
 	memset(&po, 0, sizeof(po));
 	po.repo_root = c->o->repo_root;
 	po.store = c->store;
+	po.cycle = c->id;
 	runs[0] = json_string_value(json_object_get(camp, "run"));
 	fruns[0] = json_string_value(json_object_get(fid, "run"));
 	po.campaigns = runs;

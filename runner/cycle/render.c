@@ -240,6 +240,11 @@ approved_text(struct buf *md, const json_t *r)
 			    json_string_value(k));
 		buf_puts(md, ")");
 	}
+	/* its measured effect, as its smoke judged it */
+	json_array_foreach(json_object_get(r, "effect"), i, k) {
+		buf_puts(md, i ? "; " : "; measured: ");
+		cell_text(md, json_string_value(k));
+	}
 }
 
 static void

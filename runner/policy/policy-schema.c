@@ -57,7 +57,7 @@ static const char default_policy[] =
 "    \"env\": [\"PATH\", \"LANG\", \"ANTHROPIC_API_KEY\"],\n"
 "    \"instructions\": \"policy/agent-instructions.md\",\n"
 "    \"queue_on_failure\": false,\n"
-"    \"smoke\": { \"concurrency\": [1], \"prompts\": 4 }\n"
+"    \"smoke\": { \"concurrency\": [1], \"prompts\": 4, \"rounds\": 2 }\n"
 "  },\n"
 "  \"retirement_days\": 60,\n"
 "  \"update\": {\n"
@@ -185,6 +185,17 @@ static const struct schema_field f_smoke[] = {
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_smoke = { .type = SCHEMA_OBJECT, .fields = f_smoke };
+/* A change's smoke (agent.smoke, review smoke, pr-check --smoke): what
+ * triage's has, and how many interleaved rounds (before, after, before,
+ * after...) measure each side. */
+static const struct schema_field f_change_smoke[] = {
+	{ "concurrency", &s_levels, 1 },
+	{ "prompts", &s_pos_int, 1 },
+	{ "rounds", &s_pos_int, 0 },
+	{ NULL, NULL, 0 },
+};
+static const struct schema s_change_smoke = { .type = SCHEMA_OBJECT,
+    .fields = f_change_smoke };
 
 static const struct schema_field f_agent[] = {
 	{ "command", &s_strings1, 1 },
@@ -195,7 +206,7 @@ static const struct schema_field f_agent[] = {
 	{ "env", &s_strings, 0 },
 	{ "instructions", &s_string, 0 },
 	{ "queue_on_failure", &s_bool, 0 },
-	{ "smoke", &s_smoke, 0 },
+	{ "smoke", &s_change_smoke, 0 },
 	{ NULL, NULL, 0 },
 };
 static const struct schema s_agent = { .type = SCHEMA_OBJECT, .fields = f_agent };

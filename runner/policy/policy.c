@@ -351,6 +351,8 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 		    (int)json_integer_value(json_array_get(v, i));
 	v = json_object_get(json_object_get(o, "smoke"), "prompts");
 	p->agent.smoke_prompts = v ? (int)json_integer_value(v) : 4;
+	v = json_object_get(json_object_get(o, "smoke"), "rounds");
+	p->agent.smoke_rounds = v ? (int)json_integer_value(v) : 2;
 	p->retirement_days = (int)num(doc, "retirement_days");
 	p->busy_timeout_ms = (int)num(json_object_get(doc, "store"), "busy_timeout_ms");
 	o = json_object_get(doc, "publish");

@@ -99,6 +99,7 @@ struct policy {
 		int *smoke_concurrency;	/* default [1] */
 		size_t smoke_n_concurrency;
 		int smoke_prompts;	/* default 4 */
+		int smoke_rounds;	/* interleaved rounds a side, 2 */
 	} agent;
 	int retirement_days;
 	int busy_timeout_ms;

@@ -95,8 +95,9 @@ regress_cycle_regressed(json_t **out, struct store *store, const char *cycle)
 	if ((err = store_regress_alerts(&all, store, NULL, NULL, 1)) != NULL)
 		return err;
 	json_array_foreach(all, i, a) {
-		if (strcmp(jsonget_str(a, "last_cycle"), cycle) != 0)
-			continue;
+		if (strcmp(jsonget_str(a, "last_cycle"), cycle) != 0 ||
+		    regress_alert_accepted(a))
+			continue;	/* accepted at approval: a decision */
 		rec = json_object_get(a, "record");
 		s = sighting(a, cycle);
 		m = regress_metric_find(jsonget_str(a, "metric"));

@@ -44,4 +44,19 @@ char *regress_point_key(const json_t *o);
 /* The index of m in regress_metrics. */
 size_t regress_metric_index(const struct regress_metric *m);
 
+/* ---- accepted.c ---- */
+
+/* The newest acceptance (a review approved with --accept-regression) of
+ * series (an alert's fields) that no alert of alerts took yet:
+ * {"review", "by", "text"}, or NULL. */
+struct werr *regress_accepted_find(json_t **out, struct store *store,
+    const json_t *series, const json_t *alerts);
+
+/* ---- compare.c ---- */
+
+/* A side's figure of m: the percentile of its pooled samples s, or the
+ * median of its sweeps' figures; 0 when there is none. */
+double regress_pooled_figure(const struct regress_metric *m,
+    const struct stats_samples *s, const struct stats_samples *figures);
+
 #endif

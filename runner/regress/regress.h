@@ -89,6 +89,37 @@ void regress_judge(struct regress_verdict *v, const struct regress_metric *m,
 int regress_sweep_figure(const json_t *sweep, const char *metric,
     double *out);
 
+/*
+ * Two sides of one measurement on one machine (a change's smoke campaign:
+ * the runs from the base tree and from the change, interleaved), each
+ * series (engine x model x split x concurrency) judged metric by metric
+ * (policy regressions.metrics) with regress_judge() and the policy's
+ * threshold, alpha and min_samples, both ways: after worse than before
+ * ("regressed"), before worse than after ("improved"), neither
+ * ("unchanged"), or too few samples on a side ("too-few"). A side's
+ * figure is a percentile of its pooled per-request samples, or the
+ * median of its sweeps' figures (throughput, peak memory). The one rule
+ * review smoke, pr-check --smoke, the agent's smoke and triage's
+ * evidence apply.
+ *
+ * *out: {"policy": {threshold_pct, alpha, min_samples}, "before_runs",
+ * "after_runs", "cells": [{engine, model, split, concurrency,
+ * requests_before, requests_after, verdict, text, metrics: [{metric,
+ * unit, before, after, ratio, p_value, n_before, n_after, verdict,
+ * text}]}], "regressed": any cell regressed}; with no metric in the
+ * policy, no cell and "why". A cell's text is its
+ * verdict in words: "5.02x slower decode: TPOT p50 3.1 -> 15.4 ms,
+ * p < 0.001", "no measurable change", "too few samples to tell".
+ */
+struct werr *regress_compare(json_t **out, struct store *store,
+    const struct policy *pol, const json_t *before_runs,
+    const json_t *after_runs);
+
+/* "1.42x slower decode: TPOT p50 3.1 -> 4.4 ms, p < 0.001" (better: the
+ * words for better); caller frees. */
+char *regress_verdict_text(const struct regress_metric *m, double before,
+    double after, double p_value, int better);
+
 struct regress_opts {
 	struct store *store;
 	const struct policy *policy;	/* the trusted policy */
@@ -119,7 +150,7 @@ struct werr *regress_run(json_t **out, const struct regress_opts *o);
 
 /*
  * The engines with an open alert seen in cycle (opened there or seen
- * again): {ENGINE: {"good_cycle": the newest baseline cycle of its
+ * again), but for alerts accepted at approval (regress_alert_accepted()): {ENGINE: {"good_cycle": the newest baseline cycle of its
  * alerts, "cells": [{engine, model, split, concurrency, metric, before,
  * after, worse_pct, p_value, threshold_pct, unit, alert, run_id,
  * state}]}}. Empty when none; triage treats each engine as broken in
@@ -138,6 +169,11 @@ struct werr *regress_cycle_regressed(json_t **out, struct store *store,
  */
 struct werr *regress_cycle_alerts(json_t **out, struct store *store,
     const char *cycle);
+
+/* Is alert acknowledged because its regression was accepted at the
+ * approval of a review (its record's "accepted_review")? Triage leaves
+ * such an alert alone. */
+int regress_alert_accepted(const json_t *alert);
 
 /* Alerts, oldest first; state and engine NULL: all. A new array. */
 struct werr *regress_list(json_t **out, struct store *store,

@@ -55,30 +55,6 @@ pool(const struct ctx *c, const char *key, size_t mi,
 	}
 }
 
-/* The baseline's figure: a percentile of the pooled samples, or the
- * median of the sweeps' figures; 0 when there is none. */
-static double
-before_figure(const struct regress_metric *m, const struct stats_samples *s,
-    const struct stats_samples *figures)
-{
-	struct stats_summary sum;
-	double *v;
-	double out;
-
-	if (m->percentile > 0) {
-		if (s->n == 0)
-			return 0;
-		v = xmalloc(s->n * sizeof(*v));
-		memcpy(v, s->v, s->n * sizeof(*v));
-		stats_sort(v, s->n);
-		out = stats_percentile_sorted(v, s->n, m->percentile);
-		free(v);
-		return out;
-	}
-	stats_summarize(figures->v, figures->n, &sum);
-	return sum.n > 0 ? sum.median : 0;
-}
-
 static json_t *
 string_list(const json_t *base, const char *key)
 {
@@ -222,11 +198,32 @@ open_new(struct ctx *c, json_t *a, const struct regress_verdict *v)
 	struct werr *err;
 	int64_t id;
 
+	json_t *all = NULL, *acc = NULL;
+
 	why = xasprintf("%s: %s (%+.1f %%, %.1f %% worse, threshold %g %%); "
 	    "Mann-Whitney U p = %.3g < alpha %g", name, change, v->change_pct,
 	    v->worse_pct, pol->regressions.threshold_pct, v->p_value,
 	    pol->regressions.alpha);
-	err = store_regress_insert(c->o->store, a, c->o->who, why, &id);
+	/* A regression accepted at approval is a decision: acknowledged,
+	 * naming the review. */
+	if ((err = store_regress_alerts(&all, c->o->store, NULL, NULL, 0))
+	    == NULL && (err = regress_accepted_find(&acc, c->o->store, a,
+	    all)) == NULL && acc != NULL)
+		json_object_set(json_object_get(a, "record"),
+		    "accepted_review", json_object_get(acc, "review"));
+	if (err == NULL)
+		err = store_regress_insert(c->o->store, a, c->o->who, why,
+		    &id);
+	if (err == NULL && acc != NULL && id > 0) {
+		free(why);
+		why = xasprintf("accepted at the approval of review %lld by "
+		    "%s: %s", (long long)jsonget_int(acc, "review"),
+		    jsonget_str(acc, "by"), jsonget_str(acc, "text"));
+		err = store_regress_transition(c->o->store, id, "untriaged",
+		    "acknowledged", c->o->who, why);
+	}
+	json_decref(all);
+	json_decref(acc);
 	free(why);
 	free(name);
 	free(change);
@@ -260,7 +257,7 @@ judge_all(struct ctx *c)
 			pool(c, p->key, mi, &samples, &figures);
 			if (regress_sweep_figure(p->sweep, m->name, &after) != 0)
 				after = 0;
-			regress_judge(&v, m, before_figure(m, &samples,
+			regress_judge(&v, m, regress_pooled_figure(m, &samples,
 			    &figures), after, p->samples[mi].v,
 			    p->samples[mi].n, samples.v, samples.n,
 			    pol->regressions.threshold_pct,
@@ -323,7 +320,8 @@ classify(struct ctx *c)
 			json_array_append(fx, a);
 		else
 			json_array_append(again, a);
-		if (regress_state_open(jsonget_str(a, "state")))
+		if (regress_state_open(jsonget_str(a, "state")) &&
+		    !regress_alert_accepted(a))
 			json_object_set_new(engines, jsonget_str(a, "engine"),
 			    json_true());
 	}

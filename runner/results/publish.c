@@ -186,6 +186,8 @@ publish_results(json_t **out, struct publish_state *st,
 	sp.policy = st->policy;
 	sp.commit = measured;
 	sp.sign_key = o->sign_key;
+	sp.store = o->store;
+	sp.cycle = o->cycle;
 	if ((err = snapshot_source_date(&sp.source_date, measured,
 	    st->repo_root, st->tip)) != NULL ||
 	    (err = snapshot_build(&s, rs, &sp)) != NULL)

@@ -45,6 +45,7 @@ struct publish_opts {
 	const char *sign_key;		/* NULL: unsigned (unless policy
 					   requires a signature) */
 	const char *sign_key_arg;	/* --sign-key, for the refusal */
+	const char *cycle;		/* the cycle publishing, or NULL */
 };
 
 /*

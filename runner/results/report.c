@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "campaign-report.h"
 #include "jsonget.h"
+#include "machine-load.h"
 #include "quote.h"
 #include "util.h"
 #include "results/report.h"
@@ -41,12 +42,45 @@ num_or_null(const json_t *o, const char *key)
 	return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
 }
 
+/* a - b of two figures of o, or null when either is missing. */
+static json_t *
+difference(const json_t *o, const char *a, const char *b)
+{
+	const json_t *x = json_object_get(o, a), *y = json_object_get(o, b);
+
+	return json_is_number(x) && json_is_number(y) ? json_real(
+	    json_number_value(x) - json_number_value(y)) : json_null();
+}
+
 static json_t *
 bytes_or_null(const json_t *o, const char *key)
 {
 	const json_t *v = json_object_get(o, key);
 
 	return v != NULL ? json_incref((json_t *)v) : json_null();
+}
+
+/* {"from": the first sweep's start, "to": the last one's end} (ISO 8601,
+ * UTC) of the rows of tables, each null when none says. */
+static json_t *
+measured(const json_t *tables)
+{
+	const json_t *t, *r;
+	const char *from = NULL, *to = NULL, *s;
+	size_t i, j;
+
+	json_array_foreach((json_t *)tables, i, t)
+		json_array_foreach(json_object_get(t, "rows"), j, r) {
+			if ((s = json_string_value(json_object_get(r,
+			    "started"))) != NULL && (from == NULL ||
+			    strcmp(s, from) < 0))
+				from = s;
+			if ((s = json_string_value(json_object_get(r,
+			    "finished"))) != NULL && (to == NULL ||
+			    strcmp(s, to) > 0))
+				to = s;
+		}
+	return json_pack("{s:s?, s:s?}", "from", from, "to", to);
 }
 
 json_t *
@@ -75,6 +109,11 @@ report_comparison(const struct resultset *rs, const struct policy *pol)
 			    "total", jsonget_int(c, "total"));
 			json_object_set_new(row, "output_throughput",
 			    num_or_null(sum, "output_throughput"));
+			json_object_set_new(row, "total_token_throughput",
+			    num_or_null(sum, "total_token_throughput"));
+			json_object_set_new(row, "input_throughput",
+			    difference(sum, "total_token_throughput",
+			    "output_throughput"));
 			json_object_set_new(row, "median_ttft_ms",
 			    num_or_null(sum, "median_ttft_ms"));
 			json_object_set_new(row, "p90_ttft_ms",
@@ -84,8 +123,24 @@ report_comparison(const struct resultset *rs, const struct policy *pol)
 			/* each under its vllm bench serve name (glossary) */
 			json_object_set_new(row, "median_tpot_ms",
 			    num_or_null(sum, "median_tpot_ms"));
+			json_object_set_new(row, "p90_tpot_ms",
+			    num_or_null(sum, "p90_tpot_ms"));
+			json_object_set_new(row, "p99_tpot_ms",
+			    num_or_null(sum, "p99_tpot_ms"));
 			json_object_set_new(row, "median_itl_ms",
 			    num_or_null(sum, "median_itl_ms"));
+			json_object_set_new(row, "p90_itl_ms",
+			    num_or_null(sum, "p90_itl_ms"));
+			json_object_set_new(row, "p99_itl_ms",
+			    num_or_null(sum, "p99_itl_ms"));
+			/* when and how busy: the sweep's times and the
+			 * machine's load while it measured */
+			json_object_set_new(row, "started",
+			    bytes_or_null(c, "started"));
+			json_object_set_new(row, "finished",
+			    bytes_or_null(c, "finished"));
+			json_object_set_new(row, "machine_load", bytes_or_null(
+			    json_object_get(c, "provenance"), "machine_load"));
 			json_object_set_new(row, "peak_system_memory_bytes",
 			    bytes_or_null(c, "peak_system_memory_bytes"));
 			json_object_set_new(row, "peak_engine_memory_bytes",
@@ -115,7 +170,8 @@ report_comparison(const struct resultset *rs, const struct policy *pol)
 			    json_null()));
 	}
 	json_decref(docs);
-	return json_pack("{s:i, s:o}", "schema", 1, "tables", tables);
+	return json_pack("{s:i, s:o, s:o}", "schema", 1, "measured",
+	    measured(tables), "tables", tables);
 }
 
 /* ---- Markdown ---- */
@@ -230,6 +286,70 @@ md_gate(struct buf *b, const json_t *gate)
 	buf_puts(b, "\n");
 }
 
+/* The figures of a row of the per-concurrency table, in its order. */
+static const struct {
+	const char *key;
+	double scale;
+	int decimals;
+} figures[] = {
+	{ "output_throughput", 1, 1 },
+	{ "input_throughput", 1, 1 },
+	{ "total_token_throughput", 1, 1 },
+	{ "median_ttft_ms", 1, 1 },
+	{ "p99_ttft_ms", 1, 1 },
+	{ "median_tpot_ms", 1, 2 },
+	{ "p90_tpot_ms", 1, 2 },
+	{ "p99_tpot_ms", 1, 2 },
+	{ "median_itl_ms", 1, 2 },
+	{ "p90_itl_ms", 1, 2 },
+	{ "p99_itl_ms", 1, 2 },
+	{ "peak_system_memory_bytes", MIB, 0 },
+	{ NULL, 0, 0 },
+};
+
+/* The machine's 1-minute load at the sweep's first and last request,
+ * "0.4 → 1.2" ("!" after it when it was not quiet), or "-". */
+static void
+load_cell(struct buf *b, const json_t *load)
+{
+	const json_t *s = json_object_get(load, "start");
+	const json_t *e = json_object_get(load, "end");
+
+	buf_puts(b, " | ");
+	if (!json_is_object(s) || !json_is_object(e)) {
+		buf_puts(b, "-");
+		return;
+	}
+	buf_printf(b, "%.1f \u2192 %.1f%s", json_number_value(json_object_get(
+	    s, "load1")), json_number_value(json_object_get(e, "load1")),
+	    json_is_false(json_object_get(load, "quiet")) ? " !" : "");
+}
+
+/* The sweeps of table t measured while the machine was not quiet. */
+static void
+md_busy(struct buf *b, const json_t *t)
+{
+	const json_t *r;
+	char *why;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(t, "rows"), i, r) {
+		if ((why = machine_load_warning(json_object_get(r,
+		    "machine_load"))) == NULL)
+			continue;
+		buf_puts(b, n++ == 0 ? "\n**Warning: the machine was not "
+		    "quiet** (1-minute load at or above its cores) while it "
+		    "measured " : "; ");
+		quote_md(b, jsonget_str(r, "engine"));
+		buf_printf(b, " c=%lld (%s)", (long long)jsonget_int(r,
+		    "concurrency"), why);
+		free(why);
+	}
+	if (n > 0)
+		buf_puts(b, ": those figures may be slower than the engine "
+		    "is.\n");
+}
+
 static void
 md_tables(struct buf *b, const json_t *comparison,
     const struct plot_file *plots, size_t nplots)
@@ -239,31 +359,30 @@ md_tables(struct buf *b, const json_t *comparison,
 	size_t i, j, k;
 
 	json_array_foreach(json_object_get(comparison, "tables"), i, t) {
-		buf_printf(b, "## %s / %s\n\n| engine | c | output tok/s | "
-		    "TTFT p50 (ms) | TTFT p99 (ms) | TPOT p50 (ms) | peak "
-		    "system MiB | completed | status | outcome |\n"
-		    "|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n", jsonget_str(t, "model"),
+		buf_printf(b, "## %s / %s\n\n| engine | c | requests | "
+		    "output tok/s | input tok/s | total tok/s | TTFT p50 (ms) | "
+		    "TTFT p99 (ms) | TPOT p50 (ms) | TPOT p90 (ms) | TPOT p99 "
+		    "(ms) | ITL p50 (ms) | ITL p90 (ms) | ITL p99 (ms) | peak "
+		    "system MiB | load | status | outcome |\n"
+		    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+		    "--:|--:|---|---|\n", jsonget_str(t, "model"),
 		    jsonget_str(t, "split"));
 		json_array_foreach(json_object_get(t, "rows"), j, r) {
 			engine_cell(b, r, many);
-			buf_printf(b, " | %lld", (long long)jsonget_int(r,
-			    "concurrency"));
-			cell_num(b, json_object_get(r, "output_throughput"),
-			    1, 1, 0, "");
-			cell_num(b, json_object_get(r, "median_ttft_ms"),
-			    1, 1, 0, "");
-			cell_num(b, json_object_get(r, "p99_ttft_ms"),
-			    1, 1, 0, "");
-			cell_num(b, json_object_get(r, "median_tpot_ms"),
-			    1, 2, 0, "");
-			cell_num(b, json_object_get(r,
-			    "peak_system_memory_bytes"), MIB, 0, 0, "");
-			buf_printf(b, " | %lld/%lld", (long long)jsonget_int(r,
-			    "completed"), (long long)jsonget_int(r, "total"));
+			buf_printf(b, " | %lld | %lld/%lld", (long long)
+			    jsonget_int(r, "concurrency"), (long long)
+			    jsonget_int(r, "completed"), (long long)
+			    jsonget_int(r, "total"));
+			for (k = 0; figures[k].key != NULL; k++)
+				cell_num(b, json_object_get(r, figures[k].key),
+				    figures[k].scale, figures[k].decimals, 0,
+				    "");
+			load_cell(b, json_object_get(r, "machine_load"));
 			cell_text(b, jsonget_str(r, "status"));
 			cell_text(b, jsonget_str(r, "outcome"));
 			buf_puts(b, " |\n");
 		}
+		md_busy(b, t);
 		json_array_foreach(json_object_get(t, "scaling"), j, sc) {
 			if (j == 0)
 				buf_puts(b, "\nScaling (output throughput at the "
@@ -305,17 +424,20 @@ md_fidelity(struct buf *b, const json_t *rows)
 		buf_puts(b, "No fidelity run in this snapshot.\n\n");
 		return;
 	}
-	buf_puts(b, "| engine | model | shots | weighted F1 % | macro F1 % | "
-	    "vs reference (pp) | agreement % | unparsable | failed | outcome |\n"
-	    "|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
+	buf_puts(b, "| engine | model | shots | items | weighted F1 % | "
+	    "macro F1 % | vs reference (pp) | on items | agreement % | "
+	    "unparsable | failed | outcome |\n"
+	    "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
 	json_array_foreach(rows, i, r) {
 		ref = json_object_get(r, "reference");
 		buf_printf(b, "| %s | %s | %lld", jsonget_str(r, "engine"),
 		    jsonget_str(r, "model"), (long long)jsonget_int(r,
 		    "shots"));
+		cell_num(b, json_object_get(r, "items"), 1, 0, 0, "");
 		cell_num(b, json_object_get(r, "weighted_f1"), 0.01, 1, 0, "");
 		cell_num(b, json_object_get(r, "macro_f1"), 0.01, 1, 0, "");
 		cell_num(b, json_object_get(ref, "delta_pp"), 1, 2, 1, "");
+		cell_num(b, json_object_get(ref, "compared"), 1, 0, 0, "");
 		cell_num(b, json_object_get(ref, "agreement"), 0.01, 1, 0, "");
 		buf_printf(b, " | %lld | %lld", (long long)jsonget_int(r,
 		    "parse_failures"), (long long)jsonget_int(r,
@@ -323,9 +445,10 @@ md_fidelity(struct buf *b, const json_t *rows)
 		cell_text(b, jsonget_str(r, "outcome"));
 		buf_puts(b, " |\n");
 	}
-	buf_puts(b, "\nWeighted F1 is against the gold labels; \"vs reference\" "
+	buf_puts(b, "\nItems is how many fidelity items each score rests on; "
+	    "weighted F1 is against the gold labels; \"vs reference\" "
 	    "is the weighted F1 minus the reference engine's, over the items "
-	    "both answered, and agreement the share of items given the same "
+	    "both answered (\"on items\": how many), and agreement the share of items given the same "
 	    "label. Unparsable answers (no label, or several) and failed "
 	    "requests are wrong predictions of the class `none`, counted "
 	    "apart and never dropped.\n\n");
@@ -384,13 +507,21 @@ report_markdown(const json_t *info, const json_t *comparison,
     const json_t *gate, const json_t *fidelity_rows,
     const struct plot_file *plots, size_t nplots)
 {
-	const json_t *runs = json_object_get(gate, "runs"), *v;
+	const json_t *runs = json_object_get(gate, "runs"), *v, *m;
 	static const char *const kinds[] = { "campaign", "fidelity",
 	    "reference", NULL };
 	struct buf b = BUF_INIT;
 	size_t i, k;
 
-	buf_printf(&b, "# Results\n\nMeasured at commit `%s` with warden %s. "
+	buf_puts(&b, "# Results\n\n");
+	if (json_is_string(json_object_get(comparison, "cycle")))
+		buf_printf(&b, "Cycle `%s`. ", jsonget_str(comparison,
+		    "cycle"));
+	m = json_object_get(comparison, "measured");
+	if (json_is_string(json_object_get(m, "from")))
+		buf_printf(&b, "Measured from %s to %s (UTC). ",
+		    jsonget_str(m, "from"), jsonget_str(m, "to"));
+	buf_printf(&b, "Measured at commit `%s` with warden %s. "
 	    "Result set sha256 `%s`.\n\n", jsonget_str(info, "commit"),
 	    jsonget_str(info, "warden_version"), jsonget_str(gate,
 	    "results_sha256"));
@@ -415,6 +546,8 @@ report_markdown(const json_t *info, const json_t *comparison,
 	report_md_what_ran(&b, json_object_get(info, "ran"));
 	md_gate(&b, gate);
 	md_tables(&b, comparison, plots, nplots);
+	if (json_is_object(json_object_get(comparison, "since")))
+		report_md_since(&b, json_object_get(comparison, "since"));
 	md_fidelity(&b, fidelity_rows);
 	md_memory(&b, gate, plots, nplots);
 	quote_md_doc(&b);

@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "policy.h"
+#include "store.h"
 
 #include "results/plot.h"
 #include "results/resultset.h"
@@ -24,6 +25,30 @@
  * outcome; a figure not measured is null. */
 json_t *report_comparison(const struct resultset *rs,
     const struct policy *pol);
+
+/*
+ * The results on the official branch (report-since.c): {"official": its
+ * tip, "snapshot_sha256", "commit" (what they measured), "comparison":
+ * their comparison.json}, or NULL when it has none.
+ */
+json_t *report_previous(const char *repo_root, const char *branch);
+
+/*
+ * What moved since previous (report_previous(), or NULL): each cell of
+ * comparison on the same machine, its two runs judged by the regressions
+ * rule (regress_compare()) when store (may be NULL) has both:
+ * {"official", "commit", "measured", "policy", "cells": [{engine, model,
+ * split, concurrency, before_run, after_run, output_throughput and
+ * median_tpot_ms {before, after, ratio}, verdict ("regressed",
+ * "improved", "unchanged", "too-few", or "untested": ratio only), text,
+ * metrics}], "new": [cells it did not have]}; or {"why"} when there is
+ * nothing to compare with.
+ */
+json_t *report_since(const json_t *previous, const json_t *comparison,
+    struct store *store, const struct policy *pol);
+/* Its section of REPORT.md ("## Since the last snapshot"): changed
+ * cells in a table, unchanged ones and new ones in a line each. */
+void report_md_since(struct buf *b, const json_t *since);
 
 /* What ran (report-ran.c): {"machines": [{machine, cpu, arch, cpus,
  * system_memory_bytes, gpu_working_set_hint_bytes, os, os_release}],

@@ -320,7 +320,7 @@ static struct werr *
 build_outputs(struct snapshot *s, const struct resultset *rs,
     const struct snapshot_params *p, json_t **gate_out)
 {
-	json_t *comparison, *gate, *fid, *refs, *rows, *info, *doc;
+	json_t *comparison, *gate, *fid, *refs, *rows, *info, *doc, *previous;
 	struct plot_file *plots = NULL;
 	struct werr *err;
 	const char *path;
@@ -332,6 +332,13 @@ build_outputs(struct snapshot *s, const struct resultset *rs,
 	if ((err = plot_results(&plots, &nplots, rs)) != NULL)
 		return err;
 	comparison = report_comparison(rs, p->policy);
+	if (p->cycle != NULL)
+		json_object_set_new(comparison, "cycle", json_string(p->cycle));
+	previous = p->repo_root != NULL ? report_previous(p->repo_root,
+	    p->policy->official_branch) : NULL;
+	json_object_set_new(comparison, "since", report_since(previous,
+	    comparison, p->store, p->policy));
+	json_decref(previous);
 	gate = gate_evaluate(p->policy, rs);
 	fid = resultset_docs(rs, "fidelity");
 	refs = resultset_docs(rs, "reference");

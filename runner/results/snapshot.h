@@ -67,6 +67,10 @@ struct snapshot_params {
 	json_t *merged_from;		/* merge: [{"id", "sha256"}], or NULL */
 	const json_t *inputs;		/* merge: the parts' common inputs
 					   instead of hashing repo_root */
+	struct store *store;		/* the runs' requests, to judge what
+					   moved since the results on the
+					   official branch; NULL: ratios */
+	const char *cycle;		/* the cycle measured, or NULL */
 };
 
 /* The signing key: arg, else $WARDEN_SIGNING_KEY, else none; an input

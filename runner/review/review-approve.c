@@ -93,11 +93,13 @@ expected_missing(const json_t *ev, int64_t id)
  * Evidence a submitter promised (expected_missing), and a smoke campaign
  * (review smoke, the agent's, triage's) of every engine the change
  * touches as it lands on the tip (r: the gate's result there).
+ * *regressed: the cells the newest smoke of those engines measured as
+ * regressed (review_smoke_regressed()).
  */
 static struct werr *
-evidence_missing(char **missing, struct store *store, git_repository *repo,
-    const struct review_base *b, const struct allowlist_report *r,
-    int64_t id)
+evidence_missing(char **missing, json_t **regressed, struct store *store,
+    git_repository *repo, const struct review_base *b,
+    const struct allowlist_report *r, int64_t id)
 {
 	struct review_smoke_opts so;
 	json_t *engines, *ev = NULL;
@@ -105,6 +107,7 @@ evidence_missing(char **missing, struct store *store, git_repository *repo,
 	struct werr *err;
 
 	*missing = NULL;
+	*regressed = NULL;
 	if ((err = store_review_evidence(store, id, &ev)) != NULL)
 		return err;
 	if ((*missing = expected_missing(ev, id)) != NULL) {
@@ -119,6 +122,7 @@ evidence_missing(char **missing, struct store *store, git_repository *repo,
 	so.gate = r;
 	engines = review_smoke_engines(&so);
 	names = review_smoke_missing(ev, engines);
+	*regressed = review_smoke_regressed(ev, engines);
 	if (names != NULL)
 		*missing = xasprintf("review %lld changes %s and carries no "
 		    "smoke evidence of %s (warden review smoke %lld runs it)",
@@ -128,6 +132,23 @@ evidence_missing(char **missing, struct store *store, git_repository *repo,
 	json_decref(ev);
 	free(names);
 	return NULL;
+}
+
+/* "simfix qwen3-0.6b/chat c=1: 5.02x slower decode: ...; ..." of the
+ * regressed cells; caller frees. */
+static char *
+regressed_text(const json_t *cells)
+{
+	struct buf b = BUF_INIT;
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(cells, i, c)
+		buf_printf(&b, "%s%s %s/%s c=%lld: %s", i > 0 ? "; " : "",
+		    jsonget_str(c, "engine"), jsonget_str(c, "model"),
+		    jsonget_str(c, "split"), (long long)jsonget_int(c,
+		    "concurrency"), jsonget_str(c, "text"));
+	return buf_detach(&b);
 }
 
 struct werr *
@@ -156,7 +177,7 @@ static struct werr *
 approve_held(char *commit_out, struct allowlist_report *r,
     struct store *store, git_repository *repo, const char *official_branch,
     int64_t id, const git_signature *approver, const char *comment,
-    int without_evidence)
+    unsigned flags)
 {
 	struct official_change c;
 	struct review_base b;
@@ -164,7 +185,8 @@ approve_held(char *commit_out, struct allowlist_report *r,
 	json_t *body = NULL, *data = NULL;
 	char now[32], tip[GIT_OID_HEXSZ + 1];
 	char *patch = NULL, *commit = NULL, *msg = NULL, *who = NULL;
-	char *missing = NULL;
+	char *missing = NULL, *slower = NULL;
+	json_t *regressed = NULL;
 	char *refname = xasprintf("refs/heads/%s", official_branch);
 	char *subject = xasprintf("review/%lld", (long long)id);
 	char *op = xasprintf("%lld", (long long)id);
@@ -193,20 +215,39 @@ approve_held(char *commit_out, struct allowlist_report *r,
 		    (long long)id, official_branch, tip);
 		goto out;
 	}
-	if ((err = evidence_missing(&missing, store, repo, &b, r, id)) != NULL)
+	if ((err = evidence_missing(&missing, &regressed, store, repo, &b, r,
+	    id)) != NULL)
 		goto out;
-	if (missing != NULL && !without_evidence) {
+	if (missing != NULL && !(flags & REVIEW_WITHOUT_EVIDENCE)) {
 		werr_free(journal_approve_failed(store, id, r, missing));
 		err = werr_new(WEXIT_PROBLEM, "%s; it stays pending (review "
 		    "approve --without-evidence takes it without, and the "
 		    "journal says so)", missing);
 		goto out;
 	}
+	if (json_array_size(regressed) > 0) {
+		slower = regressed_text(regressed);
+		if (!(flags & REVIEW_ACCEPT_REGRESSION)) {
+			char *why = xasprintf("review %lld was measured as a "
+			    "regression by its smoke: %s", (long long)id,
+			    slower);
+
+			werr_free(journal_approve_failed(store, id, r, why));
+			err = werr_new(WEXIT_PROBLEM, "%s; it stays pending "
+			    "(review approve --accept-regression takes it, "
+			    "and the journal says so)", why);
+			free(why);
+			goto out;
+		}
+	}
 	who = review_person_string(approver);
 	msg = approve_message(queued, who);
 	utc_now_iso(now, sizeof(now));
 	body = json_pack("{s:I, s:s, s:s?, s:s?}", "id", (json_int_t)id, "by",
 	    who, "comment", comment, "without_evidence", missing);
+	if (slower != NULL)
+		json_object_set_new(body, "accepted_regression", json_pack(
+		    "{s:s, s:O}", "text", slower, "cells", regressed));
 	data = json_pack("{s:s, s:s, s:s*}", "decided", now, "by", who,
 	    "comment", comment);
 	memset(&c, 0, sizeof(c));
@@ -234,6 +275,8 @@ out:
 	free(patch);
 	free(commit);
 	free(missing);
+	free(slower);
+	json_decref(regressed);
 	free(msg);
 	free(who);
 	free(refname);
@@ -245,7 +288,7 @@ out:
 struct werr *
 review_approve(char *commit_out, struct allowlist_report *r,
     struct store *store, git_repository *repo, const char *official_branch,
-    int64_t id, const char *as, const char *comment, int without_evidence)
+    int64_t id, const char *as, const char *comment, unsigned flags)
 {
 	git_signature *approver = NULL;
 	struct werr *err;
@@ -257,7 +300,7 @@ review_approve(char *commit_out, struct allowlist_report *r,
 		return err;
 	if ((err = store_hold(store)) == NULL) {
 		err = approve_held(commit_out, r, store, repo, official_branch,
-		    id, approver, comment, without_evidence);
+		    id, approver, comment, flags);
 		store_unhold(store);
 	}
 	git_signature_free(approver);

@@ -22,6 +22,7 @@
 #include "campaign.h"
 #include "fault.h"
 #include "policy.h"
+#include "regress/regress.h"
 #include "repo.h"
 #include "review.h"
 #include "review-private.h"
@@ -122,17 +123,20 @@ review_smoke_engines(const struct review_smoke_opts *o)
 	return kept;
 }
 
-/* One engine's smoke campaign from tree dir: {"engine", "run_id",
- * "passed", "sweeps"|"error"}. */
+/* One engine's smoke campaign from tree dir, round round (1: run id
+ * PREFIX-ENGINE-PHASE, then PREFIX-ENGINE-PHASE-ROUND): {"engine",
+ * "run_id", "round", "passed", "sweeps"|"error"}. */
 static json_t *
 smoke_engine(const struct review_smoke_opts *o, const char *engine,
-    const char *phase, const char *dir, const char *label)
+    const char *phase, const char *dir, const char *label, int round)
 {
 	const char *engines[] = { engine, NULL };
 	struct scratch_usage left;
 	struct campaign_opts co;
 	json_t *res, *rows = NULL, *sweeps = json_array(), *s;
-	char *run_id = xasprintf("%s-%s-%s", o->run_prefix, engine, phase);
+	char *run_id = round > 1 ? xasprintf("%s-%s-%s-%d", o->run_prefix,
+	    engine, phase, round) : xasprintf("%s-%s-%s", o->run_prefix,
+	    engine, phase);
 	char *got = NULL;
 	struct werr *err;
 	int passed = 1;
@@ -153,7 +157,8 @@ smoke_engine(const struct review_smoke_opts *o, const char *engine,
 	co.untrusted = 1;
 	co.left = &left;
 	memset(&left, 0, sizeof(left));
-	res = json_pack("{s:s, s:s}", "engine", engine, "run_id", run_id);
+	res = json_pack("{s:s, s:s, s:i}", "engine", engine, "run_id", run_id,
+	    "round", round);
 	if ((err = campaign_run(&co, &got)) == NULL)
 		err = store_campaign_sweeps_json(o->store, run_id, &rows);
 	/* What the run left in its own folder, removed since. */
@@ -189,62 +194,124 @@ smoke_engine(const struct review_smoke_opts *o, const char *engine,
 	return res;
 }
 
-static json_t *
-smoke_phase(const struct review_smoke_opts *o, json_t *engines,
+/* One side of the smoke: its tree checked out, its label, its runs. */
+struct side {
+	const char *phase;
+	char *dir, *label;
+	json_t *res;		/* {"passed", "runs"[, "error"]} */
+};
+
+static void
+side_open(struct side *sd, const struct review_smoke_opts *o,
     const char *phase, const git_oid *tree)
 {
-	char *dir = xasprintf("%s/smoke-%s", o->work_dir, phase);
 	char hex[GIT_OID_HEXSZ + 1];
-	char *label = xasprintf("%s %s: tree %s", o->label, phase,
-	    git_oid_tostr(hex, sizeof(hex), tree));
-	json_t *res = json_object(), *runs = json_array(), *e;
 	struct werr *err;
-	int passed = 1;
-	size_t i;
 
-	if ((err = repo_tree_materialize(o->repo, tree, dir)) != NULL) {
-		json_object_set_new(res, "error", json_string(err->msg));
+	sd->phase = phase;
+	sd->dir = xasprintf("%s/smoke-%s", o->work_dir, phase);
+	sd->label = xasprintf("%s %s: tree %s", o->label, phase,
+	    git_oid_tostr(hex, sizeof(hex), tree));
+	sd->res = json_pack("{s:b, s:[]}", "passed", 1, "runs");
+	if ((err = repo_tree_materialize(o->repo, tree, sd->dir)) != NULL) {
+		json_object_set_new(sd->res, "error", json_string(err->msg));
+		json_object_set_new(sd->res, "passed", json_false());
 		werr_free(err);
-		passed = 0;
-		goto out;
 	}
-	json_array_foreach(engines, i, e) {
-		json_t *r;
-		char *what = xasprintf("smoke %s: %s", phase,
-		    json_string_value(e));
-
-		if (o->on_progress != NULL)
-			o->on_progress(o->arg, what);
-		free(what);
-		r = smoke_engine(o, json_string_value(e), phase, dir, label);
-		if (!json_is_true(json_object_get(r, "passed")))
-			passed = 0;
-		json_array_append_new(runs, r);
-	}
-out:
-	werr_free(path_remove_tree(dir));
-	json_object_set_new(res, "passed", json_boolean(passed));
-	json_object_set_new(res, "runs", runs);
-	free(dir);
-	free(label);
-	return res;
 }
 
-/* review_smoke() of engines (review_smoke_engines(o), taken). */
+/* Run engine on side sd in round; 1 when it passed. */
+static int
+side_run(struct side *sd, const struct review_smoke_opts *o,
+    const char *engine, int round)
+{
+	json_t *r;
+	char *what;
+	int passed;
+
+	if (json_object_get(sd->res, "error") != NULL)
+		return 0;
+	what = round > 1 ? xasprintf("smoke %s: %s (round %d)", sd->phase,
+	    engine, round) : xasprintf("smoke %s: %s", sd->phase, engine);
+	if (o->on_progress != NULL)
+		o->on_progress(o->arg, what);
+	free(what);
+	r = smoke_engine(o, engine, sd->phase, sd->dir, sd->label, round);
+	passed = json_is_true(json_object_get(r, "passed"));
+	if (!passed)
+		json_object_set_new(sd->res, "passed", json_false());
+	json_array_append_new(json_object_get(sd->res, "runs"), r);
+	return passed;
+}
+
+static void
+side_close(struct side *sd)
+{
+	werr_free(path_remove_tree(sd->dir));
+	free(sd->dir);
+	free(sd->label);
+}
+
+/* The run ids of a side's runs, a new array. */
+static json_t *
+run_ids(const json_t *side)
+{
+	json_t *ids = json_array(), *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(side, "runs"), i, r)
+		json_array_append(ids, json_object_get(r, "run_id"));
+	return ids;
+}
+
+/*
+ * review_smoke() of engines (review_smoke_engines(o), taken). Each
+ * engine is run before, after, before, after... (policy agent.smoke
+ * rounds), so that drift and a busy machine hit both sides alike; an
+ * engine that fails on a side in the first round is not run again
+ * (nothing of its speed can be told). The sides' speed is compared by
+ * regress_compare(): "speed", and "passed" false when it regressed.
+ */
 static json_t *
 smoke_of(const struct review_smoke_opts *o, json_t *engines)
 {
-	json_t *before, *after;
+	struct side before, after;
+	json_t *e, *speed = NULL, *ib, *ia, *res;
+	struct werr *err;
+	int round, rounds = o->policy->agent.smoke_rounds, pb, pa;
+	size_t i;
 
 	if (json_array_size(engines) == 0)
 		return json_pack("{s:o, s:b, s:s}", "engines", engines,
 		    "passed", 0, "skipped", "no engine of a roster is "
 		    "concerned");
-	before = smoke_phase(o, engines, "before", o->base_tree);
-	after = smoke_phase(o, engines, "after", o->change_tree);
-	return json_pack("{s:o, s:O, s:o, s:o}", "engines", engines,
-	    "passed", json_object_get(after, "passed"), "before", before,
-	    "after", after);
+	side_open(&before, o, "before", o->base_tree);
+	side_open(&after, o, "after", o->change_tree);
+	json_array_foreach(engines, i, e)
+		for (round = 1; round <= (rounds > 0 ? rounds : 1); round++) {
+			pb = side_run(&before, o, json_string_value(e), round);
+			pa = side_run(&after, o, json_string_value(e), round);
+			if (!pb || !pa)
+				break;
+		}
+	side_close(&before);
+	side_close(&after);
+	ib = run_ids(before.res);
+	ia = run_ids(after.res);
+	if ((err = regress_compare(&speed, o->store, o->policy, ib, ia))
+	    != NULL) {
+		speed = json_pack("{s:s}", "error", err->msg);
+		werr_free(err);
+	}
+	json_decref(ib);
+	json_decref(ia);
+	json_object_set_new(speed, "rounds", json_integer(rounds));
+	res = json_pack("{s:o, s:b, s:o, s:o, s:o, s:b}", "engines", engines,
+	    "passed", json_is_true(json_object_get(after.res, "passed")) &&
+	    !json_is_true(json_object_get(speed, "regressed")), "before",
+	    before.res, "after", after.res, "speed", speed, "regressed",
+	    json_is_true(json_object_get(speed, "regressed")));
+	return res;
 }
 
 struct werr *
@@ -303,6 +370,87 @@ review_smoke_missing(const json_t *evidence, const json_t *engines)
 		return buf_detach(&b);
 	buf_free(&b);
 	return NULL;
+}
+
+/* The newest smoke evidence of ev (store rows, oldest first) that ran
+ * engine and was not quarantined, or NULL. */
+static const json_t *
+newest_smoke(const json_t *ev, const char *engine)
+{
+	const json_t *x, *e, *body, *found = NULL;
+	size_t i, j;
+
+	json_array_foreach(ev, i, x) {
+		body = json_object_get(x, "body");
+		if (!json_is_string(json_object_get(x, "kind")) || strcmp(
+		    json_string_value(json_object_get(x, "kind")), "smoke")
+		    != 0 || !json_is_object(body) ||
+		    json_object_get(body, "quarantined") != NULL)
+			continue;
+		json_array_foreach(json_object_get(body, "engines"), j, e)
+			if (json_is_string(e) && strcmp(json_string_value(e),
+			    engine) == 0)
+				found = body;
+	}
+	return found;
+}
+
+json_t *
+review_smoke_regressed(const json_t *evidence, const json_t *engines)
+{
+	json_t *out = json_array();
+	const json_t *e, *body, *c;
+	size_t i, j;
+
+	json_array_foreach(engines, i, e) {
+		if ((body = newest_smoke(evidence, json_string_value(e))) ==
+		    NULL)
+			continue;
+		json_array_foreach(json_object_get(json_object_get(body,
+		    "speed"), "cells"), j, c)
+			if (json_equal(json_object_get(c, "engine"), e) &&
+			    json_is_string(json_object_get(c, "verdict")) &&
+			    strcmp(json_string_value(json_object_get(c,
+			    "verdict")), "regressed") == 0)
+				json_array_append_new(out, json_pack("{s:O, "
+				    "s:O, s:O, s:O, s:O, s:O}", "engine",
+				    json_object_get(c, "engine"), "model",
+				    json_object_get(c, "model"), "split",
+				    json_object_get(c, "split"), "concurrency",
+				    json_object_get(c, "concurrency"), "text",
+				    json_object_get(c, "text"), "metrics",
+				    json_object_get(c, "metrics")));
+	}
+	return out;
+}
+
+json_t *
+review_smoke_effect(const json_t *evidence)
+{
+	const json_t *x, *body, *newest = NULL, *c;
+	json_t *out = json_array();
+	const char *kind;
+	size_t i;
+
+	json_array_foreach(evidence, i, x) {
+		kind = json_string_value(json_object_get(x, "kind"));
+		body = json_object_get(x, "body");
+		if (kind != NULL && strcmp(kind, "smoke") == 0 &&
+		    json_object_get(body, "quarantined") == NULL &&
+		    json_is_array(json_object_get(json_object_get(body,
+		    "speed"), "cells")))
+			newest = body;
+	}
+	json_array_foreach(json_object_get(json_object_get(newest, "speed"),
+	    "cells"), i, c)
+		json_array_append_new(out, json_sprintf("%s %s/%s c=%lld: %s",
+		    json_string_value(json_object_get(c, "engine")),
+		    json_string_value(json_object_get(c, "model")),
+		    json_string_value(json_object_get(c, "split")),
+		    (long long)json_integer_value(json_object_get(c,
+		    "concurrency")), json_string_value(json_object_get(c,
+		    "text"))));
+	return out;
 }
 
 struct werr *

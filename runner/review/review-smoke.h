@@ -51,10 +51,15 @@ json_t *review_smoke_engines(const struct review_smoke_opts *o);
 
 /*
  * Smoke campaigns of those engines from the base tree and from the
- * change: {"engines", "before", "after", "passed"} where each side is
- * {"passed", "runs": [{"engine", "run_id", "passed", "sweeps"|"error"}]}
- * and "passed" is the after side's. No engine: {"engines": [],
- * "passed": false, "skipped": why}.
+ * change, interleaved: before, after, before, after... (policy
+ * agent.smoke.rounds per side; an engine that fails on a side in the
+ * first round is not run again), and the two sides' speed and memory
+ * judged by regress_compare(): {"engines", "before", "after", "speed",
+ * "regressed", "passed"} where each side is {"passed", "runs":
+ * [{"engine", "run_id", "round", "passed", "sweeps"|"error"}]}, "speed"
+ * is regress_compare()'s object with "rounds" (or {"error"}), and
+ * "passed" is the after side's and not "regressed". No engine:
+ * {"engines": [], "passed": false, "skipped": why}.
  */
 struct werr *review_smoke(json_t **out, const struct review_smoke_opts *o);
 
@@ -97,5 +102,18 @@ struct werr *review_smoke_review(json_t **out, struct store *store,
  * one is covered.
  */
 char *review_smoke_missing(const json_t *evidence, const json_t *engines);
+
+/*
+ * The cells of engines (an array) the newest smoke evidence of each
+ * measured as regressed (regress_compare()'s verdict), as a new array of
+ * {engine, model, split, concurrency, text, metrics}; empty when none.
+ * Approve takes such a change only when told to accept the regression.
+ */
+json_t *review_smoke_regressed(const json_t *evidence, const json_t *engines);
+
+/* The measured effect of a change: each cell of its newest smoke's speed
+ * as "ENGINE MODEL/SPLIT c=N: VERDICT IN WORDS", a new array (empty when
+ * no smoke measured its speed). */
+json_t *review_smoke_effect(const json_t *evidence);
 
 #endif

@@ -85,14 +85,19 @@ struct werr *review_show(json_t **out, struct store *store, int64_t id);
  * applies stays pending. Text that is not UTF-8 in as or comment is an
  * input error before anything changes. A review that expects evidence
  * (review_submission.expects) it does not have stays pending
- * (WEXIT_PROBLEM, journaled as review.approve-failed) unless
- * without_evidence; the journal's review.approve entry then says what was
- * missing.
+ * (WEXIT_PROBLEM, journaled as review.approve-failed) unless flags has
+ * REVIEW_WITHOUT_EVIDENCE; the journal's review.approve entry then says
+ * what was missing. A change its newest smoke measured as a regression
+ * (review_smoke_regressed()) stays pending the same way unless flags has
+ * REVIEW_ACCEPT_REGRESSION; the entry then has "accepted_regression":
+ * {"text", "cells"}, which the next cycle's regression alerts read.
  */
+#define REVIEW_WITHOUT_EVIDENCE 1u
+#define REVIEW_ACCEPT_REGRESSION 2u
 struct werr *review_approve(char *commit_out /* 41 */,
     struct allowlist_report *r, struct store *store, git_repository *repo,
     const char *official_branch, int64_t id, const char *as,
-    const char *comment, int without_evidence);
+    const char *comment, unsigned flags);
 /* The store side of a landed approval (official_kinds[]'s finish for
  * "review.approve"): review op becomes approved with commit. */
 struct werr *review_approve_finish(struct store *store, const char *op,

@@ -12,11 +12,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "regress/regress.h"
 #include "review.h"
 #include "store-review.h"
 #include "store-triage.h"
 #include "triage-private.h"
 #include "util.h"
+
+/* The run ids of the smoke runs whose outcome is outcome, a new array. */
+static json_t *
+runs_of(const json_t *smoke, const char *outcome)
+{
+	json_t *ids = json_array(), *s;
+	size_t i;
+
+	json_array_foreach((json_t *)smoke, i, s)
+		if (json_is_string(json_object_get(s, "run_id")) &&
+		    json_is_string(json_object_get(s, "outcome")) &&
+		    strcmp(json_string_value(json_object_get(s, "outcome")),
+		    outcome) == 0)
+			json_array_append(ids, json_object_get(s, "run_id"));
+	return ids;
+}
+
+/* The speed of the proposal: the smoke runs that failed (the culprit in)
+ * against those that passed (it out), by the regressions rule
+ * (regress_compare()); {"error"} when it cannot be read. */
+static json_t *
+smoke_speed(struct triage_ctx *c, const json_t *smoke)
+{
+	json_t *before = runs_of(smoke, "fail"), *after = runs_of(smoke,
+	    "pass"), *speed = NULL;
+	struct werr *err;
+
+	if ((err = regress_compare(&speed, c->o->store, c->o->policy, before,
+	    after)) != NULL) {
+		speed = json_pack("{s:s}", "error", err->msg);
+		werr_free(err);
+	}
+	json_object_set_new(speed, "before_is", json_string("the smoke runs "
+	    "that failed"));
+	json_object_set_new(speed, "after_is", json_string("the smoke runs "
+	    "that passed"));
+	json_decref(before);
+	json_decref(after);
+	return speed;
+}
 
 struct werr *
 triage_attach_smoke(struct triage_ctx *c, int64_t review, int64_t id,
@@ -35,8 +76,9 @@ triage_attach_smoke(struct triage_ctx *c, int64_t review, int64_t id,
 			goto out;
 	if ((err = triage_record_smoke(&smoke, c->o->store, rec)) != NULL)
 		goto out;
-	body = json_pack("{s:I, s:O?, s:O}", "incident", (json_int_t)id,
-	    "culprits", json_object_get(rec, "culprits"), "smoke", smoke);
+	body = json_pack("{s:I, s:O?, s:O, s:o}", "incident", (json_int_t)id,
+	    "culprits", json_object_get(rec, "culprits"), "smoke", smoke,
+	    "speed", smoke_speed(c, smoke));
 	err = review_add_evidence(c->o->store, review, "triage-smoke", body);
 out:
 	json_decref(body);

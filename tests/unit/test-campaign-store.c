@@ -2,7 +2,8 @@
  * test-campaign-store.c - the campaign tables: runs are unique by id,
  * sweeps go running -> done with journal entries, request rows are written
  * as they come, and an interrupted sweep is discarded with all its rows
- * so a resumed run has no duplicate and no orphan.
+ * so a resumed run has no duplicate and no orphan; a sweep keeps the
+ * machine's load and warns of a busy machine.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "journal.h"
+#include "machine-load.h"
 #include "store-campaign.h"
 #include "store.h"
 #include "util.h"
@@ -212,6 +214,62 @@ test_discard_removes_the_interrupted_attempt(void **state)
 	assert_int_equal(n, 1);
 }
 
+/* The machine's load: quiet below its cores at both samples; a sweep
+ * measured on a busy machine keeps its load in its provenance and says so
+ * in its journal entry. */
+static void
+test_machine_load_is_kept_and_warned(void **state)
+{
+	struct store_sweep_result res;
+	json_t *now = machine_load_now(), *busy, *quiet;
+	char *why;
+	int64_t id;
+
+	assert_non_null(now);	/* Linux and macOS have getloadavg(3) */
+	assert_true(json_number_value(json_object_get(now, "load1")) >= 0);
+	json_decref(now);
+	quiet = machine_load_span(json_pack("{s:f}", "load1", 0.0),
+	    json_pack("{s:f}", "load1", 0.0));
+	assert_true(json_is_true(json_object_get(quiet, "quiet")));
+	assert_null(machine_load_warning(quiet));
+	busy = machine_load_span(json_pack("{s:f}", "load1", 0.0),
+	    json_pack("{s:f}", "load1", 1e6));
+	assert_true(json_is_false(json_object_get(busy, "quiet")));
+	why = machine_load_warning(busy);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "load 0.0 and 1000000.0 on "));
+	free(why);
+	now = machine_load_span(NULL, NULL);
+	assert_null(json_object_get(now, "quiet"));	/* not known */
+	assert_null(machine_load_warning(now));
+	json_decref(now);
+	now = json_pack("{s:[]}", "points");
+	assert_null(store_campaign_run_create(store, "r-load", "m1", now,
+	    quiet));
+	json_decref(now);
+	id = begin_sweep("r-load", 0);
+	memset(&res, 0, sizeof(res));
+	res.outcome = "complete";
+	res.load = busy;
+	assert_null(store_campaign_sweep_finish(store, id, &res));
+	assert_int_equal(count("select json_extract(provenance, "
+	    "'$.machine_load.end.load1') = 1e6 from campaign_sweeps where "
+	    "run_id = 'r-load'"), 1);
+	assert_int_equal(count("select count(*) from journal where kind = "
+	    "'campaign.sweep.finish' and json_extract(body, '$.warning') like "
+	    "'the machine was not quiet while it measured: load 0.0 and "
+	    "1000000.0 on %'"), 1);
+	id = begin_sweep("r-load", 1);
+	res.load = quiet;
+	assert_null(store_campaign_sweep_finish(store, id, &res));
+	assert_int_equal(count("select count(*) from journal where kind = "
+	    "'campaign.sweep.finish' and subject = 'e/m/chat/c4' and "
+	    "json_extract(body, '$.run_id') = 'r-load' and json_extract(body, "
+	    "'$.warning') is null"), 1);
+	json_decref(busy);
+	json_decref(quiet);
+}
+
 static void
 test_engine_seconds_sum_finished_sweeps(void **state)
 {
@@ -275,6 +333,7 @@ main(void)
 		cmocka_unit_test(test_discard_removes_the_interrupted_attempt),
 		cmocka_unit_test(test_run_finish_and_chain),
 		cmocka_unit_test(test_engine_seconds_sum_finished_sweeps),
+		cmocka_unit_test(test_machine_load_is_kept_and_warned),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
