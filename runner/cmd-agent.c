@@ -46,6 +46,7 @@ print_run(const json_t *r)
 	const json_t *gate = json_object_get(r, "gate");
 	const json_t *smoke = json_object_get(r, "smoke");
 	const json_t *task = json_object_get(r, "task");
+	const json_t *failure = json_object_get(r, "failure");
 	const json_t *x;
 	size_t i;
 
@@ -83,6 +84,12 @@ print_run(const json_t *r)
 		    (long long)json_integer_value(json_object_get(exit,
 		    "reaped")), json_integer_value(json_object_get(exit,
 		    "reaped")) == 1 ? "" : "s");
+	if (failure != NULL) {
+		printf("failed:   the agent %s; the end of its log:\n",
+		    quote_msg(jsonget_str(failure, "reason")));
+		quote_print_lines(stdout, "  | ", jsonget_str(failure,
+		    "log_tail"));
+	}
 	json_array_foreach(json_object_get(r, "reasons"), i, x)
 		printf("quarantined: %s\n", quote_msg(json_string_value(x)));
 	json_array_foreach(json_object_get(r, "restored"), i, x)

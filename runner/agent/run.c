@@ -22,6 +22,7 @@
 
 #include "agent-private.h"
 #include "fault.h"
+#include "spawn.h"
 #include "journal.h"
 #include "review.h"
 #include "review-smoke.h"
@@ -30,6 +31,8 @@
 #include "util.h"
 
 #define AGENT_AUTHOR "maintainer agent <agent@warden.invalid>"
+#define AGENT_LOG_TAIL_BYTES 4096
+#define AGENT_LOG_TAIL_LINES 8
 
 struct run {
 	const struct agent_run_opts *o;
@@ -257,6 +260,37 @@ agent_succeeded(const struct agent_exec *ex)
 	    WEXITSTATUS(ex->status) == 0;
 }
 
+/* Why an agent failed, for `agent show` and the journal: how it ended
+ * and the last lines of its log (bounded; the log is warden's file). */
+static json_t *
+failure_json(const struct run *r, const struct agent_exec *ex)
+{
+	struct buf d = BUF_INIT, tail = BUF_INIT;
+	struct werr *err;
+	const char *s;
+	size_t i, lines = 0;
+	json_t *o;
+
+	if (ex->timed_out)
+		buf_printf(&d, "ran past its time limit of %.0f s",
+		    r->pol->agent.time_limit_s);
+	else
+		spawn_status_describe(&d, ex->status);
+	err = file_read_tail(&tail, r->p.log, AGENT_LOG_TAIL_BYTES);
+	werr_free(err);
+	/* the last AGENT_LOG_TAIL_LINES lines, a last line without '\n' too */
+	s = buf_cstr(&tail);
+	for (i = tail.len; i > 0; i--)
+		if (s[i - 1] == '\n' && i < tail.len &&
+		    ++lines > AGENT_LOG_TAIL_LINES)
+			break;
+	o = json_pack("{s:s, s:o}", "reason", buf_cstr(&d), "log_tail",
+	    json_text(s + i));
+	buf_free(&d);
+	buf_free(&tail);
+	return o;
+}
+
 /*
  * After an unreviewed step (the agent, its smoke campaign): compare the
  * repository with guard; on any difference put .git back, record the
@@ -378,7 +412,7 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 		goto out;
 	refused = rep.nv;
 	if (patch.len == 0 && refused == 0) {
-		*state = "no-change";
+		*state = agent_succeeded(ex) ? "no-change" : "agent-failed";
 		goto out;
 	}
 	note = xasprintf("agent run %lld: %s %s", (long long)r->p.id,
@@ -488,6 +522,8 @@ run_agent(struct run *r, const char **state)
 	if (err != NULL)
 		goto out;
 	json_object_set_new(r->rec, "exit", agent_exec_json(&ex));
+	if (!agent_succeeded(&ex))
+		json_object_set_new(r->rec, "failure", failure_json(r, &ex));
 	progress(r, "checking what the agent changed");
 	if ((err = quarantine_on_change(r, guard, r->o->repo, state,
 	    &changed)) != NULL || changed)
@@ -516,13 +552,20 @@ dry_run(struct run *r)
 	size_t i;
 
 	if ((err = store_agent_next_id(r->o->store, &id)) != NULL)
-		goto out;
+		return err;
 	agent_paths_init(&r->p, r->o->repo_root, id);
-	if ((err = agent_argv(&argv, r->pol, &r->p, r->o->task)) != NULL)
-		goto out;
 	env = agent_env(r->pol, &r->p);
-	for (i = 0; argv[i] != NULL; i++)
-		json_array_append_new(a, json_string(argv[i]));
+	/* What `agent run` would refuse, refused here too: the template
+	 * shown as policy has it. */
+	if ((err = agent_argv(&argv, r->pol, &r->p, r->o->task)) != NULL) {
+		for (i = 0; i < r->pol->agent.command.n; i++)
+			json_array_append_new(a, json_string(
+			    r->pol->agent.command.v[i]));
+	} else {
+		for (i = 0; argv[i] != NULL; i++)
+			json_array_append_new(a, json_string(argv[i]));
+		err = agent_program_check(argv, env);
+	}
 	for (i = 0; env[i] != NULL; i++)
 		json_array_append_new(names, json_stringn(env[i],
 		    (size_t)(strchr(env[i], '=') - env[i])));
@@ -538,7 +581,6 @@ dry_run(struct run *r)
 	json_object_set_new(r->rec, "worktree", json_string(r->p.worktree));
 	json_object_set_new(r->rec, "prompt_file", json_string(r->p.prompt));
 	json_object_set_new(r->rec, "context", json_string(buf_cstr(&ctx)));
-out:
 	for (i = 0; env != NULL && env[i] != NULL; i++)
 		free(env[i]);
 	free(env);
@@ -596,9 +638,16 @@ agent_run(json_t **out, const struct agent_run_opts *o)
 		goto out;
 	err = decide_sandbox(&r);
 	if (o->dry_run) {
+		fin = dry_run(&r);
+		if (err == NULL)
+			err = fin;
+		else
+			werr_free(fin);
 		json_object_set_new(r.rec, "state", json_string(err ?
 		    "refused" : "dry-run"));
-		werr_free(dry_run(&r));
+		if (err != NULL)
+			json_object_set_new(r.rec, "error",
+			    json_string(err->msg));
 		goto out;
 	}
 	if (err != NULL) {
