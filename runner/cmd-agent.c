@@ -38,6 +38,45 @@ on_progress(void *arg, const char *what)
 		output_progress(1, "agent: %s", what);
 }
 
+void
+cmd_print_agent_transcript(const json_t *t, const char *indent)
+{
+	const json_t *tok = json_object_get(t, "tokens"), *x;
+	size_t i;
+
+	if (t == NULL)
+		return;
+	printf("%stranscript: %s, %s (%lld turn%s, %lld input and %lld "
+	    "output tokens", indent, quote_str(jsonget_str(t, "program")),
+	    quote_str(jsonget_str(t, "file")),
+	    (long long)jsonget_int(t, "turns"),
+	    jsonget_int(t, "turns") == 1 ? "" : "s",
+	    (long long)jsonget_int(tok, "input"),
+	    (long long)jsonget_int(tok, "output"));
+	if (json_is_number(json_object_get(t, "cost_usd")))
+		printf(", $%.4f", json_number_value(json_object_get(t,
+		    "cost_usd")));
+	printf(")%s\n", json_is_true(json_object_get(t, "too_large")) ?
+	    ": too large, not read" : "");
+	json_array_foreach(json_object_get(t, "files_read"), i, x)
+		printf("%s  read    %s\n", indent,
+		    quote_str(json_string_value(x)));
+	json_array_foreach(json_object_get(t, "files_edited"), i, x)
+		printf("%s  edited  %s\n", indent,
+		    quote_str(json_string_value(x)));
+	json_array_foreach(json_object_get(t, "commands"), i, x) {
+		printf("%s  ran     %s", indent, quote_str(jsonget_str(x,
+		    "command")));
+		if (json_is_integer(json_object_get(x, "exit_code")))
+			printf(" (exit %lld)", (long long)jsonget_int(x,
+			    "exit_code"));
+		printf("\n");
+	}
+	if (json_is_string(json_object_get(t, "final_message")))
+		printf("%s  said    %s\n", indent, quote_str(jsonget_str(t,
+		    "final_message")));
+}
+
 static void
 print_run(const json_t *r)
 {
@@ -84,6 +123,7 @@ print_run(const json_t *r)
 		    (long long)json_integer_value(json_object_get(exit,
 		    "reaped")), json_integer_value(json_object_get(exit,
 		    "reaped")) == 1 ? "" : "s");
+	cmd_print_agent_transcript(json_object_get(r, "transcript"), "");
 	if (failure != NULL) {
 		printf("failed:   the agent %s; the end of its log:\n",
 		    quote_msg(jsonget_str(failure, "reason")));

@@ -172,6 +172,12 @@ extern const struct cmd_entry cmd_regressions_entry;
  * `agent run`, `review show|smoke` and `pr-check --smoke`. cmd-review.c */
 void cmd_print_smoke_table(const json_t *smoke, const char *indent);
 const char *cmd_smoke_verdict(const json_t *smoke);
+/* What an agent did, from its transcript (agent-private.h's
+ * agent_transcript: files read and edited, commands and their exit
+ * status, the final message, tokens and cost), each line starting with
+ * indent; every string of it quoted. For `agent show` and `review show`.
+ * cmd-agent.c */
+void cmd_print_agent_transcript(const json_t *t, const char *indent);
 /* The progress of a smoke campaign ("smoke before: simfix") on stderr,
  * unless -q; arg is the struct cmd_ctx. */
 void cmd_smoke_progress(void *arg, const char *what);

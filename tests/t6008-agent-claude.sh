@@ -47,6 +47,27 @@ test_expect_success_if $RUN 'Claude Code fixes the adapter in the sandbox; the c
 	PY
 '
 
+test_expect_success_if $RUN 'agent show and review show render what Claude did, from its own transcript' '
+	expect_exit 0 bw agent show 1 &&
+	expect_grep "^transcript: claude-code, .*\.jsonl (5 turns, 5000 input and 250 output tokens, \$0.0250)$" out &&
+	expect_grep "^  read    .*/\.warden/agent/1/task\.md$" out &&
+	expect_grep "^  read    adapters/engines/simfix\.json$" out &&
+	expect_grep "^  edited  adapters/engines/simfix\.json$" out &&
+	expect_grep "^  ran     warden --repo \. lint (exit 0)$" out &&
+	expect_grep "^  said    Fixed the --mode flag of simfix" out &&
+	expect_exit 0 bw review show 1 &&
+	expect_grep "^  transcript: claude-code, " out &&
+	expect_grep "^    edited  adapters/engines/simfix\.json$" out &&
+	expect_exit 0 bw --json journal show --kind agent.finished &&
+	python3 - out <<-PY
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	t = d[-1]["body"]["transcript"]
+	assert t["tokens"] == {"input": 5000, "output": 250}, t
+	assert abs(t["cost_usd"] - 0.025) < 1e-9 and t["turns"] == 5, t
+	PY
+'
+
 test_expect_success_if $RUN 'a 401 is a failed run, with the reason' '
 	echo 401 >model/script &&
 	ANTHROPIC_API_KEY=sk-bad expect_exit 1 aw agent run --engine simfix &&

@@ -25,7 +25,7 @@ test_expect_success_if $RUN 'a bench whose policy uses the codex preset and a ga
 	    "agent.model=\"gpt-test\"" "agent.gateway=\"http://127.0.0.1:$(cat model/port)/v1\"" &&
 	git -C bench rev-parse official >official.before &&
 	expect_exit 0 aw agent run --engine simfix --dry-run &&
-	expect_grep "^argv:     codex exec --color never --sandbox danger-full-access --skip-git-repo-check" out &&
+	expect_grep "^argv:     codex exec --color never --sandbox danger-full-access --skip-git-repo-check -c check_for_update_on_startup=false -c allow_login_shell=false -c model_provider=" out &&
 	expect_grep " -c model_providers.warden-gateway={name=\"gateway\", base_url=\"http://127.0.0.1:[0-9]*/v1\", env_key=\"OPENAI_API_KEY\", wire_api=\"responses\", request_max_retries=0, stream_max_retries=0} --model gpt-test -- Read the task in " out
 '
 
@@ -47,6 +47,25 @@ test_expect_success_if $RUN 'Codex fixes the adapter in the sandbox; the change 
 	assert reqs, "no request reached the model"
 	auth = {r["headers"].get("Authorization") or r["headers"].get("authorization") for r in reqs}
 	assert auth == {"Bearer sk-test-key"}, auth
+	PY
+'
+
+test_expect_success_if $RUN 'agent show and review show render what Codex did, from its own rollout' '
+	expect_exit 0 bw agent show 1 &&
+	expect_grep "^transcript: codex, 20[0-9/]*/rollout-.*\.jsonl (5 turns, 5000 input and 250 output tokens)$" out &&
+	expect_grep "^  ran     cat .*/\.warden/agent/1/task\.md (exit 0)$" out &&
+	expect_grep "^  ran     sed -i .*adapters/engines/simfix\.json (exit 0)$" out &&
+	expect_grep "^  ran     warden --repo \. lint (exit 0)$" out &&
+	expect_grep "^  said    Fixed the --mode flag of simfix" out &&
+	expect_exit 0 bw review show 1 &&
+	expect_grep "^  transcript: codex, " out &&
+	expect_exit 0 bw --json journal show --kind agent.finished &&
+	python3 - out <<-PY
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	t = d[-1]["body"]["transcript"]
+	assert t["tokens"] == {"input": 5000, "output": 250}, t
+	assert t["cost_usd"] is None, t
 	PY
 '
 

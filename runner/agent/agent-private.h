@@ -126,5 +126,15 @@ struct werr *agent_launch(struct agent_exec *ex, char *const *argv,
  * "timed_out", "duration_s", "reaped"}. */
 json_t *agent_exec_json(const struct agent_exec *ex);
 
+/* ---- transcript.c ---- */
+
+/* What the agent did, from its program's own transcript under home (the
+ * newest Claude Code session or Codex CLI rollout; read bounded, never
+ * through a link): {"program", "file" (under its sessions folder),
+ * "bytes", "too_large", "files_read", "files_edited", "commands"
+ * [{"command", "exit_code"}], "final_message", "tokens" {"input",
+ * "output"}, "turns", "cost_usd" (null where the program gives none)}.
+ * NULL when there is none. */
+json_t *agent_transcript(const char *home);
 
 #endif

@@ -369,6 +369,9 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 	    "sandbox", json_object_get(r->rec, "sandbox"),
 	    "argv", json_object_get(r->rec, "argv"),
 	    "diffstat", json_object_get(r->rec, "diffstat"));
+	if (json_object_get(r->rec, "transcript") != NULL)
+		json_object_set(ev, "transcript", json_object_get(r->rec,
+		    "transcript"));
 	err = review_add_evidence(r->o->store, r->review_id, "agent-run", ev);
 	json_decref(ev);
 	if (err == NULL)
@@ -487,6 +490,7 @@ run_agent(struct run *r, const char **state)
 	struct agent_exec ex;
 	char **argv = NULL, **env = NULL, *what;
 	struct werr *err;
+	json_t *t;
 	size_t i;
 	int changed;
 
@@ -522,6 +526,8 @@ run_agent(struct run *r, const char **state)
 	if (err != NULL)
 		goto out;
 	json_object_set_new(r->rec, "exit", agent_exec_json(&ex));
+	if ((t = agent_transcript(r->p.home)) != NULL)
+		json_object_set_new(r->rec, "transcript", t);
 	if (!agent_succeeded(&ex))
 		json_object_set_new(r->rec, "failure", failure_json(r, &ex));
 	progress(r, "checking what the agent changed");

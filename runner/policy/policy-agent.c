@@ -183,6 +183,10 @@ codex_command(struct policy *p)
 	add(c, "--skip-git-repo-check");
 	add(c, "-c");
 	add(c, "check_for_update_on_startup=false");
+	/* a login shell would reset PATH from /etc/profile: warden and the
+	 * tools agent.env's PATH names would be gone */
+	add(c, "-c");
+	add(c, "allow_login_shell=false");
 	if (p->agent.gateway != NULL) {
 		char *url = escape_braces(p->agent.gateway);
 		char *retries = p->agent.api_retries >= 0 ? xasprintf(
