@@ -146,6 +146,9 @@ agent_env(const struct policy *pol, const struct agent_paths *p)
 	env[n++] = xasprintf("HOME=%s", p->home);
 	env[n++] = xasprintf("TMPDIR=%s", p->tmp);
 	env[n++] = xasprintf("WARDEN_AGENT_RUN=%lld", (long long)p->id);
+	/* A smoke campaign the agent runs with warden takes its lock there:
+	 * the machine's (in /tmp) is hidden from it. */
+	env[n++] = xasprintf("WARDEN_LOCK_DIR=%s", p->tmp);
 	env[n++] = xstrdup("GIT_CONFIG_NOSYSTEM=1");
 	env[n++] = xstrdup("GIT_CONFIG_GLOBAL=/dev/null");
 	/* Hooks off, whatever a config the agent could reach says. */
