@@ -87,14 +87,45 @@ test_expect_success_if $RUN 'an API it cannot reach is a failed run, with the re
 	expect_grep "^  | .*ECONNREFUSED\|^  | .*Unable to connect" out
 '
 
+test_expect_success_if $RUN 'agent.max_turns and agent.max_cost_usd stop Claude Code: a failed run' '
+	echo idle >model/script &&
+	agent_policy bench "agent.gateway=\"http://127.0.0.1:$(cat model/port)\"" \
+	    "agent.max_turns=2" &&
+	ANTHROPIC_API_KEY=sk-test-key expect_exit 1 aw agent run --engine simfix &&
+	expect_grep "^agent run 4: agent-failed$" out &&
+	expect_grep "^failed:   the agent exit status 1; the end of its log:$" out &&
+	expect_grep "max_turns" bench/.warden/agent/4/agent.log &&
+	expect_grep "^transcript: claude-code, .* (2 turns, " out &&
+	python3 - bench <<-PY &&
+	import json, sys
+	f = sys.argv[1] + "/policy/warden.json"
+	pol = json.load(open(f))
+	del pol["agent"]["max_turns"]
+	pol["agent"]["max_cost_usd"] = 0.01
+	json.dump(pol, open(f, "w"), indent=2)
+	PY
+	agent_commit bench "a cost cap" &&
+	ANTHROPIC_API_KEY=sk-test-key expect_exit 1 aw agent run --engine simfix &&
+	expect_grep "^agent run 5: agent-failed$" out &&
+	expect_grep "budget" bench/.warden/agent/5/agent.log &&
+	python3 - bench <<-PY &&
+	import json, sys
+	f = sys.argv[1] + "/policy/warden.json"
+	pol = json.load(open(f))
+	del pol["agent"]["max_cost_usd"]
+	json.dump(pol, open(f, "w"), indent=2)
+	PY
+	agent_commit bench "no cost cap"
+'
+
 test_expect_success_if $RUN 'a model that never ends runs into the time limit: a failed run' '
 	echo idle >model/script &&
 	agent_policy bench "agent.gateway=\"http://127.0.0.1:$(cat model/port)\"" \
 	    "agent.time_limit_s=8" &&
 	ANTHROPIC_API_KEY=sk-test-key expect_exit 1 aw agent run --engine simfix &&
-	expect_grep "^agent run 4: agent-failed$" out &&
+	expect_grep "^agent run 6: agent-failed$" out &&
 	expect_grep "^failed:   the agent ran past its time limit of 8 s" out &&
-	expect_grep "tool_use" bench/.warden/agent/4/agent.log
+	expect_grep "tool_use" bench/.warden/agent/6/agent.log
 '
 
 test_done
