@@ -123,6 +123,8 @@ print_run(const json_t *r)
 		    (long long)json_integer_value(json_object_get(exit,
 		    "reaped")), json_integer_value(json_object_get(exit,
 		    "reaped")) == 1 ? "" : "s");
+	json_array_foreach(json_object_get(r, "warnings"), i, x)
+		printf("warning:  %s\n", quote_msg(json_string_value(x)));
 	cmd_print_agent_transcript(json_object_get(r, "transcript"), "");
 	if (failure != NULL) {
 		printf("failed:   the agent %s; the end of its log:\n",

@@ -114,4 +114,15 @@ test_expect_success_if $SANDBOX 'inside the sandbox warden lints the worktree an
 	expect_equal status.base status.now
 '
 
+
+test_expect_success_if $SANDBOX 'a model API URL on a port the https rule does not reach is warned of' '
+	agent_policy bench "agent.command=[\"sh\", \"-c\", \"true\"]" \
+	    "agent.network=\"https\"" "agent.env=[\"PATH\", \"ANTHROPIC_BASE_URL\"]" &&
+	ANTHROPIC_BASE_URL=http://127.0.0.1:8080 expect_exit 1 bw agent run --engine simfix &&
+	expect_grep "agent: ANTHROPIC_BASE_URL is on port 8080, which the network rule \"https\" does not reach" err &&
+	expect_grep "^warning:  ANTHROPIC_BASE_URL is on port 8080" out &&
+	ANTHROPIC_BASE_URL=https://gateway.example.org expect_exit 1 bw agent run --engine simfix &&
+	expect_no_grep "^warning:" out
+'
+
 test_done

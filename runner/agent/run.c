@@ -22,7 +22,6 @@
 
 #include "agent-private.h"
 #include "fault.h"
-#include "spawn.h"
 #include "journal.h"
 #include "review.h"
 #include "review-smoke.h"
@@ -31,8 +30,6 @@
 #include "util.h"
 
 #define AGENT_AUTHOR "maintainer agent <agent@warden.invalid>"
-#define AGENT_LOG_TAIL_BYTES 4096
-#define AGENT_LOG_TAIL_LINES 8
 
 struct run {
 	const struct agent_run_opts *o;
@@ -260,37 +257,6 @@ agent_succeeded(const struct agent_exec *ex)
 	    WEXITSTATUS(ex->status) == 0;
 }
 
-/* Why an agent failed, for `agent show` and the journal: how it ended
- * and the last lines of its log (bounded; the log is warden's file). */
-static json_t *
-failure_json(const struct run *r, const struct agent_exec *ex)
-{
-	struct buf d = BUF_INIT, tail = BUF_INIT;
-	struct werr *err;
-	const char *s;
-	size_t i, lines = 0;
-	json_t *o;
-
-	if (ex->timed_out)
-		buf_printf(&d, "ran past its time limit of %.0f s",
-		    r->pol->agent.time_limit_s);
-	else
-		spawn_status_describe(&d, ex->status);
-	err = file_read_tail(&tail, r->p.log, AGENT_LOG_TAIL_BYTES);
-	werr_free(err);
-	/* the last AGENT_LOG_TAIL_LINES lines, a last line without '\n' too */
-	s = buf_cstr(&tail);
-	for (i = tail.len; i > 0; i--)
-		if (s[i - 1] == '\n' && i < tail.len &&
-		    ++lines > AGENT_LOG_TAIL_LINES)
-			break;
-	o = json_pack("{s:s, s:o}", "reason", buf_cstr(&d), "log_tail",
-	    json_text(s + i));
-	buf_free(&d);
-	buf_free(&tail);
-	return o;
-}
-
 /*
  * After an unreviewed step (the agent, its smoke campaign): compare the
  * repository with guard; on any difference put .git back, record the
@@ -490,7 +456,7 @@ run_agent(struct run *r, const char **state)
 	struct agent_exec ex;
 	char **argv = NULL, **env = NULL, *what;
 	struct werr *err;
-	json_t *t;
+	json_t *t, *x;
 	size_t i;
 	int changed;
 
@@ -516,6 +482,12 @@ run_agent(struct run *r, const char **state)
 		if ((err = sandbox_prepare(&sb, &spec)) != NULL)
 			goto out;
 	}
+	if (r->sandbox_kind != NULL &&
+	    (t = agent_network_warnings(r->pol, env)) != NULL) {
+		json_array_foreach(t, i, x)
+			progress(r, json_string_value(x));
+		json_object_set_new(r->rec, "warnings", t);
+	}
 	what = xasprintf("running the agent (limit %.0f s, sandbox %s, "
 	    "network %s)", r->pol->agent.time_limit_s, sandbox_in_force(r),
 	    r->sandbox_kind != NULL ? r->pol->agent.network : "host");
@@ -529,7 +501,8 @@ run_agent(struct run *r, const char **state)
 	if ((t = agent_transcript(r->p.home)) != NULL)
 		json_object_set_new(r->rec, "transcript", t);
 	if (!agent_succeeded(&ex))
-		json_object_set_new(r->rec, "failure", failure_json(r, &ex));
+		json_object_set_new(r->rec, "failure", agent_failure_json(
+		    r->pol, r->p.log, &ex));
 	progress(r, "checking what the agent changed");
 	if ((err = quarantine_on_change(r, guard, r->o->repo, state,
 	    &changed)) != NULL || changed)

@@ -271,9 +271,8 @@ policy_agent_free(struct policy *p)
 	free(p->agent.model);
 }
 
-/* The port a gateway URL names (its scheme's when it names none). */
-static long
-url_port(const char *url)
+long
+policy_agent_url_port(const char *url)
 {
 	const char *host = strstr(url, "://"), *end, *colon;
 	long port = str_startswith(url, "https://") ? 443 : 80;
@@ -313,11 +312,11 @@ policy_agent_check(const struct policy *p, const char *name,
 	}
 	buf_free(&b);
 	if (p->agent.gateway != NULL && strcmp(p->agent.network, "https") == 0
-	    && url_port(p->agent.gateway) != 443)
+	    && policy_agent_url_port(p->agent.gateway) != 443)
 		problems_add_field(probs, name, text, len, "agent.gateway",
 		    "is on port %ld, which the network rule \"https\" (port "
 		    "443 only) does not reach: set 'agent.network' to \"host\"",
-		    url_port(p->agent.gateway));
+		    policy_agent_url_port(p->agent.gateway));
 	if (p->agent.preset != NULL && strcmp(p->agent.preset, "codex") == 0 &&
 	    (p->agent.max_turns > 0 || p->agent.max_cost_usd > 0))
 		problems_add_field(probs, name, text, len, p->agent.max_turns > 0 ?

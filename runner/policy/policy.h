@@ -253,6 +253,8 @@ void policy_agent_free(struct policy *p);
 /* The agent's rules the schema cannot say, as problems. */
 void policy_agent_check(const struct policy *p, const char *name,
     const char *text, size_t len, struct problems *probs);
+/* The port an http(s) URL names (its scheme's when it names none). */
+long policy_agent_url_port(const char *url);
 /* Is name (n bytes) a placeholder of agent.command? */
 int policy_agent_placeholder_known(const char *name, size_t n);
 /* Expand one argument of agent.command into out: '{{' and '}}' are
