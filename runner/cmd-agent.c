@@ -5,8 +5,7 @@
  *
  * Exit status of `agent run`: 0 a change was queued for review; 1 the
  * run ended without one (rejected, quarantined, no change, or an agent
- * that failed after a good change, unqueued by policy); 2 usage or
- * input; 3 environment (among them: policy requires a sandbox and there
+ * that failed: agent-failed); 2 usage or input; 3 environment (among them: policy requires a sandbox and there
  * is none).
  */
 #include "config.h"
@@ -377,9 +376,11 @@ const struct cmd_entry cmd_agent_entry = {
 	"           attach a before/after smoke campaign; exit 0 queued,\n"
 	"           1 not queued, 3 no sandbox where policy requires one\n"
 	"--dry-run  show the argv, sandbox, environment and task context;\n"
-	"           make nothing\n"
+	"           make nothing; exit non-zero where run would refuse it\n"
 	"list       every run: id, state, task, sandbox, review and its status\n"
-	"show ID    one run: argv, exit, sandbox, diff, gate, smoke, review\n"
+	"show ID    one run: argv, exit, why it failed, what it did (its\n"
+	"           transcript: files, commands, tokens, cost), sandbox,\n"
+	"           diff, gate, smoke, review\n"
 	"--json     the records as JSON\n"
 	"Examples:\n"
 	"  warden agent run --engine sim-padded --dry-run\n"
