@@ -39,7 +39,8 @@ test_expect_success_if $RUN 'Codex fixes the adapter in the sandbox; the change 
 	expect_grep "^agent run 1: queued$" out &&
 	expect_grep "^sandbox:  bubblewrap (policy: required)$" out &&
 	expect_grep "^exit:     exit status 0" out &&
-	expect_grep "M adapters/engines/simfix.json +1 -1" out &&
+	# its own apply_patch (which ends the file with a newline)
+	expect_grep "M adapters/engines/simfix.json +2 -2" out &&
 	expect_grep "^gate:     clean$" out &&
 	expect_grep "^review:   1$" out &&
 	expect_grep "^smoke:    fails before the change, passes after it$" out &&
@@ -58,7 +59,8 @@ test_expect_success_if $RUN 'agent show and review show render what Codex did, f
 	expect_exit 0 bw agent show 1 &&
 	expect_grep "^transcript: codex, 20[0-9/]*/rollout-.*\.jsonl (5 turns, 5000 input and 250 output tokens)$" out &&
 	expect_grep "^  ran     cat .*/\.warden/agent/1/task\.md (exit 0)$" out &&
-	expect_grep "^  ran     sed -i .*adapters/engines/simfix\.json (exit 0)$" out &&
+	expect_grep "^  edited  adapters/engines/simfix\.json$" out &&
+	expect_grep "^  ran     apply_patch <<.EOF.\\\\n\*\*\* Begin Patch.* (exit 0)$" out &&
 	expect_grep "^  ran     warden --repo \. lint (exit 0)$" out &&
 	expect_grep "^  said    Fixed the --mode flag of simfix" out &&
 	expect_exit 0 bw review show 1 &&

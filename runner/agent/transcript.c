@@ -181,7 +181,8 @@ struct summary {
 static int
 exit_code_in(const char *s, int *code)
 {
-	const char *keys[] = { "Exit code ", "exited with code ", NULL };
+	const char *keys[] = { "exited with code ", "Exit code: ",
+	    "Exit code ", NULL };
 	const char *p;
 	size_t i;
 
@@ -358,16 +359,17 @@ codex_line(struct summary *sm, json_t *o)
 	    "arguments")) ? json_string_value(json_object_get(p,
 	    "arguments")) : "", 0, NULL)) != NULL) {
 		json_t *cmd = json_object_get(args, "cmd");
+		const char *line;
 
 		if (cmd == NULL)
 			cmd = json_object_get(args, "command");
-		if (json_is_string(cmd)) {
-			command_add(sm, id, json_string_value(cmd));
-		} else if (json_is_array(cmd)) {
-			/* ["bash", "-lc", "CMD"]: the last one says it */
-			command_add(sm, id, json_string_value(json_array_get(cmd,
-			    json_array_size(cmd) - 1)));
-		}
+		/* ["bash", "-lc", "CMD"]: the last one says it */
+		line = json_is_array(cmd) ? json_string_value(json_array_get(
+		    cmd, json_array_size(cmd) - 1)) : json_string_value(cmd);
+		command_add(sm, id, line);
+		/* Codex applies an apply_patch command itself: an edit */
+		if (line != NULL && str_startswith(line, "apply_patch"))
+			patch_files(sm, line);
 		json_decref(args);
 	} else if (strcmp(pt, "custom_tool_call") == 0 && name != NULL &&
 	    strcmp(name, "apply_patch") == 0) {
