@@ -3,7 +3,8 @@
 # "codex" preset, in the real sandbox (its own sandbox off), against a
 # scripted Responses API on 127.0.0.1 (tests/fixtures/agents/
 # model-server.py) reached through a model provider of its own: it reads
-# the task, edits the broken adapter, lints with warden and ends, and
+# the task, edits the broken adapter with its own apply_patch, lints
+# with warden and ends, and
 # the run is queued with its diff, gate and smoke. A 401 and an API it
 # cannot reach (Codex waits for it until the time limit) each leave a
 # failed run whose reason `agent show` gives. Skipped where the program
