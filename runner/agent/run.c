@@ -525,13 +525,15 @@ dry_run(struct run *r)
 {
 	struct buf ctx = BUF_INIT;
 	char **argv = NULL, **env = NULL;
-	json_t *a = json_array(), *names = json_array();
+	json_t *a, *names;
 	struct werr *err;
 	int64_t id;
 	size_t i;
 
 	if ((err = store_agent_next_id(r->o->store, &id)) != NULL)
 		return err;
+	a = json_array();
+	names = json_array();
 	agent_paths_init(&r->p, r->o->repo_root, id);
 	env = agent_env(r->pol, &r->p);
 	/* What `agent run` would refuse, refused here too: the template
@@ -553,9 +555,7 @@ dry_run(struct run *r)
 	json_object_set_new(r->rec, "dry_run", json_true());
 	json_object_set_new(r->rec, "id", json_integer(id));
 	json_object_set_new(r->rec, "argv", a);
-	a = NULL;
 	json_object_set_new(r->rec, "env", names);
-	names = NULL;
 	json_object_set_new(r->rec, "branch", json_string(r->p.branch + 11));
 	json_object_set_new(r->rec, "worktree", json_string(r->p.worktree));
 	json_object_set_new(r->rec, "prompt_file", json_string(r->p.prompt));
@@ -564,8 +564,6 @@ dry_run(struct run *r)
 		free(env[i]);
 	free(env);
 	agent_argv_free(argv);
-	json_decref(a);
-	json_decref(names);
 	buf_free(&ctx);
 	return err;
 }
