@@ -79,7 +79,8 @@ agent_argv(char ***argv_out, const struct policy *pol,
 		    &ea)) != NULL) {
 			buf_free(&b);
 			agent_argv_free(argv);
-			return werr_wrap(err, "policy/warden.json");
+			return werr_wrap(err, "policy/warden.json: "
+			    "'agent.command'");
 		}
 		buf_puts(&b, "");
 		argv[i] = buf_detach(&b);

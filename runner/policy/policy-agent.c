@@ -74,15 +74,14 @@ policy_agent_expand(struct buf *out, const char *tmpl,
 			continue;
 		}
 		if ((close = strchr(s, '}')) == NULL)
-			return werr_new(WEXIT_INPUT, "'agent.command' has an "
-			    "unterminated '{' in '%s' (write '{{' for a "
-			    "literal '{')", tmpl);
+			return werr_new(WEXIT_INPUT, "has an unterminated "
+			    "'{' in '%s' (write '{{' for a literal '{')", tmpl);
 		n = (size_t)(close - s - 1);
 		v = policy_agent_placeholder_known(s + 1, n) ?
 		    lookup(arg, s + 1, n) : NULL;
 		if (v == NULL)
-			return werr_new(WEXIT_INPUT, "'agent.command' uses "
-			    "unknown placeholder '%.*s' (known: {prompt_file} "
+			return werr_new(WEXIT_INPUT, "uses unknown "
+			    "placeholder '%.*s' (known: {prompt_file} "
 			    "{problem_file} {worktree} {run_dir} {home} {tmp} "
 			    "{task} {engine} {incident}; write '{{' and '}}' "
 			    "for literal braces)", (int)(n + 2), s);

@@ -259,7 +259,8 @@ long policy_agent_url_port(const char *url);
 int policy_agent_placeholder_known(const char *name, size_t n);
 /* Expand one argument of agent.command into out: '{{' and '}}' are
  * literal braces, '{name}' is lookup's value for a known placeholder; an
- * unknown placeholder or an unterminated '{' is an input error. */
+ * unknown placeholder or an unterminated '{' is an input error (its
+ * message says what of the field is wrong, not which field). */
 struct werr *policy_agent_expand(struct buf *out, const char *tmpl,
     const char *(*lookup)(void *arg, const char *name, size_t n),
     void *arg);
