@@ -5,8 +5,7 @@
  *
  * Exit status of `agent run`: 0 a change was queued for review; 1 the
  * run ended without one (rejected, quarantined, no change, or an agent
- * that failed after a good change, unqueued by policy); 2 usage or
- * input; 3 environment (among them: policy requires a sandbox and there
+ * that failed: agent-failed); 2 usage or input; 3 environment (among them: policy requires a sandbox and there
  * is none).
  */
 #include "config.h"
@@ -38,6 +37,45 @@ on_progress(void *arg, const char *what)
 		output_progress(1, "agent: %s", what);
 }
 
+void
+cmd_print_agent_transcript(const json_t *t, const char *indent)
+{
+	const json_t *tok = json_object_get(t, "tokens"), *x;
+	size_t i;
+
+	if (t == NULL)
+		return;
+	printf("%stranscript: %s, %s (%lld turn%s, %lld input and %lld "
+	    "output tokens", indent, quote_str(jsonget_str(t, "program")),
+	    quote_str(jsonget_str(t, "file")),
+	    (long long)jsonget_int(t, "turns"),
+	    jsonget_int(t, "turns") == 1 ? "" : "s",
+	    (long long)jsonget_int(tok, "input"),
+	    (long long)jsonget_int(tok, "output"));
+	if (json_is_number(json_object_get(t, "cost_usd")))
+		printf(", $%.4f", json_number_value(json_object_get(t,
+		    "cost_usd")));
+	printf(")%s\n", json_is_true(json_object_get(t, "too_large")) ?
+	    ": too large, not read" : "");
+	json_array_foreach(json_object_get(t, "files_read"), i, x)
+		printf("%s  read    %s\n", indent,
+		    quote_str(json_string_value(x)));
+	json_array_foreach(json_object_get(t, "files_edited"), i, x)
+		printf("%s  edited  %s\n", indent,
+		    quote_str(json_string_value(x)));
+	json_array_foreach(json_object_get(t, "commands"), i, x) {
+		printf("%s  ran     %s", indent, quote_str(jsonget_str(x,
+		    "command")));
+		if (json_is_integer(json_object_get(x, "exit_code")))
+			printf(" (exit %lld)", (long long)jsonget_int(x,
+			    "exit_code"));
+		printf("\n");
+	}
+	if (json_is_string(json_object_get(t, "final_message")))
+		printf("%s  said    %s\n", indent, quote_str(jsonget_str(t,
+		    "final_message")));
+}
+
 static void
 print_run(const json_t *r)
 {
@@ -46,6 +84,7 @@ print_run(const json_t *r)
 	const json_t *gate = json_object_get(r, "gate");
 	const json_t *smoke = json_object_get(r, "smoke");
 	const json_t *task = json_object_get(r, "task");
+	const json_t *failure = json_object_get(r, "failure");
 	const json_t *x;
 	size_t i;
 
@@ -83,6 +122,15 @@ print_run(const json_t *r)
 		    (long long)json_integer_value(json_object_get(exit,
 		    "reaped")), json_integer_value(json_object_get(exit,
 		    "reaped")) == 1 ? "" : "s");
+	json_array_foreach(json_object_get(r, "warnings"), i, x)
+		printf("warning:  %s\n", quote_msg(json_string_value(x)));
+	cmd_print_agent_transcript(json_object_get(r, "transcript"), "");
+	if (failure != NULL) {
+		printf("failed:   the agent %s; the end of its log:\n",
+		    quote_msg(jsonget_str(failure, "reason")));
+		quote_print_lines(stdout, "  | ", jsonget_str(failure,
+		    "log_tail"));
+	}
 	json_array_foreach(json_object_get(r, "reasons"), i, x)
 		printf("quarantined: %s\n", quote_msg(json_string_value(x)));
 	json_array_foreach(json_object_get(r, "restored"), i, x)
@@ -328,9 +376,11 @@ const struct cmd_entry cmd_agent_entry = {
 	"           attach a before/after smoke campaign; exit 0 queued,\n"
 	"           1 not queued, 3 no sandbox where policy requires one\n"
 	"--dry-run  show the argv, sandbox, environment and task context;\n"
-	"           make nothing\n"
+	"           make nothing; exit non-zero where run would refuse it\n"
 	"list       every run: id, state, task, sandbox, review and its status\n"
-	"show ID    one run: argv, exit, sandbox, diff, gate, smoke, review\n"
+	"show ID    one run: argv, exit, why it failed, what it did (its\n"
+	"           transcript: files, commands, tokens, cost), sandbox,\n"
+	"           diff, gate, smoke, review\n"
 	"--json     the records as JSON\n"
 	"Examples:\n"
 	"  warden agent run --engine sim-padded --dry-run\n"

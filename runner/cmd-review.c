@@ -132,6 +132,8 @@ print_evidence(const json_t *x)
 		    (long long)jsonget_int(b, "agent_run"),
 		    quote_str(jsonget_str(b, "log")),
 		    (long long)jsonget_int(b, "agent_run"));
+		cmd_print_agent_transcript(json_object_get(b, "transcript"),
+		    "  ");
 		return;
 	}
 	text = json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY);

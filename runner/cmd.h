@@ -176,6 +176,12 @@ const char *cmd_smoke_verdict(const json_t *smoke);
 /* The speed of a smoke (its "speed": regress_compare()'s cells), or of
  * triage's evidence, under indent; nothing when it has no cell. */
 void cmd_print_smoke_speed(const json_t *smoke, const char *indent);
+/* What an agent did, from its transcript (agent-private.h's
+ * agent_transcript: files read and edited, commands and their exit
+ * status, the final message, tokens and cost), each line starting with
+ * indent; every string of it quoted. For `agent show` and `review show`.
+ * cmd-agent.c */
+void cmd_print_agent_transcript(const json_t *t, const char *indent);
 /* The progress of a smoke campaign ("smoke before: simfix") on stderr,
  * unless -q; arg is the struct cmd_ctx. */
 void cmd_smoke_progress(void *arg, const char *what);

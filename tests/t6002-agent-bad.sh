@@ -118,6 +118,7 @@ test_expect_success 'an agent past its time limit is killed with its daemonised 
 	import json, sys
 	r = json.load(open(sys.argv[1]))["record"]
 	assert r["exit"]["timed_out"] is True, r["exit"]
+	assert r["failure"]["reason"] == "ran past its time limit of 2 s", r["failure"]
 	assert r["exit"]["reaped"] >= 1, r["exit"]
 	# killed at its 2 s limit, not after its 31416 s sleep; the bound
 	# is loose so that a busy machine does not reach it
@@ -134,7 +135,7 @@ test_expect_success 'every bad run is journaled with its reasons; the chain hold
 	d = json.load(open(sys.argv[1]))
 	states = [e["body"]["state"] for e in d]
 	assert states == ["rejected", "rejected", "quarantined", "quarantined",
-	                  "quarantined", "quarantined", "no-change"], states
+	                  "quarantined", "quarantined", "agent-failed"], states
 	for e in d:
 	    if e["body"]["state"] == "quarantined":
 	        assert e["body"]["reasons"], e

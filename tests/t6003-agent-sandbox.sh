@@ -101,4 +101,28 @@ test_expect_success 'best-effort and no sandbox: runs, and records that none was
 	test "$(sqlite3 bench/.warden/warden.db "select sandbox from agent_runs where id = $id")" = none
 '
 
+test_expect_success_if $SANDBOX 'inside the sandbox warden lints the worktree and, with network host, smoke-tests it' '
+	agent_use bench self-check &&
+	agent_policy bench "agent.network=\"host\"" "agent.sandbox=\"required\"" &&
+	PATH="$(dirname "$WARDEN"):$PATH" expect_exit 0 bw agent run --engine simfix &&
+	id=$(sed -n "s/^agent run \([0-9]*\):.*/\1/p" out) &&
+	expect_grep "^agent run $id: queued$" out &&
+	expect_grep "^self-check: lint exit 0$" bench/.warden/agent/$id/agent.log &&
+	expect_grep "^self-check: campaign complete 2/2$" bench/.warden/agent/$id/agent.log &&
+	expect_grep "^sandbox:  bubblewrap (policy: required)$" out &&
+	git -C bench status --porcelain >status.now &&
+	expect_equal status.base status.now
+'
+
+
+test_expect_success_if $SANDBOX 'a model API URL on a port the https rule does not reach is warned of' '
+	agent_policy bench "agent.command=[\"sh\", \"-c\", \"true\"]" \
+	    "agent.network=\"https\"" "agent.env=[\"PATH\", \"ANTHROPIC_BASE_URL\"]" &&
+	ANTHROPIC_BASE_URL=http://127.0.0.1:8080 expect_exit 1 bw agent run --engine simfix &&
+	expect_grep "agent: ANTHROPIC_BASE_URL is on port 8080, which the network rule \"https\" does not reach" err &&
+	expect_grep "^warning:  ANTHROPIC_BASE_URL is on port 8080" out &&
+	ANTHROPIC_BASE_URL=https://gateway.example.org expect_exit 1 bw agent run --engine simfix &&
+	expect_no_grep "^warning:" out
+'
+
 test_done

@@ -100,6 +100,76 @@ test_expect_success 'an unknown placeholder in agent.command is an input error' 
 	expect_grep "agent.command. uses unknown placeholder .{nosuch}." err
 '
 
+test_expect_success '{{ and }} are literal braces in agent.command' '
+	agent_policy bench "agent.command=[\"sh\", \"-c\", \"echo \\\"{{x}} {{{task}}} }} {engine}\\\"\"]" &&
+	expect_exit 1 bw agent run --engine simfix &&
+	id=$(sed -n "s/^agent run \([0-9]*\):.*/\1/p" out) &&
+	expect_grep "^{x} {engine} } simfix$" bench/.warden/agent/$id/agent.log
+'
+
+test_expect_success 'an agent that exits non-zero without a change is agent-failed, with the end of its log' '
+	agent_policy bench "agent.command=[\"sh\", \"-c\", \"echo working; echo cannot reach the model >&2; exit 4\"]" &&
+	expect_exit 1 bw agent run --engine simfix &&
+	expect_grep "^agent run [0-9]*: agent-failed$" out &&
+	id=$(sed -n "s/^agent run \([0-9]*\):.*/\1/p" out) &&
+	expect_exit 0 bw agent show $id &&
+	expect_grep "^failed:   the agent exit status 4; the end of its log:$" out &&
+	expect_grep "^  | working$" out &&
+	expect_grep "^  | cannot reach the model$" out &&
+	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = $id")" = agent-failed &&
+	expect_exit 0 bw --json journal show --kind agent.finished &&
+	python3 -c "import json, sys; b = json.load(open(sys.argv[1]))[-1][\"body\"]; assert b[\"state\"] == \"agent-failed\" and b[\"failure\"][\"reason\"] == \"exit status 4\", b" out
+'
+
+test_expect_success 'lint names a placeholder agent run would refuse, and a gateway the network rule cannot reach' '
+	bench_policy bench "agent.command=[\"sh\", \"{nosuch}\", \"{{ok}}\"]" &&
+	expect_exit 1 bw lint &&
+	expect_grep "agent.command.*unknown placeholder .{nosuch}." out &&
+	expect_no_grep "{{ok}}" out &&
+	git -C bench checkout -q -- policy/warden.json &&
+	bench_policy bench "agent.preset=\"claude-code\"" "agent.gateway=\"http://127.0.0.1:8080\"" &&
+	expect_exit 1 bw lint &&
+	expect_grep "agent.gateway.*port 8080.*set .agent.network. to \"host\"" out &&
+	bench_policy bench "agent.network=\"host\"" &&
+	expect_exit 0 bw lint &&
+	bench_policy bench "agent.preset=\"codex\"" "agent.max_turns=3" &&
+	expect_exit 1 bw lint &&
+	expect_grep "agent.max_turns.*not supported by Codex" out &&
+	git -C bench checkout -q -- policy/warden.json
+'
+
+test_expect_success '--dry-run shows the command a preset gives, and exits non-zero where run would refuse it' '
+	python3 - bench <<-PY &&
+	import json, sys
+	f = sys.argv[1] + "/policy/warden.json"
+	pol = json.load(open(f))
+	del pol["agent"]["command"]
+	pol["agent"]["preset"] = "claude-code"
+	pol["agent"]["max_turns"] = 12
+	json.dump(pol, open(f, "w"), indent=2)
+	PY
+	agent_commit bench "the claude-code preset" &&
+	PATH=/usr/bin:/bin expect_exit 3 "$WARDEN" --repo "$TEST_DIR/bench" agent run --engine simfix --dry-run &&
+	expect_grep "^agent run [0-9]*: refused$" out &&
+	expect_grep "^argv:     claude -p .* --add-dir .*/\.warden/agent/[0-9]* --max-turns 12 -- Read the task in .*/task\.md and do it\.$" out &&
+	expect_grep "the agent program .claude. is not on the agent.s PATH" err &&
+	PATH=/usr/bin:/bin "$WARDEN" --repo "$TEST_DIR/bench" --json agent run --engine simfix --dry-run >dry.json || true &&
+	python3 - dry.json <<-PY &&
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	assert r["state"] == "refused", r["state"]
+	assert "DISABLE_TELEMETRY" in r["env"] and "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" in r["env"], r["env"]
+	PY
+	python3 - bench <<-PY &&
+	import json, sys
+	f = sys.argv[1] + "/policy/warden.json"
+	pol = json.load(open(f))
+	del pol["agent"]["preset"], pol["agent"]["max_turns"]
+	json.dump(pol, open(f, "w"), indent=2)
+	PY
+	agent_use bench env-dump
+'
+
 test_expect_success 'an agent program that does not exist is an environment error, recorded' '
 	agent_policy bench "agent.command=[\"/nonexistent/agent\"]" &&
 	expect_exit 3 bw agent run --engine simfix &&

@@ -140,4 +140,25 @@ test_expect_success 'every refusal is journaled with its violations; the chain h
 	PY
 '
 
+
+test_expect_success 'a transcript the agent left as a symlink is not read' '
+	agent_use bench transcript-links &&
+	expect_exit 1 bw agent run --engine simfix &&
+	expect_grep "^agent run [0-9]*: no-change$" out &&
+	id=$(sed -n "s/^agent run \([0-9]*\):.*/\1/p" out) &&
+	expect_exit 0 bw --json agent show $id &&
+	python3 -c "import json, sys; r = json.load(open(sys.argv[1]))[\"record\"]; assert \"transcript\" not in r, r" out &&
+	expect_no_grep "hostname-from-link" out
+'
+
+test_expect_success 'a transcript that is a regular file is rendered, quoted' '
+	agent_use bench transcript-links plain &&
+	expect_exit 1 bw agent run --engine simfix &&
+	expect_grep "^transcript: claude-code, p/s\.jsonl (2 turns, 12 input and 5 output tokens)$" out &&
+	expect_grep "^  read    task\.md$" out &&
+	expect_grep "^  ran     false (exit 1)$" out &&
+	expect_grep "^  said    done \\\\x1b\[31mred$" out &&
+	expect_no_grep "hostname-from-link" out
+'
+
 test_done

@@ -126,5 +126,27 @@ struct werr *agent_launch(struct agent_exec *ex, char *const *argv,
  * "timed_out", "duration_s", "reaped"}. */
 json_t *agent_exec_json(const struct agent_exec *ex);
 
+/* ---- verdict.c ---- */
+
+/* Why the agent failed (it exited non-zero, was killed, or ran past the
+ * time limit): {"reason", "log_tail": the last lines of log}. */
+json_t *agent_failure_json(const struct policy *policy, const char *log,
+    const struct agent_exec *ex);
+/* What env points the agent at that policy's network rule does not
+ * reach (a model API URL on a port other than 443 under "https"), as an
+ * array of sentences; NULL when nothing. */
+json_t *agent_network_warnings(const struct policy *policy,
+    char *const *env);
+
+/* ---- transcript.c ---- */
+
+/* What the agent did, from its program's own transcript under home (the
+ * newest Claude Code session or Codex CLI rollout; read bounded, never
+ * through a link): {"program", "file" (under its sessions folder),
+ * "bytes", "too_large", "files_read", "files_edited", "commands"
+ * [{"command", "exit_code"}], "final_message", "tokens" {"input",
+ * "output"}, "turns", "cost_usd" (null where the program gives none)}.
+ * NULL when there is none. */
+json_t *agent_transcript(const char *home);
 
 #endif

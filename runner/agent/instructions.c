@@ -1,6 +1,6 @@
 /*
  * instructions.c - the example instructions for the maintainer agent
- * (Claude Code) that `warden init` writes to policy/agent-instructions.md.
+ * (Claude Code, Codex CLI) that `warden init` writes to policy/agent-instructions.md.
  * The same text is this repository's policy/agent-instructions.md; a test
  * (t6004) keeps the two identical. Data only: nothing here runs anything.
  */
@@ -9,7 +9,7 @@
 #include "agent.h"
 
 static const char instructions_text[] =
-"# Instructions for the maintainer agent (Claude Code)\n"
+"# Instructions for the maintainer agent (Claude Code, Codex CLI)\n"
 "\n"
 "You are fixing a benchmark repository laid out for warden. warden started you\n"
 "in a git worktree of the official branch and will trust nothing you say: after\n"
@@ -46,18 +46,22 @@ static const char instructions_text[] =
 "\n"
 "## How to check your change\n"
 "\n"
-"Lint what you edited:\n"
+"Run commands in this worktree with your shell tool. Lint what you edited:\n"
 "\n"
 "    warden --repo . lint\n"
 "\n"
-"Smoke-test one engine with a few prompts at concurrency 1 (the store and the\n"
-"logs go to `.warden/` inside this worktree, which git ignores):\n"
+"Where warden lets you reach this machine's loopback ports (policy's\n"
+"`agent.network` is `host`), smoke-test one engine with a few prompts at\n"
+"concurrency 1 (the store and the logs go to `.warden/` inside this worktree,\n"
+"which git ignores):\n"
 "\n"
 "    warden --repo . campaign --engine NAME --limit 4 --concurrency 1\n"
 "\n"
 "Read the engine's log under `.warden/logs/` when a sweep is not `complete`.\n"
-"warden runs the same smoke campaign itself, before and after your change,\n"
-"and attaches both to the review.\n"
+"Under the default network rule (`https`: port 443 only) the engine's port is\n"
+"out of your reach and every sweep reads `not_ready`, which says nothing about\n"
+"your change. Either way warden runs the same smoke campaign itself, before and\n"
+"after your change, and attaches both to the review.\n"
 "\n"
 "## When you are done\n"
 "\n"

@@ -25,53 +25,39 @@
 #define AGENT_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define AGENT_STOP_GRACE_MS 2000
 
-/* Expand the {name}s of tmpl. */
-static struct werr *
-expand(struct buf *out, const char *tmpl, const struct agent_paths *p,
-    const struct agent_task *t)
+struct expand_arg {
+	const struct agent_paths *p;
+	const struct agent_task *t;
+};
+
+/* The value of placeholder name (policy_agent_expand checked it). */
+static const char *
+placeholder(void *arg, const char *name, size_t n)
 {
-	const char *s = tmpl, *open, *close;
+	const struct expand_arg *a = arg;
+	const struct agent_paths *p = a->p;
+	const struct agent_task *t = a->t;
 
-	while ((open = strchr(s, '{')) != NULL) {
-		const char *v = NULL;
-		size_t n;
-
-		buf_add(out, s, (size_t)(open - s));
-		if ((close = strchr(open, '}')) == NULL)
-			return werr_new(WEXIT_INPUT, "policy/warden.json: "
-			    "'agent.command' has an unterminated '{' in '%s'",
-			    tmpl);
-		n = (size_t)(close - open - 1);
-#define IS(name) (n == strlen(name) && strncmp(open + 1, name, n) == 0)
-		if (IS("prompt_file"))
-			v = p->prompt;
-		else if (IS("problem_file"))
-			v = p->problem;
-		else if (IS("worktree"))
-			v = p->worktree;
-		else if (IS("run_dir"))
-			v = p->run_dir;
-		else if (IS("home"))
-			v = p->home;
-		else if (IS("tmp"))
-			v = p->tmp;
-		else if (IS("task"))
-			v = t->kind;
-		else if (IS("engine"))
-			v = strcmp(t->kind, "engine") == 0 ? t->ref : "";
-		else if (IS("incident"))
-			v = strcmp(t->kind, "incident") == 0 ? t->ref : "";
+#define IS(s) (n == strlen(s) && strncmp(name, s, n) == 0)
+	if (IS("prompt_file"))
+		return p->prompt;
+	if (IS("problem_file"))
+		return p->problem;
+	if (IS("worktree"))
+		return p->worktree;
+	if (IS("run_dir"))
+		return p->run_dir;
+	if (IS("home"))
+		return p->home;
+	if (IS("tmp"))
+		return p->tmp;
+	if (IS("task"))
+		return t->kind;
+	if (IS("engine"))
+		return strcmp(t->kind, "engine") == 0 ? t->ref : "";
+	if (IS("incident"))
+		return strcmp(t->kind, "incident") == 0 ? t->ref : "";
 #undef IS
-		if (v == NULL)
-			return werr_new(WEXIT_INPUT, "policy/warden.json: "
-			    "'agent.command' uses unknown placeholder '%.*s' "
-			    "(known: {prompt_file} {problem_file} {worktree} "
-			    "{run_dir} {home} {tmp} {task} {engine} "
-			    "{incident})", (int)(n + 2), open);
-		buf_puts(out, v);
-		s = close + 1;
-	}
-	buf_puts(out, s);
 	return NULL;
 }
 
@@ -82,16 +68,19 @@ agent_argv(char ***argv_out, const struct policy *pol,
 	const struct strlist *cmd = &pol->agent.command;
 	char **argv = xcalloc(cmd->n + 1, sizeof(*argv));
 	struct buf b = BUF_INIT;
+	struct expand_arg ea = { p, t };
 	struct werr *err;
 	size_t i;
 
 	*argv_out = NULL;
 	for (i = 0; i < cmd->n; i++) {
 		buf_reset(&b);
-		if ((err = expand(&b, cmd->v[i], p, t)) != NULL) {
+		if ((err = policy_agent_expand(&b, cmd->v[i], placeholder,
+		    &ea)) != NULL) {
 			buf_free(&b);
 			agent_argv_free(argv);
-			return err;
+			return werr_wrap(err, "policy/warden.json: "
+			    "'agent.command'");
 		}
 		buf_puts(&b, "");
 		argv[i] = buf_detach(&b);
@@ -119,28 +108,48 @@ reserved(const char *name)
 	    str_startswith(name, "GIT_") || str_startswith(name, "WARDEN_");
 }
 
+/* Does set hold NAME=...? */
+static int
+env_set_names(const struct strlist *set, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < set->n; i++)
+		if (strncmp(set->v[i], name, n) == 0 && set->v[i][n] == '=')
+			return 1;
+	return 0;
+}
+
 char **
 agent_env(const struct policy *pol, const struct agent_paths *p)
 {
 	const struct strlist *names = &pol->agent.env;
-	char **env = xcalloc(names->n + 16, sizeof(*env));
+	const struct strlist *set = &pol->agent.env_set;
+	char **env = xcalloc(names->n + set->n + 16, sizeof(*env));
 	size_t n = 0, i;
 	int have_path = 0;
 
 	for (i = 0; i < names->n; i++) {
 		const char *v = getenv(names->v[i]);
 
-		if (reserved(names->v[i]) || v == NULL)
+		if (reserved(names->v[i]) || v == NULL ||
+		    env_set_names(set, names->v[i]))
 			continue;
 		if (strcmp(names->v[i], "PATH") == 0)
 			have_path = 1;
 		env[n++] = xasprintf("%s=%s", names->v[i], v);
 	}
+	/* What the preset sets wins over what warden's caller has. */
+	for (i = 0; i < set->n; i++)
+		env[n++] = xstrdup(set->v[i]);
 	if (!have_path)
 		env[n++] = xstrdup("PATH=" AGENT_DEFAULT_PATH);
 	env[n++] = xasprintf("HOME=%s", p->home);
 	env[n++] = xasprintf("TMPDIR=%s", p->tmp);
 	env[n++] = xasprintf("WARDEN_AGENT_RUN=%lld", (long long)p->id);
+	/* A smoke campaign the agent runs with warden takes its lock there:
+	 * the machine's (in /tmp) is hidden from it. */
+	env[n++] = xasprintf("WARDEN_LOCK_DIR=%s", p->tmp);
 	env[n++] = xstrdup("GIT_CONFIG_NOSYSTEM=1");
 	env[n++] = xstrdup("GIT_CONFIG_GLOBAL=/dev/null");
 	/* Hooks off, whatever a config the agent could reach says. */

@@ -397,6 +397,9 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 	    "sandbox", json_object_get(r->rec, "sandbox"),
 	    "argv", json_object_get(r->rec, "argv"),
 	    "diffstat", json_object_get(r->rec, "diffstat"));
+	if (json_object_get(r->rec, "transcript") != NULL)
+		json_object_set(ev, "transcript", json_object_get(r->rec,
+		    "transcript"));
 	err = review_add_evidence(r->o->store, r->review_id, "agent-run", ev);
 	json_decref(ev);
 	if (err == NULL)
@@ -440,7 +443,7 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 		goto out;
 	refused = rep.nv;
 	if (patch.len == 0 && refused == 0) {
-		*state = "no-change";
+		*state = agent_succeeded(ex) ? "no-change" : "agent-failed";
 		goto out;
 	}
 	note = xasprintf("agent run %lld: %s %s", (long long)r->p.id,
@@ -527,6 +530,7 @@ run_agent(struct run *r, const char **state)
 	struct agent_exec ex;
 	char **argv = NULL, **env = NULL, *what;
 	struct werr *err;
+	json_t *t, *x;
 	size_t i;
 	int changed;
 
@@ -552,6 +556,12 @@ run_agent(struct run *r, const char **state)
 		if ((err = sandbox_prepare(&sb, &spec)) != NULL)
 			goto out;
 	}
+	if (r->sandbox_kind != NULL &&
+	    (t = agent_network_warnings(r->pol, env)) != NULL) {
+		json_array_foreach(t, i, x)
+			progress(r, json_string_value(x));
+		json_object_set_new(r->rec, "warnings", t);
+	}
 	what = xasprintf("running the agent (limit %.0f s, sandbox %s, "
 	    "network %s)", r->pol->agent.time_limit_s, sandbox_in_force(r),
 	    r->sandbox_kind != NULL ? r->pol->agent.network : "host");
@@ -562,6 +572,11 @@ run_agent(struct run *r, const char **state)
 	if (err != NULL)
 		goto out;
 	json_object_set_new(r->rec, "exit", agent_exec_json(&ex));
+	if ((t = agent_transcript(r->p.home)) != NULL)
+		json_object_set_new(r->rec, "transcript", t);
+	if (!agent_succeeded(&ex))
+		json_object_set_new(r->rec, "failure", agent_failure_json(
+		    r->pol, r->p.log, &ex));
 	progress(r, "checking what the agent changed");
 	if ((err = quarantine_on_change(r, guard, r->o->repo, state,
 	    &changed)) != NULL || changed)
@@ -584,19 +599,28 @@ dry_run(struct run *r)
 {
 	struct buf ctx = BUF_INIT;
 	char **argv = NULL, **env = NULL;
-	json_t *a = json_array(), *names = json_array();
+	json_t *a, *names;
 	struct werr *err;
 	int64_t id;
 	size_t i;
 
 	if ((err = store_agent_next_id(r->o->store, &id)) != NULL)
-		goto out;
+		return err;
+	a = json_array();
+	names = json_array();
 	agent_paths_init(&r->p, r->o->repo_root, id);
-	if ((err = agent_argv(&argv, r->pol, &r->p, r->o->task)) != NULL)
-		goto out;
 	env = agent_env(r->pol, &r->p);
-	for (i = 0; argv[i] != NULL; i++)
-		json_array_append_new(a, json_string(argv[i]));
+	/* What `agent run` would refuse, refused here too: the template
+	 * shown as policy has it. */
+	if ((err = agent_argv(&argv, r->pol, &r->p, r->o->task)) != NULL) {
+		for (i = 0; i < r->pol->agent.command.n; i++)
+			json_array_append_new(a, json_string(
+			    r->pol->agent.command.v[i]));
+	} else {
+		for (i = 0; argv[i] != NULL; i++)
+			json_array_append_new(a, json_string(argv[i]));
+		err = agent_program_check(argv, env);
+	}
 	for (i = 0; env[i] != NULL; i++)
 		json_array_append_new(names, json_stringn(env[i],
 		    (size_t)(strchr(env[i], '=') - env[i])));
@@ -605,20 +629,15 @@ dry_run(struct run *r)
 	json_object_set_new(r->rec, "dry_run", json_true());
 	json_object_set_new(r->rec, "id", json_integer(id));
 	json_object_set_new(r->rec, "argv", a);
-	a = NULL;
 	json_object_set_new(r->rec, "env", names);
-	names = NULL;
 	json_object_set_new(r->rec, "branch", json_string(r->p.branch + 11));
 	json_object_set_new(r->rec, "worktree", json_string(r->p.worktree));
 	json_object_set_new(r->rec, "prompt_file", json_string(r->p.prompt));
 	json_object_set_new(r->rec, "context", json_string(buf_cstr(&ctx)));
-out:
 	for (i = 0; env != NULL && env[i] != NULL; i++)
 		free(env[i]);
 	free(env);
 	agent_argv_free(argv);
-	json_decref(a);
-	json_decref(names);
 	buf_free(&ctx);
 	return err;
 }
@@ -670,9 +689,16 @@ agent_run(json_t **out, const struct agent_run_opts *o)
 		goto out;
 	err = decide_sandbox(&r);
 	if (o->dry_run) {
+		fin = dry_run(&r);
+		if (err == NULL)
+			err = fin;
+		else
+			werr_free(fin);
 		json_object_set_new(r.rec, "state", json_string(err ?
 		    "refused" : "dry-run"));
-		werr_free(dry_run(&r));
+		if (err != NULL)
+			json_object_set_new(r.rec, "error",
+			    json_string(err->msg));
 		goto out;
 	}
 	if (err != NULL) {

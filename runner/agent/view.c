@@ -5,7 +5,8 @@
  * credential, no hook, none of the maintainer's config; the repository's
  * objects borrowed read-only (objects/info/alternates); HEAD on the
  * run's branch at the base commit; a copy of the worktree's index, so
- * `git status` and `git diff` in the worktree answer as usual. Inside
+ * `git status` and `git diff` in the worktree answer as usual; its
+ * core.worktree names the worktree. Inside
  * the sandbox RUN/view.gitfile is shown over WORKTREE/.git; on disk the
  * worktree stays the repository's, and warden reads the agent's change
  * from the worktree's files, never from the view. See agent-private.h.
@@ -24,8 +25,12 @@
 #define VIEW_USER_NAME	"warden agent"
 #define VIEW_USER_EMAIL	"agent@warden.invalid"
 
+/* The view's config: a repository with a working tree, the agent's
+ * worktree, named (core.worktree) so that a program that opens the view
+ * by its path (libgit2, `warden --repo .` in the worktree) finds the
+ * worktree as its root, not the run's directory. */
 static struct werr *
-view_config(git_repository *view)
+view_config(git_repository *view, const char *worktree)
 {
 	git_config *cfg = NULL;
 	int rc;
@@ -33,6 +38,7 @@ view_config(git_repository *view)
 	if (git_repository_config(&cfg, view) < 0)
 		return werr_git("cannot read the view's config");
 	rc = git_config_set_bool(cfg, "core.bare", 0) < 0 ||
+	    git_config_set_string(cfg, "core.worktree", worktree) < 0 ||
 	    git_config_set_bool(cfg, "core.symlinks", 0) < 0 ||
 	    git_config_set_string(cfg, "core.hooksPath", "/dev/null") < 0 ||
 	    git_config_set_string(cfg, "user.name", VIEW_USER_NAME) < 0 ||
@@ -80,7 +86,7 @@ agent_view_create(git_repository *repo, const struct agent_paths *p,
 		err = werr_git("cannot set the view's branch");
 		goto out;
 	}
-	if ((err = view_config(view)) != NULL)
+	if ((err = view_config(view, p->worktree)) != NULL)
 		goto out;
 	buf_reset(&b);
 	if (path_exists(wt_index) && ((err = file_read(&b, wt_index)) != NULL ||

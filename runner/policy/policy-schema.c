@@ -49,12 +49,10 @@ static const char default_policy[] =
 "  \"default_roster\": \"siliconbench\",\n"
 "  \"official_branch\": \"official\",\n"
 "  \"agent\": {\n"
-"    \"command\": [\"claude\", \"-p\", \"--permission-mode\", \"acceptEdits\",\n"
-"                \"--add-dir\", \"{run_dir}\",\n"
-"                \"Read the task in {prompt_file} and do it.\"],\n"
+"    \"preset\": \"claude-code\",\n"
 "    \"time_limit_s\": 3600,\n"
 "    \"sandbox\": \"required\",\n"
-"    \"env\": [\"PATH\", \"LANG\", \"ANTHROPIC_API_KEY\"],\n"
+"    \"env\": [\"PATH\", \"LANG\"],\n"
 "    \"instructions\": \"policy/agent-instructions.md\",\n"
 "    \"queue_on_failure\": false,\n"
 "    \"smoke\": { \"concurrency\": [1], \"prompts\": 4, \"rounds\": 2 }\n"
@@ -197,8 +195,34 @@ static const struct schema_field f_change_smoke[] = {
 static const struct schema s_change_smoke = { .type = SCHEMA_OBJECT,
     .fields = f_change_smoke };
 
+/* The agents warden has a tested configuration for (policy-agent.c). */
+static const char *const agent_presets[] = { "claude-code", "codex", NULL };
+static const struct schema s_preset = { .type = SCHEMA_STRING, .one_of = agent_presets };
+
+/* An http or https URL, with nothing a TOML string would need escaped. */
+static int
+check_url(const json_t *v, struct buf *why)
+{
+	const char *s = json_string_value(v);
+
+	if (s != NULL && (str_startswith(s, "http://") ||
+	    str_startswith(s, "https://")) && strpbrk(s, "\"\\ \t\n") == NULL)
+		return 0;
+	buf_puts(why, "must be an http:// or https:// URL without quotes, "
+	    "backslashes or spaces");
+	return -1;
+}
+static const struct schema s_url = { .type = SCHEMA_STRING, .check = check_url };
+static const struct schema s_cost = { .type = SCHEMA_NUMBER, .has_min = 1, .min = 0.01 };
+
 static const struct schema_field f_agent[] = {
-	{ "command", &s_strings1, 1 },
+	{ "preset", &s_preset, 0 },
+	{ "command", &s_strings1, 0 },
+	{ "gateway", &s_url, 0 },
+	{ "model", &s_string, 0 },
+	{ "max_turns", &s_pos_int, 0 },
+	{ "max_cost_usd", &s_cost, 0 },
+	{ "api_retries", &s_count, 0 },
 	{ "time_limit_s", &s_seconds, 1 },
 	{ "sandbox", &s_sandbox, 1 },
 	{ "network", &s_network, 0 },

@@ -238,6 +238,7 @@ policy_check_refs(const struct policy *p, const char *name, const char *text,
 	if (p->agent.time_limit_s <= 0)
 		problems_add_field(probs, name, text, len, "agent.time_limit_s",
 		    "must be more than 0");
+	policy_agent_check(p, name, text, len, probs);
 	if (p->publish.require_signature && p->publish.allowed_signers == NULL)
 		problems_add_field(probs, name, text, len,
 		    "publish.require_signature", "needs "
@@ -330,13 +331,12 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 	p->default_roster = xstrdup(str(doc, "default_roster"));
 	p->official_branch = xstrdup(str(doc, "official_branch"));
 	o = json_object_get(doc, "agent");
-	strlist_from_json(&p->agent.command, json_object_get(o, "command"));
+	policy_agent_load(p, o);
 	p->agent.time_limit_s = num(o, "time_limit_s");
 	p->agent.sandbox = xstrdup(str(o, "sandbox"));
 	p->agent.network = xstrdup(str(o, "network") ? str(o, "network") :
 	    "https");
 	strlist_from_json(&p->agent.readable, json_object_get(o, "readable"));
-	strlist_from_json(&p->agent.env, json_object_get(o, "env"));
 	p->agent.instructions = str(o, "instructions") ?
 	    xstrdup(str(o, "instructions")) : NULL;
 	p->agent.queue_on_failure = json_is_true(json_object_get(o,
@@ -451,11 +451,10 @@ policy_free(struct policy *p)
 	free(p->default_roster);
 	strlist_free(&p->models);
 	free(p->official_branch);
-	strlist_free(&p->agent.command);
+	policy_agent_free(p);
 	free(p->agent.sandbox);
 	free(p->agent.network);
 	strlist_free(&p->agent.readable);
-	strlist_free(&p->agent.env);
 	free(p->agent.instructions);
 	free(p->agent.smoke_concurrency);
 	free(p->triage.smoke_concurrency);

@@ -87,7 +87,16 @@ struct policy {
 
 	char *official_branch;
 	struct {
-		struct strlist command;	/* argv template, see agent.h */
+		struct strlist command;	/* argv template, see agent.h;
+					   the preset's when policy has none */
+		int command_given;	/* policy wrote agent.command */
+		char *preset;		/* "claude-code", "codex" or NULL */
+		char *gateway;		/* the model API's base URL, or NULL */
+		char *model;		/* the model to ask for, or NULL */
+		int max_turns;		/* 0: no cap */
+		double max_cost_usd;	/* 0: no cap */
+		int api_retries;	/* -1: the program's own */
+		struct strlist env_set;	/* NAME=VALUE the preset sets */
 		double time_limit_s;
 		char *sandbox;		/* "required", "best-effort", "off" */
 		char *network;		/* "https" (default), "host", "none" */
@@ -235,6 +244,27 @@ const struct roster *policy_roster(const struct policy *policy, const char *name
 const struct roster *policy_engine_roster(const struct policy *policy,
     const char *engine);
 int strlist_contains(const struct strlist *l, const char *s);
+
+/* ---- policy-agent.c: the agent object, its presets and template ---- */
+
+/* Fill p->agent's command, env, preset and caps from the object o,
+ * resolving the preset (see policy-agent.c); free them. */
+void policy_agent_load(struct policy *p, const json_t *o);
+void policy_agent_free(struct policy *p);
+/* The agent's rules the schema cannot say, as problems. */
+void policy_agent_check(const struct policy *p, const char *name,
+    const char *text, size_t len, struct problems *probs);
+/* The port an http(s) URL names (its scheme's when it names none). */
+long policy_agent_url_port(const char *url);
+/* Is name (n bytes) a placeholder of agent.command? */
+int policy_agent_placeholder_known(const char *name, size_t n);
+/* Expand one argument of agent.command into out: '{{' and '}}' are
+ * literal braces, '{name}' is lookup's value for a known placeholder; an
+ * unknown placeholder or an unterminated '{' is an input error (its
+ * message says what of the field is wrong, not which field). */
+struct werr *policy_agent_expand(struct buf *out, const char *tmpl,
+    const char *(*lookup)(void *arg, const char *name, size_t n),
+    void *arg);
 /* Copy an array of strings (NULL or empty: an empty list). */
 void strlist_from_json(struct strlist *l, const json_t *arr);
 void strlist_free(struct strlist *l);
