@@ -12,6 +12,14 @@
  */
 #include "config.h"
 
+/* The modification time of a struct stat as a timespec: st_mtimespec on
+ * macOS (<sys/stat.h> of its SDK), st_mtim elsewhere (POSIX 2008). */
+#ifdef __APPLE__
+#define ST_MTIME(st) ((st).st_mtimespec)
+#else
+#define ST_MTIME(st) ((st).st_mtim)
+#endif
+
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -94,7 +102,7 @@ walk(struct found *f, int dfd, int depth, const char *prefix,
 		} else if (depth == 0 && S_ISREG(st.st_mode) &&
 		    str_startswith(e->d_name, prefix) &&
 		    str_endswith(e->d_name, ".jsonl") &&
-		    (f->fd == -1 || newer(&st.st_mtim, &f->mtime)) &&
+		    (f->fd == -1 || newer(&ST_MTIME(st), &f->mtime)) &&
 		    (fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW |
 		    O_NONBLOCK | O_CLOEXEC)) != -1) {
 			struct stat fst;
@@ -105,7 +113,7 @@ walk(struct found *f, int dfd, int depth, const char *prefix,
 					close(f->fd);
 				free(f->name);
 				f->fd = fd;
-				f->mtime = st.st_mtim;
+				f->mtime = ST_MTIME(st);
 				f->name = sub;
 				sub = NULL;
 			} else {
