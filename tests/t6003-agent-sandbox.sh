@@ -10,6 +10,9 @@
 . "$TOP_SRCDIR/tests/fixtures/agents/agent-setup.sh"
 
 SANDBOX=$(can_sandbox)
+# the https rule needs Landlock 4
+HTTPS=no
+[ "$SANDBOX" = yes ] && [ "$(landlock_abi)" -ge 4 ] && HTTPS=yes
 
 untouched() {
 	git -C bench rev-parse official >official.now &&
@@ -114,6 +117,14 @@ test_expect_success_if $SANDBOX 'inside the sandbox warden lints the worktree an
 	expect_equal status.base status.now
 '
 
+test_expect_success_if $HTTPS 'under https too: its own engines serve on ports the rule lets it reach' '
+	agent_policy bench "agent.network=\"https\"" "agent.sandbox=\"required\"" &&
+	PATH="$(dirname "$WARDEN"):$PATH" expect_exit 0 bw agent run --engine simfix &&
+	id=$(sed -n "s/^agent run \([0-9]*\):.*/\1/p" out) &&
+	expect_grep "^agent run $id: queued$" out &&
+	expect_grep "^self-check: lint exit 0$" bench/.warden/agent/$id/agent.log &&
+	expect_grep "^self-check: campaign complete 2/2$" bench/.warden/agent/$id/agent.log
+'
 
 test_expect_success_if $SANDBOX 'a model API URL on a port the https rule does not reach is warned of' '
 	agent_policy bench "agent.command=[\"sh\", \"-c\", \"true\"]" \

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "agent-private.h"
+#include "engine.h"
+#include "sandbox/sandbox.h"
 #include "spawn.h"
 #include "util.h"
 
@@ -100,6 +102,10 @@ agent_argv_free(char **argv)
 	free(argv);
 }
 
+/* The ports of the engines a sandboxed agent may start itself: its smoke
+ * campaign runs one at a time. */
+#define AGENT_ENGINE_PORTS 16
+
 /* Names warden sets itself; policy cannot pass them through. */
 static int
 reserved(const char *name)
@@ -127,7 +133,7 @@ agent_env(const struct policy *pol, const struct agent_paths *p)
 	const struct strlist *set = &pol->agent.env_set;
 	char **env = xcalloc(names->n + set->n + 16, sizeof(*env));
 	size_t n = 0, i;
-	int have_path = 0;
+	int have_path = 0, lo, hi;
 
 	for (i = 0; i < names->n; i++) {
 		const char *v = getenv(names->v[i]);
@@ -150,6 +156,12 @@ agent_env(const struct policy *pol, const struct agent_paths *p)
 	/* A smoke campaign the agent runs with warden takes its lock there:
 	 * the machine's (in /tmp) is hidden from it. */
 	env[n++] = xasprintf("WARDEN_LOCK_DIR=%s", p->tmp);
+	/* Under "https" its engines serve on ports of their own, which the
+	 * rule lets it reach (sandbox.h: SANDBOX_PORTS_ENV). */
+	if (pol->agent.network != NULL &&
+	    strcmp(pol->agent.network, "https") == 0 &&
+	    engine_port_range(&lo, &hi, AGENT_ENGINE_PORTS) == NULL)
+		env[n++] = xasprintf("%s=%d-%d", SANDBOX_PORTS_ENV, lo, hi);
 	env[n++] = xstrdup("GIT_CONFIG_NOSYSTEM=1");
 	env[n++] = xstrdup("GIT_CONFIG_GLOBAL=/dev/null");
 	/* Hooks off, whatever a config the agent could reach says. */

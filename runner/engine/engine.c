@@ -57,29 +57,6 @@ engine_state_name(enum engine_state state)
 	return state_names[state];
 }
 
-struct werr *
-engine_free_port(int *port)
-{
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-	int fd;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
-		return werr_errno("socket", NULL);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa.sin_port = 0;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == -1) {
-		close(fd);
-		return werr_errno("bind", ENGINE_HOST);
-	}
-	close(fd);
-	*port = ntohs(sa.sin_port);
-	return NULL;
-}
-
 /* Does anything accept connections on 127.0.0.1:port right now? */
 static int
 port_answers(int port)

@@ -129,8 +129,14 @@ struct engine_vars {
 struct werr *engine_expand(struct buf *out, const char *tmpl,
     const struct engine_vars *vars);
 
-/* A free TCP port on 127.0.0.1 (bound, then released), or an error. */
+/* A free TCP port on 127.0.0.1 (bound, then released), or an error;
+ * inside a sandboxed agent's own campaign, one of its range
+ * (sandbox.h: SANDBOX_PORTS_ENV). engine-port.c */
 struct werr *engine_free_port(int *port);
+/* n free ports in a row on 127.0.0.1 (n <= SANDBOX_PORTS_MAX), between
+ * the services' ports and the ephemeral ones: for a sandboxed agent's
+ * own engines. */
+struct werr *engine_port_range(int *lo, int *hi, int n);
 
 struct werr *engine_start(struct engine **out, const struct engine_params *p);
 

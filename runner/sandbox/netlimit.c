@@ -34,6 +34,26 @@
 
 #include "sandbox.h"
 
+int
+sandbox_ports_parse(const char *s, int *lo, int *hi)
+{
+	char *end;
+	long a, b;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	a = strtol(s, &end, 10);
+	if (*end != '-' || end[1] < '0' || end[1] > '9')
+		return -1;
+	b = strtol(end + 1, &end, 10);
+	if (*end != '\0' || a < 1024 || b > 65535 || a > b ||
+	    b - a >= SANDBOX_PORTS_MAX)
+		return -1;
+	*lo = (int)a;
+	*hi = (int)b;
+	return 0;
+}
+
 #ifdef __linux__
 
 #include <stdint.h>
@@ -198,10 +218,17 @@ sandbox_netlimit_main(int argc, char **argv)
 	if (fd < 0)
 		return fail("landlock_create_ruleset");
 	if (attr.handled_access_net != 0) {
-		static const uint64_t ports[] = { HTTPS_PORT, DNS_PORT };
-		size_t i;
+		uint64_t ports[2 + SANDBOX_PORTS_MAX];
+		size_t i, n = 0;
+		int lo, hi, p;
 
-		for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+		ports[n++] = HTTPS_PORT;
+		ports[n++] = DNS_PORT;
+		/* the agent's own engines (warden chose them free) */
+		if (sandbox_ports_parse(getenv(SANDBOX_PORTS_ENV), &lo, &hi) == 0)
+			for (p = lo; p <= hi; p++)
+				ports[n++] = (uint64_t)p;
+		for (i = 0; i < n; i++) {
 			port.allowed_access = LL_ACCESS_NET_CONNECT_TCP;
 			port.port = ports[i];
 			if (syscall(__NR_landlock_add_rule, fd,

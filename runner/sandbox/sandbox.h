@@ -171,6 +171,19 @@ char *sandbox_self_dir(void);
  */
 #define SANDBOX_NETLIMIT_ARG "--sandbox-netlimit"
 int sandbox_netlimit_main(int argc, char **argv);
+
+/*
+ * The engines' ports of a sandboxed agent: "LO-HI" (at most
+ * SANDBOX_PORTS_MAX ports) in the variable SANDBOX_PORTS_ENV of its
+ * environment, chosen free by warden before it starts. Under "https" the
+ * network rule lets TCP connect to them too, so a smoke campaign the
+ * agent runs reaches its own engine; warden inside the sandbox serves
+ * engines only on them (engine_free_port()). 0 and *lo, *hi set when s
+ * is such a range, else -1.
+ */
+#define SANDBOX_PORTS_ENV "WARDEN_ENGINE_PORTS"
+#define SANDBOX_PORTS_MAX 64
+int sandbox_ports_parse(const char *s, int *lo, int *hi);
 /* The Landlock ABI of this kernel, 0 when there is none. */
 int sandbox_landlock_abi(void);
 
