@@ -97,9 +97,9 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			    quote_msg(vr.problems[i]));
 		if (vr.nproblems == 0)
 			printf("%s: snapshot %s verifies: %zu members match the "
-			    "manifest%s%s\n", quote_str(argv[optind]),
+			    "manifest, %s%s\n", quote_str(argv[optind]),
 			    quote_str(vr.id), vr.members,
-			    vr.signed_ok ? ", signed by " : "",
+			    vr.signed_ok ? "signed by " : "unsigned",
 			    vr.signed_ok ? quote_str(vr.signer) : "");
 	}
 	if (vr.nproblems > 0)

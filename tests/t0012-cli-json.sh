@@ -150,4 +150,9 @@ test_expect_success 'init --json after the command' '
 	python3 -c "import json; assert json.load(open(\"out\"))[\"official_branch\"] == \"official\""
 '
 
+test_expect_success 'status --json before the first cycle prints null' '
+	warden --repo bench --json status >out &&
+	python3 -c "import json; assert json.load(open(\"out\")) is None"
+'
+
 test_done
