@@ -455,6 +455,31 @@ cmd_wants_help(int argc, char **argv)
 	return 0;
 }
 
+/* A benchmark repository: a git repository whose working tree holds
+ * policy/warden.json, or that has the official branch (whose tree the
+ * policy is read from). Every command says the same elsewhere. */
+static int
+is_bench(const char *root)
+{
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	char *path = path_join(root, "policy/warden.json");
+	char *branch, *refname;
+	int yes = path_exists(path);
+
+	free(path);
+	if (yes || git_repository_open(&repo, root) < 0)
+		return yes;
+	branch = policy_official_branch(repo);
+	refname = xasprintf("refs/heads/%s", branch);
+	yes = git_reference_lookup(&ref, repo, refname) == 0;
+	git_reference_free(ref);
+	git_repository_free(repo);
+	free(refname);
+	free(branch);
+	return yes;
+}
+
 struct werr *
 cmd_ctx_repo(struct cmd_ctx *ctx, const char **root)
 {
@@ -481,6 +506,14 @@ cmd_ctx_repo(struct cmd_ctx *ctx, const char **root)
 		start = cwd;
 	}
 	err = repo_find_root(&ctx->repo_root, start);
+	if (err == NULL && !is_bench(ctx->repo_root)) {
+		err = werr_new(WEXIT_ENV, "not in a benchmark repository: "
+		    "'%s' has neither policy/warden.json nor an official "
+		    "branch (use --repo DIR or 'warden init DIR')",
+		    ctx->repo_root);
+		free(ctx->repo_root);
+		ctx->repo_root = NULL;
+	}
 	if (err != NULL && cwd == NULL)
 		err->exit = WEXIT_INPUT;
 	free(cwd);
@@ -590,6 +623,9 @@ ctx_store_open(struct cmd_ctx *ctx, struct store **store, int readonly)
 	    store_open(&ctx->store, root, NULL, ctx->cmdline);
 	if (err != NULL)
 		return err;
+	if (store_empty(ctx->store) && ctx->verbosity >= 0)
+		fprintf(stderr, "nothing recorded in '%s' yet (no "
+		    ".warden/warden.db; none was created)\n", quote_str(root));
 	/* The trusted policy's busy timeout applies unless the environment
 	 * overrides it; a missing or broken policy must not stop journal
 	 * commands, so its error is left to the commands that need it. */
