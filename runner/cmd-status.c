@@ -102,7 +102,12 @@ print_status(const json_t *s)
 		    json_number_value(eta) / 60);
 	else if (strcmp(jsonget_str(s, "state"), "running") == 0)
 		printf("eta:      unknown (no earlier cycle to go by yet)\n");
-	if (strcmp(jsonget_str(s, "state"), "interrupted") == 0)
+	if (json_is_string(json_object_get(s, "unrecorded")))
+		printf("official: %s\n", quote_str(jsonget_str(s,
+		    "unrecorded")));
+	if (json_is_string(json_object_get(s, "blocked")))
+		printf("blocked:  %s\n", quote_str(jsonget_str(s, "blocked")));
+	else if (strcmp(jsonget_str(s, "state"), "interrupted") == 0)
 		printf("          continue it with 'warden cycle --resume'\n");
 	if (strcmp(jsonget_str(s, "state"), "waiting") == 0)
 		printf("          waiting for review: 'warden review list', then "

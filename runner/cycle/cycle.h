@@ -79,6 +79,13 @@ struct werr *cycle_run(json_t **out, const struct cycle_opts *o);
  */
 struct werr *cycle_status(json_t **out, struct store *store,
     const char *repo_root);
+/* A commit on the official branch that no journal entry records (made
+ * outside warden), said with the command that records it: as what stops
+ * the cycle when blocks (no publish will adopt it), else as what the next
+ * publish adopts. NULL when there is none (or the journal cannot be read:
+ * journal verify says why). Caller frees. Reads only. */
+char *cycle_official_unrecorded(struct store *store,
+    struct git_repository *repo, const char *branch, int blocks);
 
 /* ---- cells (cells.c) ---- */
 

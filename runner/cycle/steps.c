@@ -25,7 +25,15 @@ struct werr *
 cycle_step_checkout(struct cyc *c, json_t **result, const char **state)
 {
 	struct werr *err;
+	char *why;
 
+	if (!c->policy->cycle.publish &&
+	    (why = cycle_official_unrecorded(c->store, c->repo,
+	    c->policy->official_branch, 1)) != NULL) {
+		err = werr_new(WEXIT_PROBLEM, "%s", why);
+		free(why);
+		return err;
+	}
 	if ((err = cycle_checkout_sync(result, c->repo,
 	    c->policy->official_branch)) != NULL)
 		return err;
