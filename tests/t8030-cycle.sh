@@ -136,6 +136,7 @@ test_expect_success 'an engine breaks: exit 1, its cell crashed, a gate regressi
 	expect_grep "^broke:     simbreak/qwen3-0.6b/chat (crashed)$" out &&
 	expect_grep "^           regressions simbreak$" out &&
 	expect_grep "^warden: cycle c3: something broke" err &&
+	expect_no_grep "^triage[^:]*: \([^ :]*\): .*\1: \(smoke run\|[0-9]* \)" err &&
 	md bench c3 >c3.md &&
 	expect_grep "^| simbreak | crashed | .*exited before it was ready: exit status 3" c3.md
 '

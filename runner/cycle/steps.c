@@ -306,17 +306,11 @@ cycle_step_gate(struct cyc *c, json_t **result, const char **state)
 
 /* ---- triage ---- */
 
+/* Triage's own line says the engine and the smoke run; it is said once. */
 static void
 triage_progress(void *arg, const struct triage_progress *p)
 {
-	if (p->max > 0)
-		cycle_say(arg, CYCLE_LIVE, "%s: smoke run %zu of at most %zu: %s",
-		    p->engine != NULL ? p->engine : "-", p->run, p->max,
-		    p->what != NULL ? p->what : "");
-	else
-		cycle_say(arg, CYCLE_LIVE, "%s%s%s", p->engine != NULL ?
-		    p->engine : "", p->engine != NULL ? ": " : "",
-		    p->what != NULL ? p->what : p->phase);
+	cycle_say(arg, CYCLE_LIVE, "%s", p->what != NULL ? p->what : p->phase);
 }
 
 /* The incidents still open (untriaged, investigating, confirmed). */
