@@ -279,16 +279,98 @@ cmd_print_usage(FILE *fp, const struct cmd_entry *entry)
 	} while (u != NULL);
 }
 
-static void
-print_exit_codes(FILE *fp)
+#define EXIT(code) (1u << (code))
+#define EXITS_USUAL (EXIT(WEXIT_OK) | EXIT(WEXIT_PROBLEM) | \
+    EXIT(WEXIT_INPUT) | EXIT(WEXIT_ENV))
+
+/* The exit codes a command can return, where they are not the usual
+ * four (its page's EXIT STATUS says the same): only the cycle waits for
+ * review; some find no problem to report. */
+static const struct {
+	const char *name;
+	unsigned exits;
+} cmd_exits[] = {
+	{ "cycle", EXITS_USUAL | EXIT(WEXIT_WAITING) },
+	{ "help", EXIT(WEXIT_OK) | EXIT(WEXIT_INPUT) | EXIT(WEXIT_ENV) },
+	{ "init", EXIT(WEXIT_OK) | EXIT(WEXIT_INPUT) | EXIT(WEXIT_ENV) },
+	{ "status", EXIT(WEXIT_OK) | EXIT(WEXIT_INPUT) | EXIT(WEXIT_ENV) },
+	{ "version", EXIT(WEXIT_OK) | EXIT(WEXIT_ENV) },
+	{ NULL, 0 },
+};
+
+/* The exit codes of entry (every code when entry is NULL). */
+static unsigned
+exits_of(const struct cmd_entry *entry)
 {
 	size_t i;
 
+	if (entry == NULL)
+		return ~0u;
+	for (i = 0; cmd_exits[i].name != NULL; i++)
+		if (strcmp(cmd_exits[i].name, entry->name) == 0)
+			return cmd_exits[i].exits;
+	return EXITS_USUAL;
+}
+
+static void
+print_exit_codes(FILE *fp, const struct cmd_entry *entry)
+{
+	unsigned mask = exits_of(entry);
+	size_t i;
+	int n = 0;
+
 	fputs("Exit status:", fp);
 	for (i = 0; cmd_exit_codes[i].meaning != NULL; i++)
-		fprintf(fp, "%s %d %s", i ? "," : "", cmd_exit_codes[i].code,
-		    cmd_exit_codes[i].meaning);
+		if (mask & EXIT(cmd_exit_codes[i].code))
+			fprintf(fp, "%s %d %s", n++ ? "," : "",
+			    cmd_exit_codes[i].code, cmd_exit_codes[i].meaning);
 	fputs(".\n", fp);
+}
+
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, d[24][24];
+
+	if (la >= 24 || lb >= 24)
+		return 99;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+char *
+cmd_unknown_message(const char *name)
+{
+	const char *near = NULL;
+	size_t i, d, best = 3;	/* at most two edits away */
+
+	for (i = 0; cmd_table[i] != NULL; i++)
+		if ((d = edit_distance(name, cmd_table[i]->name)) < best) {
+			best = d;
+			near = cmd_table[i]->name;
+		}
+	if (near != NULL)
+		return xasprintf("'%s' is not a warden command; did you mean "
+		    "'%s'? (see 'warden help')", quote_str(name), near);
+	return xasprintf("'%s' is not a warden command; see 'warden help'",
+	    quote_str(name));
 }
 
 void
@@ -301,7 +383,7 @@ cmd_print_help(FILE *fp, const struct cmd_entry *entry)
 		    entry->help[strlen(entry->help) - 1] == '\n' ? "" : "\n");
 	fprintf(fp, "\nGlobal options, before or after the command name: --repo DIR,\n"
 	    "--json, -q (only data and errors), -v (more detail).\n");
-	print_exit_codes(fp);
+	print_exit_codes(fp, entry);
 	fprintf(fp, "Manual: warden-%s(1); every exit code's cases: warden(1).\n",
 	    entry->name);
 }
@@ -340,7 +422,7 @@ cmd_print_overview(FILE *fp)
 		print_group(fp, "Other", others);
 	fprintf(fp, "'warden help COMMAND' or 'warden COMMAND --help' for one command;\n"
 	    "the global options also work after the command name.\n");
-	print_exit_codes(fp);
+	print_exit_codes(fp, NULL);
 	fprintf(fp, "Manual: warden(1), and warden-COMMAND(1) for each command.\n"
 	    "Report bugs to %s.\n", PACKAGE_BUGREPORT);
 }
@@ -349,8 +431,9 @@ static json_t *
 help_entry_json(const struct cmd_entry *e)
 {
 	const struct cmd_group *g = group_of(e->name);
-	json_t *usage = json_array(), *o;
+	json_t *usage = json_array(), *o, *codes;
 	const char *u = e->usage, *nl;
+	size_t i;
 
 	do {
 		nl = strchr(u, '\n');
@@ -360,6 +443,12 @@ help_entry_json(const struct cmd_entry *e)
 	} while (u != NULL);
 	o = json_pack("{s:s, s:o, s:s, s:s}", "name", e->name, "usage", usage,
 	    "summary", e->summary, "help", e->help);
+	codes = json_array();
+	for (i = 0; cmd_exit_codes[i].meaning != NULL; i++)
+		if (exits_of(e) & EXIT(cmd_exit_codes[i].code))
+			json_array_append_new(codes,
+			    json_integer(cmd_exit_codes[i].code));
+	json_object_set_new(o, "exit_codes", codes);
 	json_object_set_new(o, "group", g != NULL ? json_string(g->id) :
 	    json_null());
 	return o;

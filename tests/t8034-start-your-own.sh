@@ -91,7 +91,8 @@ test_expect_success 'a bench without publish and fidelity: its own commits, adop
 
 test_expect_success 'cycle.fidelity false: the gate does not fail the engine for want of fidelity' '
 	cd quiet &&
-	expect_exit 0 warden cycle &&
+	expect_exit 0 warden cycle --id quiet-1 &&
+	expect_grep "^cycle quiet-1 (roster example), round 1: done, exit 0$" out &&
 	expect_grep "^gate:      passed example-sim$" out &&
 	expect_exit 0 warden gate &&
 	expect_grep "fidelity not gated (policy .cycle.fidelity. is false)" out &&
