@@ -175,7 +175,11 @@ out:
 static void
 fidelity_progress(void *arg, const struct fidelity_progress *p)
 {
-	if (strcmp(p->phase, "done") == 0)
+	if (strcmp(p->phase, "done") == 0 && p->weighted_f1 < 0)
+		cycle_say(arg, CYCLE_LINE, "cell %zu/%zu %s %s %d-shot: %s, no "
+		    "score", p->cell, p->cells, p->engine, p->model, p->shots,
+		    p->outcome);
+	else if (strcmp(p->phase, "done") == 0)
 		cycle_say(arg, CYCLE_LINE, "cell %zu/%zu %s %s %d-shot: %s, weighted F1 "
 		    "%.1f %%", p->cell, p->cells, p->engine, p->model, p->shots,
 		    p->outcome, p->weighted_f1 * 100);
