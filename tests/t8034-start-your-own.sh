@@ -35,7 +35,7 @@ test_expect_success 'the commands as written: a published, verified, signed snap
 		cat story.out story.err; exit 1; } &&
 	expect_grep "^gate:      passed example-sim$" story.out &&
 	expect_grep "^published: snapshot [0-9a-f]\{16\}, commit" story.out &&
-	expect_grep "verifies: [0-9]* members match the manifest, signed by maintainer@example.org$" story.out &&
+	expect_grep "verifies: [0-9]* members, the [0-9]* outputs matching the manifest, signed by maintainer@example.org$" story.out &&
 	test "$(git -C bench rev-parse --abbrev-ref HEAD)" = HEAD
 '
 
