@@ -111,8 +111,8 @@ print_summary(const json_t *res)
 {
 	const json_t *j = json_object_get(res, "journal");
 	const json_t *s = json_object_get(j, "summary"), *v, *g;
-	const char *key;
-	size_t i;
+	const char **keys;
+	size_t i, nkeys;
 	int n = 0;
 
 	printf("cycle %s (roster %s), round %lld: %s, exit %lld\n",
@@ -122,9 +122,12 @@ print_summary(const json_t *res)
 	    (long long)json_integer_value(json_object_get(res, "exit")));
 	printf("cells:     %lld", (long long)json_integer_value(
 	    json_object_get(s, "cells")));
-	json_object_foreach((json_t *)json_object_get(s, "statuses"), key, v)
+	keys = cycle_statuses_ordered(json_object_get(s, "statuses"), &nkeys);
+	for (i = 0; i < nkeys; i++)
 		printf("%s%lld %s", n++ ? ", " : " (", (long long)
-		    json_integer_value(v), key);
+		    jsonget_int(json_object_get(s, "statuses"), keys[i]),
+		    quote_str(keys[i]));
+	free(keys);
 	printf("%s\n", n ? ")" : "");
 	printf("changed:  ");
 	if (json_array_size(json_object_get(s, "versions")) == 0)
@@ -151,7 +154,7 @@ print_summary(const json_t *res)
 	g = json_object_get(s, "gate");
 	print_list("gate:      passed ", json_object_get(g, "passed"), "none");
 	print_list("           failed ", json_object_get(g, "failed"), "none");
-	print_list("           regressions ", json_object_get(g,
+	print_list("           newly failing ", json_object_get(g,
 	    "regressions"), "none");
 	if (json_object_get(s, "incidents_opened") == NULL)
 		printf("incidents: no triage ran\n");

@@ -100,6 +100,10 @@ json_t *cycle_cell_judge(const json_t *sweeps, const struct policy *pol);
 char *cycle_cell_key(const json_t *cell);
 /* Is status a failure (not ok, fixed or skipped)? */
 int cycle_status_failing(const char *status);
+/* The statuses counted in counts (status -> count), worst first, the same
+ * order however they were counted (a fresh or a resumed cycle); the names
+ * point into counts. Caller frees the array. */
+const char **cycle_statuses_ordered(const json_t *counts, size_t *n);
 /* Is status one of the vocabulary? */
 int cycle_status_known(const char *status);
 

@@ -298,12 +298,12 @@ cycle_step_gate(struct cyc *c, json_t **result, const char **state)
 	    "failed"), "regressions", json_object_get(gate, "regressions"),
 	    "failures", failures);
 	*state = "done";
-	cycle_say(c, CYCLE_DONE, "%zu passed, %zu failed, %zu regression%s",
+	/* "regressions" are the performance alerts' word: an engine that
+	 * passed when last published and fails now is newly failing */
+	cycle_say(c, CYCLE_DONE, "%zu passed, %zu failed, %zu newly failing",
 	    json_array_size(json_object_get(gate, "passed")),
 	    json_array_size(json_object_get(gate, "failed")),
-	    json_array_size(json_object_get(gate, "regressions")),
-	    json_array_size(json_object_get(gate, "regressions")) == 1 ? "" :
-	    "s");
+	    json_array_size(json_object_get(gate, "regressions")));
 	json_decref(gate);
 	return NULL;
 }
