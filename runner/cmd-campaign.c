@@ -235,7 +235,7 @@ campaign_list(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc)
 		return cmd_usage_error(&cmd_campaign_entry, "'campaign list' "
 		    "takes no arguments");
-	if ((err = cmd_ctx_store(ctx, &store)) != NULL ||
+	if ((err = cmd_ctx_store_readonly(ctx, &store)) != NULL ||
 	    (err = campaign_run_list(&runs, store)) != NULL)
 		return err;
 	if (fmt == FORMAT_JSON)

@@ -23,6 +23,7 @@
 #include "regress/regress.h"
 #include "spawn.h"
 #include "stopsig.h"
+#include "store.h"
 #include "util.h"
 
 static void
@@ -110,8 +111,8 @@ print_summary(const json_t *res)
 {
 	const json_t *j = json_object_get(res, "journal");
 	const json_t *s = json_object_get(j, "summary"), *v, *g;
-	const char *key;
-	size_t i;
+	const char **keys;
+	size_t i, nkeys;
 	int n = 0;
 
 	printf("cycle %s (roster %s), round %lld: %s, exit %lld\n",
@@ -121,9 +122,12 @@ print_summary(const json_t *res)
 	    (long long)json_integer_value(json_object_get(res, "exit")));
 	printf("cells:     %lld", (long long)json_integer_value(
 	    json_object_get(s, "cells")));
-	json_object_foreach((json_t *)json_object_get(s, "statuses"), key, v)
+	keys = cycle_statuses_ordered(json_object_get(s, "statuses"), &nkeys);
+	for (i = 0; i < nkeys; i++)
 		printf("%s%lld %s", n++ ? ", " : " (", (long long)
-		    json_integer_value(v), key);
+		    jsonget_int(json_object_get(s, "statuses"), keys[i]),
+		    quote_str(keys[i]));
+	free(keys);
 	printf("%s\n", n ? ")" : "");
 	printf("changed:  ");
 	if (json_array_size(json_object_get(s, "versions")) == 0)
@@ -150,7 +154,7 @@ print_summary(const json_t *res)
 	g = json_object_get(s, "gate");
 	print_list("gate:      passed ", json_object_get(g, "passed"), "none");
 	print_list("           failed ", json_object_get(g, "failed"), "none");
-	print_list("           regressions ", json_object_get(g,
+	print_list("           newly failing ", json_object_get(g,
 	    "regressions"), "none");
 	if (json_object_get(s, "incidents_opened") == NULL)
 		printf("incidents: no triage ran\n");
@@ -197,13 +201,14 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "roster", required_argument, NULL, 'r' },
 		{ "resume", no_argument, NULL, 'R' },
+		{ "id", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stopsig_saved sigs;
 	struct cycle_opts o;
 	struct werr *err = NULL;
 	json_t *res = NULL;
-	const char *env;
+	const char *env, *id = NULL;
 	int ch;
 
 	memset(&o, 0, sizeof(o));
@@ -214,6 +219,8 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			o.roster = optarg;
 		else if (ch == 'R')
 			o.resume = 1;
+		else if (ch == 'i')
+			id = optarg;
 		else
 			return cmd_usage_error(&cmd_cycle_entry, "bad option");
 	}
@@ -222,7 +229,12 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc)
 		return cmd_usage_error(&cmd_cycle_entry, "'cycle' takes no "
 		    "arguments");
-	if ((env = getenv("WARDEN_CYCLE")) != NULL && env[0] != '\0')
+	if (id != NULL && !store_cycle_ok(id))
+		return cmd_usage_error(&cmd_cycle_entry, "'--id %s' is not a "
+		    "cycle id", id);
+	if (id != NULL)
+		o.new_id = id;
+	else if ((env = getenv("WARDEN_CYCLE")) != NULL && env[0] != '\0')
 		o.new_id = env;
 	if ((err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &o.store)) != NULL)
@@ -267,7 +279,7 @@ out:
 
 const struct cmd_entry cmd_cycle_entry = {
 	"cycle",
-	"[--roster R] [--resume] [--json]",
+	"[--roster R] [--id ID] [--resume] [--json]",
 	"run or continue the maintenance cycle",
 	"Runs the maintenance cycle under one cycle id: checkout (a detached\n"
 	"HEAD moved forward to the official tip), update, campaign, fidelity,\n"
@@ -282,9 +294,10 @@ const struct cmd_entry cmd_cycle_entry = {
 	"and publishes. An unfinished cycle (killed, interrupted, waiting) is\n"
 	"continued by the next 'warden cycle'.\n"
 	"  --roster R   the roster of a new cycle (default: the policy's)\n"
+	"  --id ID      the id of a new cycle (default: $WARDEN_CYCLE, else\n"
+	"               cycle-YYYYMMDD-HHMMSS, UTC)\n"
 	"  --resume     continue the unfinished cycle; never start a new one\n"
 	"  --json       print the result and the cycle's journal as JSON\n"
-	"$WARDEN_CYCLE names a new cycle (default cycle-YYYYMMDD-HHMMSS, UTC).\n"
 	"Exit 0 healthy; 1 something broke that nothing handles (a gate\n"
 	"regression, a broken engine no queued fix waits for, an incident left\n"
 	"open); 4 done, the fixes it queued wait for review; 2 usage or input;\n"
@@ -292,7 +305,7 @@ const struct cmd_entry cmd_cycle_entry = {
 	"it (exit 3).\n"
 	"Examples:\n"
 	"  git switch --detach official && warden cycle\n"
-	"  WARDEN_CYCLE=demo-2 warden cycle\n"
+	"  warden cycle --id demo-2\n"
 	"  warden cycle --resume\n",
 	cycle_exec,
 };

@@ -79,6 +79,13 @@ show_progress(void *arg, const struct fidelity_progress *p)
 {
 	int final = strcmp(p->phase, "done") == 0;
 
+	if (final && p->weighted_f1 < 0) {
+		output_progress(1, "cell %zu/%zu %s %s %d-shot: %s, %zu/%zu "
+		    "answered, no score, %.1f s", p->cell, p->cells,
+		    p->engine, p->model, p->shots, p->outcome, p->ok, p->total,
+		    p->elapsed_s);
+		return;
+	}
 	if (final) {
 		output_progress(1, "cell %zu/%zu %s %s %d-shot: %s, %zu/%zu "
 		    "answered, weighted F1 %.1f %%, %.1f s", p->cell, p->cells,

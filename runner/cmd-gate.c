@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "cmd-results.h"
+#include "jsonget.h"
 #include "output.h"
 #include "policy.h"
 #include "quote.h"
@@ -22,9 +23,12 @@
 #include "results/gate.h"
 #include "results/snapshot.h"
 
+/* Passed, failed, or "-" not gated (a check policy turns off). */
 static const char *
 mark(const json_t *check)
 {
+	if (json_object_get(check, "not_gated") != NULL)
+		return "-";
 	return json_is_true(json_object_get(check, "pass")) ? "\u2713" :
 	    "\u2717";
 }
@@ -98,8 +102,13 @@ cmd_gate_print(const json_t *g)
 	printf(" on");
 	json_array_foreach(json_object_get(th, "splits"), i, v)
 		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
-	printf("; fidelity within %.2f pp of the reference; models",
-	    json_number_value(json_object_get(th, "fidelity_band_pp")));
+	if (json_is_string(json_object_get(th, "fidelity_not_gated")))
+		printf("; fidelity not gated (%s); models", quote_str(
+		    jsonget_str(th, "fidelity_not_gated")));
+	else
+		printf("; fidelity within %.2f pp of the reference; models",
+		    json_number_value(json_object_get(th,
+		    "fidelity_band_pp")));
 	json_array_foreach(json_object_get(th, "required_models"), i, v)
 		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
 	printf("\n\n%-16s %-10s %-8s %-8s %-6s %10s %8s %6s %6s %7s\n",

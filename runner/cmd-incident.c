@@ -99,7 +99,16 @@ print_engine(const char *engine, const json_t *e)
 	    (long long)json_integer_value(json_object_get(e, "bound")));
 	/* The status beside the outcome, as the campaign table has it; a
 	 * record triage kept before cells had one shows none. */
-	json_array_foreach(json_object_get(e, "failing_cells"), i, c)
+	json_array_foreach(json_object_get(e, "failing_cells"), i, c) {
+		/* a regressed series says which metric, and by how much */
+		if (json_is_string(json_object_get(c, "metric"))) {
+			printf("    %s %s c=%lld: %s\n", quote_str(jsonget_str(c,
+			    "model")), quote_str(jsonget_str(c, "split")),
+			    (long long)json_integer_value(json_object_get(c,
+			    "concurrency")), quote_msg(jsonget_str(c,
+			    "detail")));
+			continue;
+		}
 		printf("    %s %s c=%lld: %s %lld/%lld%s%s\n",
 		    quote_str(jsonget_str(c, "model")), quote_str(jsonget_str(c,
 		    "split")), (long long)json_integer_value(json_object_get(c,
@@ -109,6 +118,7 @@ print_engine(const char *engine, const json_t *e)
 		    (long long)json_integer_value(json_object_get(c, "total")),
 		    json_is_string(json_object_get(c, "status")) ? " " : "",
 		    quote_str(jsonget_str(c, "status")));
+	}
 	if (json_array_size(json_object_get(e, "environment")) > 0) {
 		struct buf env = BUF_INIT;
 

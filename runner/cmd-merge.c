@@ -70,7 +70,8 @@ merge_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		    "snapshots or more");
 	if ((err = cmd_ctx_repo(ctx, &root)) != NULL ||
 	    (err = cmd_ctx_policy(ctx, &pol)) != NULL ||
-	    (err = snapshot_sign_key(&sp.sign_key, pol, key_arg)) != NULL)
+	    (err = snapshot_sign_key(&sp.sign_key, pol, key_arg,
+	    root)) != NULL)
 		goto out;
 	if ((err = verify_signers_for(&signers, &required, root, pol,
 	    signers_arg)) != NULL)

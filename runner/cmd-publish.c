@@ -16,6 +16,7 @@
 #include "quote.h"
 #include "util.h"
 #include "results/publish.h"
+#include "results/snapshot.h"
 
 static struct werr *
 publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
@@ -82,6 +83,8 @@ publish_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if ((err = cmd_ctx_repo(ctx, &o.repo_root)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &o.store)) != NULL)
 		goto out;
+	if (o.sign_key == NULL)
+		o.sign_key = snapshot_configured_key(o.repo_root);
 	o.campaigns = camps.v;
 	o.ncampaigns = camps.n;
 	o.fidelity = fids.v;

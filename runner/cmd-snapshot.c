@@ -107,7 +107,7 @@ snapshot_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	    (err = cmd_ctx_policy(ctx, (struct policy **)&in.policy)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &in.store)) != NULL ||
 	    (err = snapshot_sign_key(&sp.sign_key, in.policy,
-	    key_arg)) != NULL)
+	    key_arg, in.repo_root)) != NULL)
 		goto out;
 	in.campaigns = camps.v;
 	in.ncampaigns = camps.n;

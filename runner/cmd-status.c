@@ -44,9 +44,8 @@ print_summary(const json_t *sum)
 	const json_t *cells = json_object_get(sum, "cells"), *v;
 	const json_t *open = json_object_get(sum, "incidents_open");
 	json_int_t n = 0, waiting = jsonget_int(sum, "reviews_waiting");
-	const char *key;
-	int k = 0;
-	size_t i;
+	const char *key, **keys;
+	size_t i, nkeys;
 
 	json_object_foreach((json_t *)cells, key, v)
 		n += json_integer_value(v);
@@ -55,9 +54,11 @@ print_summary(const json_t *sum)
 		printf("none judged yet");
 	else {
 		printf("%lld: ", (long long)n);
-		json_object_foreach((json_t *)cells, key, v)
-			printf("%s%lld %s", k++ ? ", " : "",
-			    (long long)json_integer_value(v), quote_str(key));
+		keys = cycle_statuses_ordered(cells, &nkeys);
+		for (i = 0; i < nkeys; i++)
+			printf("%s%lld %s", i ? ", " : "", (long long)
+			    jsonget_int(cells, keys[i]), quote_str(keys[i]));
+		free(keys);
 	}
 	printf("\nsnapshot: %s\n", json_is_string(json_object_get(sum,
 	    "published")) ? quote_str(jsonget_str(sum, "published")) :
@@ -102,7 +103,12 @@ print_status(const json_t *s)
 		    json_number_value(eta) / 60);
 	else if (strcmp(jsonget_str(s, "state"), "running") == 0)
 		printf("eta:      unknown (no earlier cycle to go by yet)\n");
-	if (strcmp(jsonget_str(s, "state"), "interrupted") == 0)
+	if (json_is_string(json_object_get(s, "unrecorded")))
+		printf("official: %s\n", quote_str(jsonget_str(s,
+		    "unrecorded")));
+	if (json_is_string(json_object_get(s, "blocked")))
+		printf("blocked:  %s\n", quote_str(jsonget_str(s, "blocked")));
+	else if (strcmp(jsonget_str(s, "state"), "interrupted") == 0)
 		printf("          continue it with 'warden cycle --resume'\n");
 	if (strcmp(jsonget_str(s, "state"), "waiting") == 0)
 		printf("          waiting for review: 'warden review list', then "

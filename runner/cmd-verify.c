@@ -52,6 +52,7 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	struct signers sig;
 	struct snapshot s;
 	struct werr *err, *gerr = NULL;
+	size_t archived;
 	json_t *doc, *probs;
 	int ch, required;
 	size_t i;
@@ -77,6 +78,7 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if ((err = signers_of(&sig, &required, ctx, signers_arg)) == NULL)
 		err = verify_snapshot(&vr, &s, sig.name != NULL ? &sig : NULL,
 		    required);
+	archived = s.n;		/* as snapshot counts them */
 	signers_free(&sig);
 	snapshot_free(&s);
 	if (err != NULL)
@@ -85,8 +87,9 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		probs = json_array();
 		for (i = 0; i < vr.nproblems; i++)
 			json_array_append_new(probs, json_text(vr.problems[i]));
-		doc = json_pack("{s:o, s:s, s:b, s:I, s:b, s:s?, s:o}", "path",
-		    json_text(argv[optind]), "id", vr.id, "ok", vr.nproblems == 0,
+		doc = json_pack("{s:o, s:s, s:b, s:I, s:I, s:b, s:s?, s:o}",
+		    "path", json_text(argv[optind]), "id", vr.id, "ok",
+		    vr.nproblems == 0, "archive_members", (json_int_t)archived,
 		    "members", (json_int_t)vr.members, "signed", vr.signed_ok,
 		    "signer", vr.signer, "problems", probs);
 		output_json(doc);
@@ -96,10 +99,10 @@ verify_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			printf("%s: %s\n", quote_str(argv[optind]),
 			    quote_msg(vr.problems[i]));
 		if (vr.nproblems == 0)
-			printf("%s: snapshot %s verifies: %zu members match the "
-			    "manifest%s%s\n", quote_str(argv[optind]),
-			    quote_str(vr.id), vr.members,
-			    vr.signed_ok ? ", signed by " : "",
+			printf("%s: snapshot %s verifies: %zu members, the "
+			    "%zu outputs matching the manifest, %s%s\n",
+			    quote_str(argv[optind]), quote_str(vr.id), archived,
+			    vr.members, vr.signed_ok ? "signed by " : "unsigned",
 			    vr.signed_ok ? quote_str(vr.signer) : "");
 	}
 	if (vr.nproblems > 0)

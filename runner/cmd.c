@@ -1,7 +1,8 @@
 /*
- * cmd.c - the command table, help and usage, and the resources commands
- * share (repository, policy, store), opened lazily. The dispatcher in
- * main.c, `warden help` and every usage error are driven from this table.
+ * cmd.c - the command table, option parsing, usage errors, and the
+ * resources commands share (repository, policy, store), opened lazily.
+ * The dispatcher in main.c, `warden help` (cmd-text.c) and every usage
+ * error are driven from this table.
  */
 #include "config.h"
 
@@ -47,59 +48,6 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_incident_entry,
 	&cmd_regressions_entry,
 	NULL,
-};
-
-/*
- * The commands by task, as `warden help` lists them: every command of the
- * table in exactly one group (tests/t0015-docs.sh checks it, and README's
- * command table and warden(1) list them the same way).
- */
-struct cmd_group {
-	const char *id;			/* "group" in `warden help --json` */
-	const char *title;		/* the heading `warden help` prints */
-	const char *const *names;	/* NULL-terminated */
-};
-
-static const char *const group_cycle[] = { "cycle", "status", "update",
-    "campaign", "fidelity", NULL };
-static const char *const group_review[] = { "review", "patch", "pr-check",
-    "agent", NULL };
-static const char *const group_triage[] = { "triage", "incident",
-    "regressions", "versions", "stale", NULL };
-static const char *const group_results[] = { "gate", "snapshot", "verify",
-    "merge", "export", "publish", NULL };
-static const char *const group_repository[] = { "init", "lint", "journal",
-    "help", "version", NULL };
-
-static const struct cmd_group cmd_groups[] = {
-	{ "cycle", "The daily cycle", group_cycle },
-	{ "review", "Review", group_review },
-	{ "triage", "Triage", group_triage },
-	{ "results", "Results", group_results },
-	{ "repository", "Repository and set-up", group_repository },
-	{ NULL, NULL, NULL },
-};
-
-/* The group command name is in, or NULL. */
-static const struct cmd_group *
-group_of(const char *name)
-{
-	size_t g, i;
-
-	for (g = 0; cmd_groups[g].id != NULL; g++)
-		for (i = 0; cmd_groups[g].names[i] != NULL; i++)
-			if (strcmp(cmd_groups[g].names[i], name) == 0)
-				return &cmd_groups[g];
-	return NULL;
-}
-
-const struct cmd_exit_code cmd_exit_codes[] = {
-	{ WEXIT_OK, "ok" },
-	{ WEXIT_PROBLEM, "a problem found" },
-	{ WEXIT_INPUT, "usage or input error" },
-	{ WEXIT_ENV, "environment error" },
-	{ WEXIT_WAITING, "waiting for review" },
-	{ 0, NULL },
 };
 
 enum { OPT_REPO = 0x100, OPT_JSON, OPT_QUIET = 'q', OPT_VERBOSE = 'v' };
@@ -262,144 +210,6 @@ cmd_find(const char *name)
 	return NULL;
 }
 
-void
-cmd_print_usage(FILE *fp, const struct cmd_entry *entry)
-{
-	const char *u = entry->usage;
-	const char *nl;
-	int first = 1;
-
-	/* usage may hold several synopsis lines separated by '\n'. */
-	do {
-		nl = strchr(u, '\n');
-		fprintf(fp, "%s warden %s %.*s\n", first ? "usage:" : "      ",
-		    entry->name, nl != NULL ? (int)(nl - u) : (int)strlen(u), u);
-		first = 0;
-		u = nl != NULL ? nl + 1 : NULL;
-	} while (u != NULL);
-}
-
-static void
-print_exit_codes(FILE *fp)
-{
-	size_t i;
-
-	fputs("Exit status:", fp);
-	for (i = 0; cmd_exit_codes[i].meaning != NULL; i++)
-		fprintf(fp, "%s %d %s", i ? "," : "", cmd_exit_codes[i].code,
-		    cmd_exit_codes[i].meaning);
-	fputs(".\n", fp);
-}
-
-void
-cmd_print_help(FILE *fp, const struct cmd_entry *entry)
-{
-	cmd_print_usage(fp, entry);
-	fprintf(fp, "\n%s\n", entry->summary);
-	if (entry->help != NULL && entry->help[0] != '\0')
-		fprintf(fp, "\n%s%s", entry->help,
-		    entry->help[strlen(entry->help) - 1] == '\n' ? "" : "\n");
-	fprintf(fp, "\nGlobal options, before or after the command name: --repo DIR,\n"
-	    "--json, -q (only data and errors), -v (more detail).\n");
-	print_exit_codes(fp);
-	fprintf(fp, "Manual: warden-%s(1); every exit code's cases: warden(1).\n",
-	    entry->name);
-}
-
-static void
-print_group(FILE *fp, const char *title, const char *const *names)
-{
-	const struct cmd_entry *e;
-	size_t i;
-
-	fprintf(fp, "%s:\n", title);
-	for (i = 0; names[i] != NULL; i++)
-		if ((e = cmd_find(names[i])) != NULL)
-			fprintf(fp, "  %-11s %s\n", e->name, e->summary);
-	fputc('\n', fp);
-}
-
-void
-cmd_print_overview(FILE *fp)
-{
-	const char *others[sizeof(cmd_table) / sizeof(cmd_table[0])];
-	size_t i, n = 0;
-
-	fprintf(fp, "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
-	    "       warden --version | --help\n\n"
-	    "warden keeps an LLM-serving benchmark honest while the engines it\n"
-	    "measures change. Commands, by task:\n\n");
-	for (i = 0; cmd_groups[i].id != NULL; i++)
-		print_group(fp, cmd_groups[i].title, cmd_groups[i].names);
-	/* A command no group names still shows (the docs test fails it). */
-	for (i = 0; cmd_table[i] != NULL; i++)
-		if (group_of(cmd_table[i]->name) == NULL)
-			others[n++] = cmd_table[i]->name;
-	others[n] = NULL;
-	if (n > 0)
-		print_group(fp, "Other", others);
-	fprintf(fp, "'warden help COMMAND' or 'warden COMMAND --help' for one command;\n"
-	    "the global options also work after the command name.\n");
-	print_exit_codes(fp);
-	fprintf(fp, "Manual: warden(1), and warden-COMMAND(1) for each command.\n"
-	    "Report bugs to %s.\n", PACKAGE_BUGREPORT);
-}
-
-static json_t *
-help_entry_json(const struct cmd_entry *e)
-{
-	const struct cmd_group *g = group_of(e->name);
-	json_t *usage = json_array(), *o;
-	const char *u = e->usage, *nl;
-
-	do {
-		nl = strchr(u, '\n');
-		json_array_append_new(usage, json_stringn(u,
-		    nl != NULL ? (size_t)(nl - u) : strlen(u)));
-		u = nl != NULL ? nl + 1 : NULL;
-	} while (u != NULL);
-	o = json_pack("{s:s, s:o, s:s, s:s}", "name", e->name, "usage", usage,
-	    "summary", e->summary, "help", e->help);
-	json_object_set_new(o, "group", g != NULL ? json_string(g->id) :
-	    json_null());
-	return o;
-}
-
-json_t *
-cmd_help_json(const struct cmd_entry *entry)
-{
-	json_t *cmds, *codes, *globals, *groups, *names;
-	size_t i, j;
-
-	if (entry != NULL)
-		return help_entry_json(entry);
-	cmds = json_array();
-	for (i = 0; cmd_table[i] != NULL; i++)
-		json_array_append_new(cmds, help_entry_json(cmd_table[i]));
-	groups = json_array();
-	for (i = 0; cmd_groups[i].id != NULL; i++) {
-		names = json_array();
-		for (j = 0; cmd_groups[i].names[j] != NULL; j++)
-			json_array_append_new(names,
-			    json_string(cmd_groups[i].names[j]));
-		json_array_append_new(groups, json_pack("{s:s, s:s, s:o}", "id",
-		    cmd_groups[i].id, "title", cmd_groups[i].title, "commands",
-		    names));
-	}
-	codes = json_array();
-	for (i = 0; cmd_exit_codes[i].meaning != NULL; i++)
-		json_array_append_new(codes, json_pack("{s:i, s:s}", "code",
-		    cmd_exit_codes[i].code, "meaning", cmd_exit_codes[i].meaning));
-	globals = json_array();
-	for (i = 0; cmd_global_options[i].name != NULL; i++)
-		json_array_append_new(globals, json_sprintf("--%s",
-		    cmd_global_options[i].name));
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s}", "usage",
-	    "warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]",
-	    "global_options", globals, "commands", cmds, "groups", groups,
-	    "exit_codes", codes, "bug_report", PACKAGE_BUGREPORT);
-}
-
 struct werr *
 cmd_parse_id(const struct cmd_entry *entry, const char *s, const char *what,
     int64_t *id)
@@ -455,6 +265,31 @@ cmd_wants_help(int argc, char **argv)
 	return 0;
 }
 
+/* A benchmark repository: a git repository whose working tree holds
+ * policy/warden.json, or that has the official branch (whose tree the
+ * policy is read from). Every command says the same elsewhere. */
+static int
+is_bench(const char *root)
+{
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	char *path = path_join(root, "policy/warden.json");
+	char *branch, *refname;
+	int yes = path_exists(path);
+
+	free(path);
+	if (yes || git_repository_open(&repo, root) < 0)
+		return yes;
+	branch = policy_official_branch(repo);
+	refname = xasprintf("refs/heads/%s", branch);
+	yes = git_reference_lookup(&ref, repo, refname) == 0;
+	git_reference_free(ref);
+	git_repository_free(repo);
+	free(refname);
+	free(branch);
+	return yes;
+}
+
 struct werr *
 cmd_ctx_repo(struct cmd_ctx *ctx, const char **root)
 {
@@ -481,6 +316,14 @@ cmd_ctx_repo(struct cmd_ctx *ctx, const char **root)
 		start = cwd;
 	}
 	err = repo_find_root(&ctx->repo_root, start);
+	if (err == NULL && !is_bench(ctx->repo_root)) {
+		err = werr_new(WEXIT_ENV, "not in a benchmark repository: "
+		    "'%s' has neither policy/warden.json nor an official "
+		    "branch (use --repo DIR or 'warden init DIR')",
+		    ctx->repo_root);
+		free(ctx->repo_root);
+		ctx->repo_root = NULL;
+	}
 	if (err != NULL && cwd == NULL)
 		err->exit = WEXIT_INPUT;
 	free(cwd);
@@ -590,6 +433,9 @@ ctx_store_open(struct cmd_ctx *ctx, struct store **store, int readonly)
 	    store_open(&ctx->store, root, NULL, ctx->cmdline);
 	if (err != NULL)
 		return err;
+	if (store_empty(ctx->store) && ctx->verbosity >= 0)
+		fprintf(stderr, "nothing recorded in '%s' yet (no "
+		    ".warden/warden.db; none was created)\n", quote_str(root));
 	/* The trusted policy's busy timeout applies unless the environment
 	 * overrides it; a missing or broken policy must not stop journal
 	 * commands, so its error is left to the commands that need it. */

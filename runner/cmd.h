@@ -51,6 +51,10 @@ struct cmd_entry {
 	struct werr *(*exec)(struct cmd_ctx *ctx, int argc, char **argv);
 };
 
+/* "'NAME' is not a warden command", with the nearest command's name when
+ * one is close ("did you mean 'cycle'?"). Caller frees. */
+char *cmd_unknown_message(const char *name);
+
 /* The table, NULL-terminated. */
 extern const struct cmd_entry *const cmd_table[];
 

@@ -35,9 +35,13 @@ help_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (argc - optind > 1)
 		return cmd_usage_error(&cmd_help_entry, "help takes one COMMAND");
-	if (argc - optind == 1 && (e = cmd_find(argv[optind])) == NULL)
-		return werr_usage("'%s' is not a warden command; see 'warden help'",
-		    quote_str(argv[optind]));
+	if (argc - optind == 1 && (e = cmd_find(argv[optind])) == NULL) {
+		char *msg = cmd_unknown_message(argv[optind]);
+
+		err = werr_usage("%s", msg);
+		free(msg);
+		return err;
+	}
 	if (ctx->json) {
 		doc = cmd_help_json(e);
 		output_json(doc);
@@ -227,8 +231,7 @@ main(int argc, char **argv)
 	}
 	entry = cmd_find(argv[0]);
 	if (entry == NULL) {
-		msg = xasprintf("'%s' is not a warden command; see 'warden help'",
-		    quote_str(argv[0]));
+		msg = cmd_unknown_message(argv[0]);
 		output_error(msg, NULL);
 		free(msg);
 		quote_release();

@@ -184,8 +184,8 @@ output_json(const json_t *doc)
 	FILE *out = raw_out();
 
 	fflush(stdout);		/* anything printed before stays before */
-	json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(10));
+	json_dumpf(doc, out, JSON_ENCODE_ANY | JSON_INDENT(2) |
+	    JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	fputc('\n', out);
 }
 

@@ -64,7 +64,7 @@ test_expect_success '1: a failed gate (patch check, pr-check)' '
 	git -C bench checkout -q -b pr official &&
 	echo "{}" >>bench/policy/warden.json &&
 	git -C bench commit -q -am "touch the policy" &&
-	git -C bench checkout -q main &&
+	git -C bench checkout -q - &&
 	expect_exit 1 warden --repo bench pr-check official pr && one_error
 '
 

@@ -110,4 +110,36 @@ test_expect_success 'usage errors of operands are printed once too' '
 	check_once "is not a warden command"
 '
 
+test_expect_success 'a mistyped command: did you mean, exit 2, one message' '
+	expect_exit 2 warden cycel &&
+	expect_grep "^warden: .cycel. is not a warden command; did you mean .cycle.? (see .warden help.)$" err &&
+	test $(wc -l <err) -eq 1 &&
+	expect_exit 2 warden help statu &&
+	expect_grep "did you mean .status.?" err &&
+	expect_exit 2 warden frobnicate &&
+	expect_grep "^warden: .frobnicate. is not a warden command; see .warden help.$" err
+'
+
+test_expect_success 'each command help lists only the exit codes it can return' '
+	warden help cycle >out &&
+	expect_grep "^Exit status: 0 ok, 1 a problem found, 2 usage or input error, 3 environment error, 4 waiting for review\.$" out &&
+	for c in campaign gate lint review triage; do
+		warden help $c >out &&
+		expect_grep "^Exit status: 0 ok, 1 a problem found, 2 usage or input error, 3 environment error\.$" out || exit 1
+	done &&
+	warden help init >out &&
+	expect_grep "^Exit status: 0 ok, 2 usage or input error, 3 environment error\.$" out &&
+	warden help version >out &&
+	expect_grep "^Exit status: 0 ok, 3 environment error\.$" out &&
+	warden --json help >h.json &&
+	python3 -c "import json; d = json.load(open(\"h.json\")); w = [c[\"name\"] for c in d[\"commands\"] if 4 in c[\"exit_codes\"]]; assert w == [\"cycle\"], w"
+'
+
+test_expect_success 'cycle --id names a new cycle; a bad id is a usage error' '
+	expect_exit 2 warden --repo bench cycle --id "../x" &&
+	expect_grep "^warden: .--id ../x. is not a cycle id" err &&
+	warden help cycle >out &&
+	expect_grep "^  --id ID " out
+'
+
 test_done

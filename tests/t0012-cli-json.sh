@@ -134,7 +134,7 @@ test_expect_success 'patch submit, review list, show and reject --json after the
 test_expect_success 'pr-check --json equals --format json, in either position' '
 	git -C bench checkout -q -b pr official &&
 	git -C bench apply ../clean.patch && git -C bench commit -q -am edit &&
-	git -C bench checkout -q main &&
+	git -C bench checkout -q - &&
 	both_positions --repo bench pr-check official pr &&
 	warden --repo bench pr-check official pr --format json >fmt &&
 	expect_equal fmt after
@@ -148,6 +148,11 @@ test_expect_success 'pr-check refuses --json with another --format' '
 test_expect_success 'init --json after the command' '
 	warden init fresh --json >out && json_ok out &&
 	python3 -c "import json; assert json.load(open(\"out\"))[\"official_branch\"] == \"official\""
+'
+
+test_expect_success 'status --json before the first cycle prints null' '
+	warden --repo bench --json status >out &&
+	python3 -c "import json; assert json.load(open(\"out\")) is None"
 '
 
 test_done

@@ -13,7 +13,7 @@ test_expect_success 'setup: a repository, a patch and a pull-request branch' '
 	git -C bench diff >clean.patch &&
 	git -C bench checkout -q -b pr official &&
 	git -C bench commit -q -am edit &&
-	git -C bench checkout -q main
+	git -C bench checkout -q -
 '
 
 test_expect_success 'lint: -q drops the summary, -v names every file' '

@@ -95,4 +95,14 @@ test_expect_success 'configure has a bug-report address, and warden help prints 
 	expect_grep "$addr" "$TOP_SRCDIR/doc/warden.1.md"
 '
 
+test_expect_success_if $HAVE_GROFF 'the rendered pages keep every identifier as the program reads it' '
+	for p in warden.1 $(warden help | sed -n "s/^  \([a-z][a-z-]*\) .*/warden-\1.1/p"); do
+		f=$(page $p) && test -s "$f" || { echo "no $p"; exit 1; }
+		LC_ALL=C.UTF-8 MANWIDTH=2000 groff -man -Tutf8 -P-cbou "$f" \
+		    2>/dev/null >"$p.txt" &&
+		python3 "$TOP_SRCDIR/tests/check-man-words.py" \
+		    "$TOP_SRCDIR/doc/$p.md" "$p.txt" || exit 1
+	done
+'
+
 test_done

@@ -124,7 +124,7 @@ test_expect_success 'approve refuses while the main worktree has official checke
 	git -C bench checkout -q official &&
 	expect_exit 3 warden --repo bench review approve 7 --as "M <m@example.org>" &&
 	expect_grep "official. is checked out in the worktree .$PWD/bench.;" err &&
-	git -C bench checkout -q main &&
+	git -C bench checkout -q - &&
 	test "$(status_of 7)" = pending
 '
 

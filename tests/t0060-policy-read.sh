@@ -143,7 +143,7 @@ test_expect_success 'the trusted policy must be a regular file on the official b
 	mv policy/warden.json policy/real.json &&
 	ln -s real.json policy/warden.json &&
 	git add -A policy && git commit -q -m "policy as a symlink" &&
-	git checkout -q main &&
+	git checkout -q - &&
 	expect_exit 2 warden patch check ../ok.patch &&
 	expect_grep "policy/warden.json of .official. is not a regular file (mode 120000)" err
 '
@@ -161,7 +161,7 @@ test_expect_success 'git config warden.officialBranch names the official branch'
 	sed "s/\"official_branch\": \"official\"/\"official_branch\": \"release\"/" \
 	    policy/warden.json >p && mv p policy/warden.json &&
 	git commit -q -am "the official branch is release" &&
-	git checkout -q main &&
+	git checkout -q - &&
 	expect_exit 0 warden patch check ../ok.patch &&
 	expect_grep "checked against refs/heads/release" err
 '

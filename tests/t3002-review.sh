@@ -159,7 +159,7 @@ test_expect_success 'approve refuses to move a checked-out official branch' '
 	git -C bench checkout -q official &&
 	expect_exit 3 warden --repo bench review approve 3 --as "M <m@example.org>" &&
 	expect_grep "official. is checked out in the worktree .$PWD/bench.;" err &&
-	git -C bench checkout -q main
+	git -C bench checkout -q -
 '
 
 test_expect_success 'a change queued before the tip moved lands on the new tip' '

@@ -39,7 +39,7 @@ test_expect_success 'setup: a repository and four pull-request branches' '
 	git -C bench checkout -q -b badjson official &&
 	echo "{ not json" >bench/adapters/engines/broken.json &&
 	git -C bench add -A && commit_on badjson "engines: broken" &&
-	git -C bench checkout -q main
+	git -C bench checkout -q -
 '
 
 test_expect_success 'a clean pull request passes' '

@@ -21,7 +21,7 @@ test_expect_success 'setup: a pull request with a clean file, an outside file an
 	printf "{\n  \"schema\": 1,\n  \"name\": \"broken\",\n  \"api\": \"openai-chat\",\n  \"sorce\": {}\n}\n" \
 	    >bench/adapters/engines/broken.json &&
 	git -C bench add -A && git -C bench commit -q -m "a mixed pull request" &&
-	git -C bench checkout -q main &&
+	git -C bench checkout -q - &&
 	git -C bench diff --numstat official pr | sort -k3 >numstat &&
 	test "$(wc -l <numstat)" = 3
 '
@@ -71,7 +71,7 @@ test_expect_success_if $HAVE_XMLLINT 'junit: a clean pull request is valid and h
 	sed "s/example-sim/sim-three/" bench/adapters/engines/x.tmp \
 	    >bench/adapters/engines/sim-three.json && rm bench/adapters/engines/x.tmp &&
 	git -C bench add -A && git -C bench commit -q -m "sim-three" &&
-	git -C bench checkout -q main &&
+	git -C bench checkout -q - &&
 	expect_exit 0 warden --repo bench pr-check official good --format junit &&
 	xmllint --noout --schema "$XSD" out 2>xsd.err || { cat xsd.err; exit 1; }
 	test "$(xmllint --xpath "count(//failure)" out)" = 0 &&
@@ -83,7 +83,7 @@ test_expect_success_if $HAVE_XMLLINT 'junit: names and messages with markup and 
 	printf "{\n  \"schema\": 1,\n  \"name\": \"odd\",\n  \"a<b&c\\u0001\": 1\n}\n" \
 	    >bench/adapters/engines/odd.json &&
 	git -C bench add -A && git -C bench commit -q -m "odd" &&
-	git -C bench checkout -q main &&
+	git -C bench checkout -q - &&
 	expect_exit 1 warden --repo bench pr-check official odd --format junit &&
 	xmllint --noout --schema "$XSD" out 2>xsd.err || { cat xsd.err; exit 1; }
 '

@@ -125,6 +125,17 @@ test_expect_success 'a later good update moves on from the last good manifest' '
 	warden journal verify
 '
 
+test_expect_success 'an update that moves nothing keeps the manifest sha256 (its identity is what ran)' '
+	cd bench &&
+	WARDEN_CYCLE=p3 expect_exit 0 warden update engx &&
+	WARDEN_CYCLE=p4 expect_exit 0 warden update engx &&
+	sqlite3 .warden/warden.db "select sha256 from update_manifests where engine = '"'"'engx'"'"' and cycle in ('"'"'p2'"'"', '"'"'p3'"'"', '"'"'p4'"'"') order by id" >shas &&
+	test $(wc -l <shas) -eq 3 &&
+	test $(sort -u shas | wc -l) -eq 1 &&
+	sqlite3 .warden/warden.db "select count(distinct created) from update_manifests where engine = '"'"'engx'"'"' and cycle in ('"'"'p2'"'"', '"'"'p3'"'"', '"'"'p4'"'"')" >n &&
+	test "$(cat n)" -ge 2
+'
+
 test_expect_success 'bad input: usage errors and unknown engines' '
 	cd bench &&
 	expect_exit 2 warden update --bogus &&

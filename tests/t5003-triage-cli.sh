@@ -80,6 +80,7 @@ test_expect_success 'cycle c1 healthy, c2 a new version of simv that answers zer
 	WARDEN_CYCLE=c1 tb campaign --limit 2 >/dev/null &&
 	expect_exit 2 tb triage --cycle nosuch &&
 	expect_grep "^warden: cycle .nosuch. has no campaign run$" err &&
+	test $(wc -l <err) -eq 1 &&
 	echo 2.0 >bench/sim.version &&
 	WARDEN_CYCLE=c2 tb update >/dev/null &&
 	WARDEN_CYCLE=c2 tb campaign --limit 2 >out &&

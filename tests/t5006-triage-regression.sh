@@ -119,6 +119,9 @@ test_expect_success 'the incident is confirmed and its pin queued for review, as
 	expect_grep "^incidents: opened #1$" c2.out &&
 	expect_grep "^approve:   warden review approve 2 " c2.out &&
 	expect_grep "^alerts:    #[12] slowy qwen3-0.6b/chat c=1 " c2.out &&
+	tb incident show 1 >inc.txt &&
+	expect_grep "^    qwen3-0.6b chat c=1: \(output_throughput\|median_tpot_ms\) [0-9.]* .*regression alert [0-9]*$" inc.txt &&
+	test $(grep -c "^    qwen3-0.6b chat c=1: " inc.txt) -eq $(sort -u inc.txt | grep -c "^    qwen3-0.6b chat c=1: ") &&
 	tb journal verify
 '
 

@@ -29,7 +29,9 @@ test_expect_success 'fidelity scores every cell and prints the table' '
 	expect_grep "^simbug  *qwen3-0.6b  *0 .* complete$" out &&
 	expect_grep "^simcrash  *qwen3-0.6b  *0 .* server_crash$" out &&
 	cp out table.out &&
-	test $(grep -c "^cell [1-3]/3 .* answered, weighted F1" err) -eq 3
+	test $(grep -c "^cell [1-3]/3 .* answered, weighted F1" err) -eq 2 &&
+	expect_grep "^cell [1-3]/3 simcrash qwen3-0.6b 0-shot: server_crash, [0-9]*/200 answered, no score, " err &&
+	expect_no_grep "weighted F1 0.0 %" err
 '
 
 test_expect_success 'the simulated engine set accuracy 0.8 is recovered within sampling error' '
@@ -87,6 +89,27 @@ test_expect_success 'an imported reference gives the F1 difference in pp and per
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"reference\"][\"not_measured\"] == \"server_crash\"" &&
 	warden --repo bench fidelity show f1 >f1r.txt &&
 	expect_grep "^simcrash  *qwen3-0.6b  *0  *-  *-  *-  *- " f1r.txt
+'
+
+test_expect_success 'an imported reference with failed answers: they count as wrong, never dropped' '
+	python3 - ref.jsonl >reffail.jsonl <<-PY &&
+	import json, sys
+	for i, l in enumerate(open(sys.argv[1])):
+	    o = json.loads(l)
+	    if i % 20 == 0:
+	        o["answer"] = None
+	    print(json.dumps(o))
+	PY
+	expect_exit 0 warden --repo bench fidelity import-reference \
+	    --engine vllm-nulls --run-id ref2 reffail.jsonl &&
+	warden --repo bench --json fidelity show ref2 >ref2.json &&
+	jcheck ref2.json "o[\"rows\"][0][\"request_failures\"] == 12" \
+	    "abs(o[\"rows\"][0][\"accuracy\"] - 228 / 240) < 1e-9" \
+	    "0 < o[\"rows\"][0][\"weighted_f1\"] < 1" &&
+	warden --repo bench fidelity show ref2 >ref2.txt &&
+	expect_grep "^vllm-nulls  *qwen3-0.6b  *0  *[0-9.]*  *[0-9.]*  *95.0 .* 12  *imported$" ref2.txt &&
+	expect_exit 0 warden --repo bench fidelity import-reference \
+	    --engine vllm-a100 --run-id ref3 ref.jsonl
 '
 
 test_expect_success 'a measured run marked as the reference compares with itself' '

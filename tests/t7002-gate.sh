@@ -86,7 +86,7 @@ test_expect_success 'an engine that passed in the last published snapshot and fa
 	printf "{\"schema\": 1, \"passed\": [\"simok\", \"simcrash\"]}\n" >bench/results/gate.json &&
 	commit_all bench "publish (by hand)" &&
 	published=$(git -C bench rev-parse official) &&
-	git -C bench checkout -q main &&
+	git -C bench checkout -q - &&
 	expect_exit 1 warden --repo bench gate &&
 	expect_grep "^last published ($(echo $published | cut -c1-12)) passed: simok, simcrash$" out &&
 	expect_grep "^now failing after passing there: simcrash$" out &&

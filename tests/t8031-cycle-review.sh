@@ -76,6 +76,7 @@ test_expect_success 'approved, the cycle measures a second round at the new tip:
 	expect_grep "^| simfix | fixed | c=1 6/6, c=4 6/6; best [0-9.]* tok/s; crashed in round 1: exited before it was ready" c1.md &&
 	expect_grep "^| [0-9T:.Z-]* | 2 | checkout | done | moved the detached HEAD from" c1.md &&
 	expect_grep "^- review #2 (agent) approved by Test Maintainer" c1.md &&
+	expect_grep "^| [0-9]* | [0-9T:.Z-]* | .review.approved. | " c1.md &&
 	warden --repo bench journal verify
 '
 

@@ -49,6 +49,30 @@ cycle_status_known(const char *status)
 	    strcmp(status, "fixed") == 0;
 }
 
+static int
+by_severity(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int d = rank(x) - rank(y);
+
+	return d != 0 ? d : strcmp(x, y);
+}
+
+const char **
+cycle_statuses_ordered(const json_t *counts, size_t *n)
+{
+	const char **keys = xcalloc(json_object_size(counts) + 1,
+	    sizeof(*keys));
+	const char *key;
+	json_t *v;
+
+	*n = 0;
+	json_object_foreach((json_t *)counts, key, v)
+		keys[(*n)++] = key;
+	qsort(keys, *n, sizeof(*keys), by_severity);
+	return keys;
+}
+
 /* The first line of a sweep's detail, without its log tail. */
 static char *
 detail_line(const char *detail)

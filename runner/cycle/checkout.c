@@ -9,13 +9,18 @@
  * It never moves a branch, never goes back or sideways in history, and
  * never touches a tree with changes the move would overwrite; then it
  * says why the results will not be publishable, and the cycle measures
- * what is there.
+ * what is there. Before any of it, the journal must record every move of
+ * the official branch: where no publish of this cycle can adopt a commit
+ * made on it outside warden (cycle.publish false), that commit stops the
+ * cycle here, naming `warden journal adopt`, not at the export an hour
+ * later.
  */
 #include "config.h"
 
 #include <string.h>
 
 #include "cycle-private.h"
+#include "journal.h"
 #include "util.h"
 
 /* Paths that differ from HEAD (untracked included): the first, and how
@@ -102,14 +107,16 @@ cycle_checkout_sync(json_t **result, git_repository *repo, const char *branch)
 	if (head_hex[0] == '\0') {
 		what = xasprintf("HEAD names no commit; the results cannot be "
 		    "published");
+	} else if (!detached) {
+		/* Even at the tip: the cycle's own commits move the official
+		 * branch ahead of a branch checked out here. */
+		what = xasprintf("HEAD is branch '%s' at %.12s, not a detached "
+		    "HEAD at the tip of '%s' (%.12s): the results cannot be "
+		    "published; run the cycle on a detached HEAD at it (git "
+		    "switch --detach %s)", git_reference_shorthand(head_ref),
+		    head_hex, branch, tip_hex, branch);
 	} else if (git_oid_equal(&head, &tip)) {
 		;
-	} else if (!detached) {
-		what = xasprintf("HEAD is branch '%s' at %.12s, not the tip of "
-		    "'%s' (%.12s): the results cannot be published; run the "
-		    "cycle on a detached HEAD at it (git switch --detach %s)",
-		    git_reference_shorthand(head_ref), head_hex, branch,
-		    tip_hex, branch);
 	} else if (git_graph_descendant_of(repo, &tip, &head) != 1) {
 		what = xasprintf("the detached HEAD (%.12s) is not behind the "
 		    "tip of '%s' (%.12s), so it is not moved: the results "
@@ -146,4 +153,37 @@ out:
 	free(first);
 	free(what);
 	return err;
+}
+
+char *
+cycle_official_unrecorded(struct store *store, git_repository *repo,
+    const char *branch, int blocks)
+{
+	struct journal_evidence ev;
+	struct journal_verdict v;
+	struct werr *err;
+	char *bad = NULL, *out = NULL;
+
+	memset(&ev, 0, sizeof(ev));
+	memset(&v, 0, sizeof(v));
+	err = journal_evidence_load(&ev, &bad, repo, branch);
+	if (err == NULL)
+		err = journal_check(&v, store, &ev);
+	if (err == NULL && v.unrecorded[0] != '\0' && blocks)
+		out = xasprintf("official commit %.12s is recorded by no "
+		    "journal entry: '%s' was moved outside warden; if the "
+		    "commit is a maintainer's, record it with 'warden journal "
+		    "adopt %.12s', then run the cycle again", v.unrecorded,
+		    branch, v.unrecorded);
+	else if (err == NULL && v.unrecorded[0] != '\0')
+		out = xasprintf("official commit %.12s is recorded by no "
+		    "journal entry yet: the next publish adopts it if it "
+		    "changes nothing in the allowlist zone; else record it "
+		    "with 'warden journal adopt %.12s'", v.unrecorded,
+		    v.unrecorded);
+	werr_free(err);		/* journal verify names any other break */
+	journal_evidence_free(&ev);
+	journal_verdict_free(&v);
+	free(bad);
+	return out;
 }

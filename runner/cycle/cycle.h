@@ -79,6 +79,13 @@ struct werr *cycle_run(json_t **out, const struct cycle_opts *o);
  */
 struct werr *cycle_status(json_t **out, struct store *store,
     const char *repo_root);
+/* A commit on the official branch that no journal entry records (made
+ * outside warden), said with the command that records it: as what stops
+ * the cycle when blocks (no publish will adopt it), else as what the next
+ * publish adopts. NULL when there is none (or the journal cannot be read:
+ * journal verify says why). Caller frees. Reads only. */
+char *cycle_official_unrecorded(struct store *store,
+    struct git_repository *repo, const char *branch, int blocks);
 
 /* ---- cells (cells.c) ---- */
 
@@ -93,6 +100,10 @@ json_t *cycle_cell_judge(const json_t *sweeps, const struct policy *pol);
 char *cycle_cell_key(const json_t *cell);
 /* Is status a failure (not ok, fixed or skipped)? */
 int cycle_status_failing(const char *status);
+/* The statuses counted in counts (status -> count), worst first, the same
+ * order however they were counted (a fresh or a resumed cycle); the names
+ * point into counts. Caller frees the array. */
+const char **cycle_statuses_ordered(const json_t *counts, size_t *n);
 /* Is status one of the vocabulary? */
 int cycle_status_known(const char *status);
 

@@ -116,7 +116,8 @@ cycle_step_publish(struct cyc *c, json_t **result, const char **state)
 	po.fidelity = fruns;
 	po.nfidelity = fruns[0] != NULL;
 	po.no_fidelity = fruns[0] == NULL;
-	if ((err = snapshot_sign_key(&key, c->policy, NULL)) != NULL)
+	if ((err = snapshot_sign_key(&key, c->policy, NULL,
+	    c->o->repo_root)) != NULL)
 		return err;
 	po.sign_key = key;
 	cycle_say(c, CYCLE_LIVE, "publishing");

@@ -188,6 +188,41 @@ out:
 	return err;
 }
 
+/* A commit on official no journal entry records: "blocked" when it stops
+ * the cycle (no publish to adopt it: cycle.publish false, or the cycle
+ * stopped after its publish), as the cycle says it; else "unrecorded",
+ * what the next publish adopts (cycle_official_unrecorded). */
+static void
+blocked(json_t *status, struct store *store, const char *repo_root)
+{
+	git_repository *repo = NULL;
+	struct policy *pol = NULL;
+	const char *step = json_string_value(json_object_get(status, "step"));
+	char *branch, *why = NULL;
+	struct werr *err;
+	int blocks;
+
+	if (git_repository_open(&repo, repo_root) < 0)
+		return;
+	if ((err = policy_load_trusted(&pol, NULL, repo)) != NULL) {
+		werr_free(err);	/* the cycle says what is wrong with it */
+		git_repository_free(repo);
+		return;
+	}
+	blocks = !pol->cycle.publish || (step != NULL &&
+	    (strcmp(step, "journal") == 0 || strcmp(step, "export") == 0) &&
+	    strcmp(jsonget_str(status, "state"), "running") != 0);
+	branch = xstrdup(pol->official_branch);
+	why = cycle_official_unrecorded(store, repo, branch, blocks);
+	if (why != NULL)
+		json_object_set_new(status, blocks ? "blocked" : "unrecorded",
+		    json_string(why));
+	free(why);
+	free(branch);
+	policy_free(pol);
+	git_repository_free(repo);
+}
+
 struct werr *
 cycle_status(json_t **out, struct store *store, const char *repo_root)
 {
@@ -299,6 +334,7 @@ cycle_status(json_t **out, struct store *store, const char *repo_root)
 	    "finished", json_object_get(row, "finished"), "exit",
 	    json_object_get(row, "exit_code"), "summary", sum);
 	now = NULL;
+	blocked(*out, store, repo_root);
 out:
 	free(what);
 	json_decref(now);

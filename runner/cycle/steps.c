@@ -25,7 +25,15 @@ struct werr *
 cycle_step_checkout(struct cyc *c, json_t **result, const char **state)
 {
 	struct werr *err;
+	char *why;
 
+	if (!c->policy->cycle.publish &&
+	    (why = cycle_official_unrecorded(c->store, c->repo,
+	    c->policy->official_branch, 1)) != NULL) {
+		err = werr_new(WEXIT_PROBLEM, "%s", why);
+		free(why);
+		return err;
+	}
 	if ((err = cycle_checkout_sync(result, c->repo,
 	    c->policy->official_branch)) != NULL)
 		return err;
@@ -167,7 +175,11 @@ out:
 static void
 fidelity_progress(void *arg, const struct fidelity_progress *p)
 {
-	if (strcmp(p->phase, "done") == 0)
+	if (strcmp(p->phase, "done") == 0 && p->weighted_f1 < 0)
+		cycle_say(arg, CYCLE_LINE, "cell %zu/%zu %s %s %d-shot: %s, no "
+		    "score", p->cell, p->cells, p->engine, p->model, p->shots,
+		    p->outcome);
+	else if (strcmp(p->phase, "done") == 0)
 		cycle_say(arg, CYCLE_LINE, "cell %zu/%zu %s %s %d-shot: %s, weighted F1 "
 		    "%.1f %%", p->cell, p->cells, p->engine, p->model, p->shots,
 		    p->outcome, p->weighted_f1 * 100);
@@ -286,29 +298,23 @@ cycle_step_gate(struct cyc *c, json_t **result, const char **state)
 	    "failed"), "regressions", json_object_get(gate, "regressions"),
 	    "failures", failures);
 	*state = "done";
-	cycle_say(c, CYCLE_DONE, "%zu passed, %zu failed, %zu regression%s",
+	/* "regressions" are the performance alerts' word: an engine that
+	 * passed when last published and fails now is newly failing */
+	cycle_say(c, CYCLE_DONE, "%zu passed, %zu failed, %zu newly failing",
 	    json_array_size(json_object_get(gate, "passed")),
 	    json_array_size(json_object_get(gate, "failed")),
-	    json_array_size(json_object_get(gate, "regressions")),
-	    json_array_size(json_object_get(gate, "regressions")) == 1 ? "" :
-	    "s");
+	    json_array_size(json_object_get(gate, "regressions")));
 	json_decref(gate);
 	return NULL;
 }
 
 /* ---- triage ---- */
 
+/* Triage's own line says the engine and the smoke run; it is said once. */
 static void
 triage_progress(void *arg, const struct triage_progress *p)
 {
-	if (p->max > 0)
-		cycle_say(arg, CYCLE_LIVE, "%s: smoke run %zu of at most %zu: %s",
-		    p->engine != NULL ? p->engine : "-", p->run, p->max,
-		    p->what != NULL ? p->what : "");
-	else
-		cycle_say(arg, CYCLE_LIVE, "%s%s%s", p->engine != NULL ?
-		    p->engine : "", p->engine != NULL ? ": " : "",
-		    p->what != NULL ? p->what : p->phase);
+	cycle_say(arg, CYCLE_LIVE, "%s", p->what != NULL ? p->what : p->phase);
 }
 
 /* The incidents still open (untriaged, investigating, confirmed). */

@@ -20,7 +20,9 @@
 #include "initrepo.h"
 #include "policy.h"
 #include "agent/agent.h"
+#include "buf.h"
 #include "util.h"
+#include "results/sign.h"
 
 static const char readme_text[] =
 "# Benchmark repository\n\n"
@@ -37,6 +39,9 @@ static const char readme_text[] =
 "`warden-simengine`) over the example workload.\n";
 
 static const char gitignore_text[] = "/.warden/\n/snapshots/\n";
+
+#define INIT_SIGNERS "policy/allowed_signers"
+#define INIT_KEY ".warden/signing-key"
 
 static struct werr *
 dir_is_empty_or_absent(const char *dir)
@@ -80,7 +85,7 @@ write_file(const char *dir, const char *rel, const char *text)
 /* The init policy: the default protocol with an example roster, so a new
  * repository lints clean before any real adapter exists. */
 static char *
-init_policy_text(void)
+init_policy_text(int signed_snapshots)
 {
 	json_error_t jerr;
 	json_t *doc = json_loads(policy_default_text(), 0, &jerr);
@@ -95,6 +100,13 @@ init_policy_text(void)
 	json_object_set(doc, "models", models);
 	json_object_set(json_object_get(doc, "gates"), "required_models", models);
 	json_decref(models);
+	/* The cycle publishes what passes its gate; signed where init made
+	 * a key. */
+	json_object_set_new(json_object_get(doc, "cycle"), "publish",
+	    json_true());
+	if (signed_snapshots)
+		json_object_set_new(doc, "publish", json_pack("{s:s, s:b}",
+		    "allowed_signers", INIT_SIGNERS, "require_signature", 1));
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(doc);
 	out = xasprintf("%s\n", text);
@@ -103,9 +115,11 @@ init_policy_text(void)
 }
 
 static struct werr *
-commit_all(const char *dir, char *commit_out, const char *branch)
+commit_all(const char *dir, char *commit_out, const char *branch,
+    int signed_snapshots)
 {
 	git_repository *repo = NULL;
+	git_config *cfg = NULL;
 	git_index *index = NULL;
 	git_signature *sig = NULL;
 	git_tree *tree = NULL;
@@ -129,7 +143,7 @@ commit_all(const char *dir, char *commit_out, const char *branch)
 		goto out;
 	}
 	if (git_tree_lookup(&tree, repo, &tree_id) != 0 ||
-	    git_commit_create_v(&commit_id, repo, "HEAD", sig, sig, NULL,
+	    git_commit_create_v(&commit_id, repo, NULL, sig, sig, NULL,
 	    "warden init: benchmark repository layout\n", tree, 0) != 0) {
 		err = werr_git("commit the new repository");
 		goto out;
@@ -139,8 +153,21 @@ commit_all(const char *dir, char *commit_out, const char *branch)
 		err = werr_git("create branch '%s'", branch);
 		goto out;
 	}
+	/* The maintainer's checkout is a detached HEAD at the official
+	 * branch, as warden cycle wants it: the branch moves ahead of it
+	 * with every commit warden makes, and the cycle follows. */
+	if (git_repository_set_head_detached(repo, &commit_id) != 0) {
+		err = werr_git("detach HEAD at '%s'", branch);
+		goto out;
+	}
+	if (signed_snapshots && (git_repository_config(&cfg, repo) != 0 ||
+	    git_config_set_string(cfg, "warden.signingKey", INIT_KEY) != 0)) {
+		err = werr_git("set git config warden.signingKey");
+		goto out;
+	}
 	git_oid_tostr(commit_out, 41, &commit_id);
 out:
+	git_config_free(cfg);
 	git_reference_free(ref);
 	git_commit_free(commit);
 	git_tree_free(tree);
@@ -150,11 +177,34 @@ out:
 	return err;
 }
 
+/* The signing key under .warden/ (ignored) and the allowed_signers file
+ * that names it. */
+static struct werr *
+make_signer(const char *dir, const char *principal)
+{
+	struct buf line = BUF_INIT;
+	char *wdir = path_join(dir, ".warden");
+	char *key = path_join(dir, INIT_KEY);
+	struct werr *err;
+
+	if ((err = mkdir_p(wdir)) == NULL &&
+	    (err = sign_keygen(&line, key, principal)) == NULL)
+		err = write_file(dir, INIT_SIGNERS, buf_cstr(&line));
+	buf_free(&line);
+	free(key);
+	free(wdir);
+	return err;
+}
+
 struct werr *
-initrepo_create(const char *dir, char *commit_out, char **official_branch_out)
+initrepo_create(const char *dir, char *commit_out, char **official_branch_out,
+    const char *signer)
 {
 	static const char *const keep[] = {
 		"journals/.gitkeep", "results/.gitkeep", NULL,
+	};
+	static const char *const fidelity[] = {
+		"task.json", "items.jsonl", "exemplars.jsonl", NULL,
 	};
 	struct policy *policy = NULL;
 	struct werr *err;
@@ -166,7 +216,7 @@ initrepo_create(const char *dir, char *commit_out, char **official_branch_out)
 		return err;
 	if ((err = mkdir_p(dir)) != NULL)
 		return err;
-	policy_text = init_policy_text();
+	policy_text = init_policy_text(signer != NULL);
 	err = policy_load_buffer(&policy, policy_text, strlen(policy_text),
 	    "policy/warden.json", NULL);
 	if (err != NULL)
@@ -188,6 +238,16 @@ initrepo_create(const char *dir, char *commit_out, char **official_branch_out)
 		free(text);
 		free(rel);
 	}
+	for (i = 0; err == NULL && fidelity[i] != NULL; i++) {
+		char *rel = xasprintf("workloads/fidelity/%s", fidelity[i]);
+		char *text = initrepo_fidelity_text(fidelity[i]);
+
+		err = write_file(dir, rel, text);
+		free(text);
+		free(rel);
+	}
+	if (err == NULL && signer != NULL)
+		err = make_signer(dir, signer);
 	if (err == NULL && policy->agent.instructions != NULL)
 		err = write_file(dir, policy->agent.instructions,
 		    agent_instructions_default_text());
@@ -198,7 +258,8 @@ initrepo_create(const char *dir, char *commit_out, char **official_branch_out)
 	for (i = 0; err == NULL && keep[i] != NULL; i++)
 		err = write_file(dir, keep[i], "");
 	if (err == NULL)
-		err = commit_all(dir, commit_out, policy->official_branch);
+		err = commit_all(dir, commit_out, policy->official_branch,
+		    signer != NULL);
 	if (err == NULL)
 		*official_branch_out = xstrdup(policy->official_branch);
 	policy_free(policy);

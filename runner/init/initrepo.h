@@ -13,8 +13,15 @@
  * frees): 3 warmup and 16 timed prompts, the same bytes every time. */
 char *initrepo_workload_text(const char *split);
 
-/* dir must not exist or be an empty directory. commit_out: 41 bytes. */
+/* The example fidelity task's FILE (task.json, items.jsonl or
+ * exemplars.jsonl) as text (caller frees), the same bytes every time. */
+char *initrepo_fidelity_text(const char *file);
+
+/* dir must not exist or be an empty directory. commit_out: 41 bytes.
+ * signer not NULL: an SSH key pair for that principal at
+ * .warden/signing-key (git config warden.signingKey names it),
+ * policy/allowed_signers, and a policy that requires signed snapshots. */
 struct werr *initrepo_create(const char *dir, char *commit_out,
-    char **official_branch_out);
+    char **official_branch_out, const char *signer);
 
 #endif

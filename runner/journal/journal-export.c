@@ -29,6 +29,8 @@ struct export_state {
 	struct buf jsonl;
 	int entries;
 	struct werr *err;
+	const char *cycle;	/* the cycle whose Markdown is written */
+	int64_t first, last;	/* the seq of its first and last entry */
 };
 
 static struct werr *
@@ -129,6 +131,33 @@ md_entry(void *arg, const struct journal_entry *e)
 	quote_md(&x->md, body != NULL ? body : "");
 	buf_printf(&x->md, " | `%.12s` |\n", e->hash);
 	free(body);
+	return NULL;
+}
+
+/* The first and last seq of a cycle's entries. */
+static struct werr *
+span_entry(void *arg, const struct journal_entry *e)
+{
+	struct export_state *x = arg;
+
+	if (x->first == 0)
+		x->first = e->seq;
+	x->last = e->seq;
+	return NULL;
+}
+
+/* A cycle's entries, and those a maintainer made by hand while it ran or
+ * waited between its rounds (an approval, an acknowledgement: recorded
+ * under a manual-DATE cycle), which are part of its story. */
+static struct werr *
+md_cycle_entry(void *arg, const struct journal_entry *e)
+{
+	struct export_state *x = arg;
+
+	if (strcmp(e->cycle, x->cycle) == 0 || (e->seq < x->last &&
+	    strncmp(e->cycle, "manual-", 7) == 0 &&
+	    strncmp(x->cycle, "manual-", 7) != 0))
+		return md_entry(arg, e);
 	return NULL;
 }
 
@@ -261,8 +290,14 @@ build_tree(git_oid *out, int *entries, struct store *store,
 		}
 		buf_reset(&x.md);
 		paths[n] = xasprintf("journals/%s.md", key);
+		x.cycle = key;
+		x.first = x.last = 0;
 		if ((err = md_header(&x.md, store, key, render_cycle)) != NULL ||
-		    (err = journal_each(store, &cf, md_entry, &x)) != NULL)
+		    (err = journal_each(store, &cf, span_entry, &x)) != NULL)
+			goto out;
+		cf.cycle = NULL;
+		cf.after_seq = x.first > 0 ? x.first - 1 : 0;
+		if ((err = journal_each(store, &cf, md_cycle_entry, &x)) != NULL)
 			goto out;
 		quote_md_doc(&x.md);	/* no byte a terminal acts on */
 		if ((err = add_file(u, ids, &n, repo, paths[n], &x.md)) != NULL)

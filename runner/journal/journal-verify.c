@@ -331,6 +331,7 @@ check_after(struct verify_state *vs, struct store *store,
 		mark(vs, m->after_seq + 1, xasprintf("official commit %s "
 		    "(\"%s\") is recorded by no journal entry: official was "
 		    "moved outside warden", m->commit, m->subject));
+		memcpy(vs->v->unrecorded, m->commit, 41);
 		return;
 	}
 }

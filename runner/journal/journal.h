@@ -133,6 +133,9 @@ struct journal_verdict {
 	int64_t records;	/* official moves found recorded */
 	int64_t broken_seq;	/* 0 when intact, else the first bad seq */
 	char *why;		/* how, when broken */
+	char unrecorded[41];	/* when broken by an official commit no
+				   entry records (moved outside warden):
+				   that commit, else "" */
 };
 
 /*

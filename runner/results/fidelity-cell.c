@@ -138,10 +138,11 @@ fidelity_cell_finish(struct frun *r, int64_t cell_id, struct answers *a,
 	res.predictions = preds;
 	res.n = r->nitems;
 	err = store_fidelity_cell_finish(r->o->store, cell_id, &res);
+	/* a cell that did not complete has no figure (as in the table) */
 	fidelity_emit(r, a->k, a->c, "done", r->nitems, r->nitems - (size_t)
 	    json_integer_value(json_object_get(res.scores, "request_failures")),
-	    outcome, json_number_value(json_object_get(res.scores,
-	    "weighted_f1")));
+	    outcome, strcmp(outcome, "complete") == 0 ?
+	    json_number_value(json_object_get(res.scores, "weighted_f1")) : -1);
 	json_decref(res.scores);
 	free(preds);
 	free(how);

@@ -34,7 +34,8 @@ struct fidelity_progress {
 	const char *phase;		/* "starting", "asking", "done" */
 	size_t done, total, ok;
 	const char *outcome;		/* when done */
-	double weighted_f1;		/* when done */
+	double weighted_f1;		/* when done; -1 when the cell did not
+					   run to completion (no figure) */
 	double elapsed_s;
 };
 

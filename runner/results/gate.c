@@ -207,6 +207,13 @@ gate_fidelity(const struct policy *pol, const json_t *rows,
 	double d, band = pol->gates.fidelity_band_pp;
 	size_t i, n = 0;
 
+	/* A bench whose cycle measures no fidelity does not gate it. */
+	if (!pol->cycle.fidelity) {
+		json_object_set_new(check, "not_gated", json_string("policy "
+		    "'cycle.fidelity' is false"));
+		json_object_set_new(check, "cells", cells);
+		return check;
+	}
 	json_array_foreach(rows, i, row) {
 		if (strcmp(jsonget_str(row, "engine"), engine) != 0)
 			continue;
@@ -381,6 +388,9 @@ thresholds(const struct policy *pol)
 	    "fidelity_band_pp", pol->gates.fidelity_band_pp,
 	    "required_models", models, "splits", splits,
 	    "concurrency", levels);
+	if (!pol->cycle.fidelity)
+		json_object_set_new(o, "fidelity_not_gated", json_string(
+		    "policy 'cycle.fidelity' is false"));
 	return o;
 }
 

@@ -281,7 +281,8 @@ publish_run(json_t **out, const struct publish_opts *o)
 	if (o->sign_key == NULL && st.policy->publish.require_signature) {
 		err = werr_new(WEXIT_INPUT, "cannot publish: policy requires "
 		    "signed snapshots (publish.require_signature); give "
-		    "--sign-key FILE or WARDEN_SIGNING_KEY");
+		    "--sign-key FILE, WARDEN_SIGNING_KEY or git config "
+		    "warden.signingKey");
 		goto out;
 	}
 	err = publish_results(out, &st, o, &rs, adopted);

@@ -144,6 +144,39 @@ out:
 }
 
 struct werr *
+sign_keygen(struct buf *signer_line, const char *key_path,
+    const char *principal)
+{
+	char *pub = xasprintf("%s.pub", key_path);
+	char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
+	    (char *)principal, "-f", (char *)key_path, NULL };
+	struct buf key = BUF_INIT;
+	struct scratch t;
+	struct werr *err;
+	char *why = NULL;
+	int status = 0;
+
+	if ((err = scratch_open(&t)) != NULL)
+		goto out;
+	err = keygen(argv, &t, &status, &why);
+	scratch_close(&t);
+	if (err == NULL && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		err = werr_new(WEXIT_ENV, "cannot make a signing key '%s': %s",
+		    key_path, why ? why : "ssh-keygen failed");
+	if (err == NULL && (err = file_read_max(&key, pub,
+	    FILE_MAX_CONFIG)) == NULL) {
+		buf_printf(signer_line, "%s namespaces=\"%s\" %.*s\n",
+		    principal, SNAPSHOT_NAMESPACE, (int)strcspn(buf_cstr(&key),
+		    "\r\n"), buf_cstr(&key));
+	}
+out:
+	buf_free(&key);
+	free(why);
+	free(pub);
+	return err;
+}
+
+struct werr *
 sign_verify(int *ok, char **detail, const struct signers *signers,
     const char *text, size_t len, const char *sig, size_t siglen)
 {

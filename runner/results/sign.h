@@ -19,6 +19,12 @@
 struct werr *sign_manifest(struct buf *sig, const char *key_path,
     const char *text, size_t len);
 
+/* Make an ed25519 key pair without a passphrase at key_path (and
+ * key_path.pub) for principal; signer_line gets the allowed_signers line
+ * that lets it sign snapshots. WEXIT_ENV when ssh-keygen cannot. */
+struct werr *sign_keygen(struct buf *signer_line, const char *key_path,
+    const char *principal);
+
 /*
  * An allowed_signers file: its bytes, and the name messages give it (the
  * file's path, or "BRANCH:PATH" when read from the official tree).

@@ -29,16 +29,41 @@
 #include "results/sign.h"
 #include "results/snapshot.h"
 
+const char *
+snapshot_configured_key(const char *repo_root)
+{
+	static char *key;	/* the last answer, until the next call */
+	git_repository *repo = NULL;
+	git_config *cfg = NULL;
+	git_buf v = { NULL, 0, 0 };
+
+	free(key);
+	key = NULL;
+	if (repo_root != NULL && git_repository_open(&repo, repo_root) == 0 &&
+	    git_repository_config_snapshot(&cfg, repo) == 0 &&
+	    git_config_get_string_buf(&v, cfg, "warden.signingKey") == 0 &&
+	    v.ptr != NULL && v.ptr[0] != '\0')
+		key = v.ptr[0] == '/' ? xstrdup(v.ptr) :
+		    path_join(repo_root, v.ptr);
+	git_error_clear();
+	git_buf_dispose(&v);
+	git_config_free(cfg);
+	git_repository_free(repo);
+	return key;
+}
+
 struct werr *
-snapshot_sign_key(const char **key, const struct policy *pol, const char *arg)
+snapshot_sign_key(const char **key, const struct policy *pol, const char *arg,
+    const char *repo_root)
 {
 	const char *env = getenv("WARDEN_SIGNING_KEY");
 
-	*key = arg != NULL ? arg : env != NULL && env[0] != '\0' ? env : NULL;
+	*key = arg != NULL ? arg : env != NULL && env[0] != '\0' ? env :
+	    snapshot_configured_key(repo_root);
 	if (*key == NULL && pol->publish.require_signature)
 		return werr_new(WEXIT_INPUT, "policy requires signed snapshots "
-		    "(publish.require_signature); give --sign-key FILE or "
-		    "WARDEN_SIGNING_KEY");
+		    "(publish.require_signature); give --sign-key FILE, "
+		    "WARDEN_SIGNING_KEY or git config warden.signingKey");
 	return NULL;
 }
 

@@ -73,10 +73,15 @@ struct snapshot_params {
 	const char *cycle;		/* the cycle measured, or NULL */
 };
 
-/* The signing key: arg, else $WARDEN_SIGNING_KEY, else none; an input
- * error when policy requires signatures and there is none. */
+/* The signing key: arg, else $WARDEN_SIGNING_KEY, else the repository's
+ * git config warden.signingKey (a path relative to repo_root, as `warden
+ * init --sign` sets it), else none; an input error when policy requires
+ * signatures and there is none. */
 struct werr *snapshot_sign_key(const char **key, const struct policy *pol,
-    const char *arg);
+    const char *arg, const char *repo_root);
+/* git config warden.signingKey of repo_root, made absolute; NULL when
+ * unset. Valid until the next call. */
+const char *snapshot_configured_key(const char *repo_root);
 
 /* The source date: $SOURCE_DATE_EPOCH when set (it must be a number of
  * seconds), else the time of commit (HEAD when NULL); commit_out gets

@@ -20,6 +20,8 @@ struct store {
 	int holds;		/* store_hold() depth: the lock outlives commits */
 	int version;
 	int readonly;		/* store_open_readonly: nothing is written */
+	int empty;		/* store_open_readonly of a repository with no
+				   database: an empty one in memory */
 };
 
 /* Migration N (1-based) is store_migrations[N - 1]. */

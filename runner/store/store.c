@@ -340,6 +340,36 @@ file_size(const char *path)
 	return stat(path, &st) == 0 ? st.st_size : 0;
 }
 
+/* An empty database of this warden's schema in memory, read-only to its
+ * callers, standing for db_path, which does not exist. */
+static struct werr *
+open_empty(struct store **out, const char *db_path, const char *who)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+	struct werr *err = NULL;
+
+	s->lock_fd = -1;
+	s->path = xstrdup(db_path);
+	s->lock_path = xasprintf("%s.lock", db_path);
+	s->cycle = default_cycle();
+	s->who = xstrdup(who != NULL ? who : "warden");
+	if (sqlite3_open_v2(":memory:", &s->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_MEMORY, NULL) != SQLITE_OK)
+		err = werr_new(WEXIT_ENV, "open an empty database in memory");
+	s->holds = 1;	/* no lock file: nothing else can see it */
+	if (err == NULL)
+		err = migrate(s);
+	s->holds = 0;
+	if (err != NULL) {
+		store_close(s);
+		return err;
+	}
+	s->readonly = 1;
+	s->empty = 1;
+	*out = s;
+	return NULL;
+}
+
 struct werr *
 store_open_readonly(struct store **out, const char *repo_root,
     const char *who)
@@ -352,11 +382,15 @@ store_open_readonly(struct store **out, const char *repo_root,
 	int immutable = 0;
 
 	*out = NULL;
-	/* Nothing recorded yet, or a store warden can write: the ordinary
-	 * open (which creates, migrates, and lets the caller settle what a
-	 * crash interrupted). */
-	if (!path_exists(path) || (dir_writable(path) &&
-	    access(path, W_OK) == 0)) {
+	/* Nothing recorded yet: an empty store in memory, so that a command
+	 * that only reads creates nothing. */
+	if (!path_exists(path)) {
+		err = open_empty(out, path, who);
+		goto done;
+	}
+	/* A store warden can write: the ordinary open (which migrates, and
+	 * lets the caller settle what a crash interrupted). */
+	if (dir_writable(path) && access(path, W_OK) == 0) {
 		err = store_open(out, repo_root, NULL, who);
 		goto done;
 	}
@@ -423,6 +457,12 @@ int
 store_readonly(const struct store *store)
 {
 	return store->readonly;
+}
+
+int
+store_empty(const struct store *store)
+{
+	return store->empty;
 }
 
 struct werr *

@@ -26,9 +26,10 @@ struct werr *store_open(struct store **out, const char *repo_root,
     const char *cycle_id, const char *who);
 /*
  * Open REPO_ROOT/.warden/warden.db for the commands that only read
- * (journal show and verify, review list and show). Where warden can write
- * the database and its directory, or the database is not made yet or is
- * older than this warden's schema, this is store_open(). Elsewhere (a
+ * (journal show and verify, review list and show). Where there is no
+ * database yet, an empty one in memory: nothing is created. Where warden
+ * can write the database and its directory, or it is older than this
+ * warden's schema, this is store_open(). Elsewhere (a
  * read-only file system, another user's repository) it opens it for
  * reading only: nothing is created, migrated or locked, and where the
  * -shm file cannot be made and no write-ahead log holds data, the file is
@@ -38,6 +39,9 @@ struct werr *store_open(struct store **out, const char *repo_root,
 struct werr *store_open_readonly(struct store **out, const char *repo_root,
     const char *who);
 int store_readonly(const struct store *store);
+/* Was there no database to read (store_open_readonly made an empty one in
+ * memory, and created nothing)? */
+int store_empty(const struct store *store);
 /* Open an existing database file read-only, without migrating. */
 struct werr *store_open_path(struct store **out, const char *db_path,
     const char *who);

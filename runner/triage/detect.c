@@ -485,6 +485,10 @@ triage_detect(struct triage_ctx *c)
 	if (t == n)
 		return werr_new(WEXIT_INPUT, "cycle '%s' has no campaign run",
 		    c->cycle);
+	/* Only a cycle that exists gets a progress line: bad input gets
+	 * one message. */
+	triage_progress(c, "detect", NULL, 0, 0, "cycle %s: which engines "
+	    "broke", c->cycle);
 	if ((err = cycle_engines(&c->engines, c, c->cycle)) == NULL &&
 	    (err = update_failures(c)) == NULL &&
 	    (err = regressions(c)) == NULL &&

@@ -361,8 +361,6 @@ triage_run(struct triage_result *res, const struct triage_opts *o)
 		goto done;
 	}
 	json_object_set_new(c.report, "cycle", json_string(c.cycle));
-	triage_progress(&c, "detect", NULL, 0, 0, "cycle %s: which engines "
-	    "broke", c.cycle);
 	if ((err = triage_detect(&c)) != NULL ||
 	    (err = store_triage_run_begin(o->store, c.cycle, &c.run_id)) != NULL)
 		goto out;

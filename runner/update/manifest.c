@@ -63,8 +63,13 @@ manifest_diff(const json_t *old_m, const json_t *new_m)
 void
 manifest_digest(const json_t *manifest, char *hex_out)
 {
-	char *s = json_dumps(manifest, JSON_COMPACT | JSON_SORT_KEYS);
+	json_t *what_ran = json_deep_copy(manifest);
+	char *s;
 
+	/* The identity of what ran, not of when it was written down. */
+	json_object_del(what_ran, "created");
+	s = json_dumps(what_ran, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(what_ran);
 	if (s == NULL)
 		fatal("manifest: cannot serialise");
 	sha256_hex(s, strlen(s), hex_out);

@@ -27,7 +27,9 @@ json_t *manifest_diff(const json_t *old_manifest, const json_t *new_manifest);
 json_t *manifest_diff_packages(const json_t *old_packages,
     const json_t *new_packages);
 
-/* sha256 of the canonical JSON (sorted keys, compact) into hex_out (65). */
+/* sha256 of the canonical JSON (sorted keys, compact) into hex_out (65),
+ * without its "created" time: the identity of what ran, the same for
+ * the same environment however often it is recorded. */
 void manifest_digest(const json_t *manifest, char *hex_out);
 
 /* PEP 503 name: lowercase, runs of '-', '_', '.' as one '-'. Caller frees. */

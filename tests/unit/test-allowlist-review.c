@@ -48,7 +48,7 @@ setup(void **state)
 	strcpy(f->dir, "/tmp/warden-allowlist-review.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	f->root = path_join(f->dir, "bench");
-	assert_null(initrepo_create(f->root, commit, &branch));
+	assert_null(initrepo_create(f->root, commit, &branch, NULL));
 	assert_string_equal(branch, "official");
 	free(branch);
 	assert_int_equal(git_repository_open(&f->repo, f->root), 0);

@@ -1,0 +1,130 @@
+#!/bin/sh
+# t8035: a maintainer's first week. README's "Start your own benchmark"
+# runs as written, from `warden init --sign` to a published, verified,
+# signed snapshot, and the next cycle publishes again; a commit made on
+# official outside warden stops the cycle at its checkout, before any
+# work, naming `warden journal adopt`, and status says the same; with
+# `cycle.fidelity` false the gate does not fail engines for want of it.
+. "$TOP_SRCDIR/tests/lib.sh"
+
+PATH="$TOP_BUILDDIR:$PATH"
+export PATH
+
+# The commands of README's section, in order (its indented block).
+readme_commands() {
+	sed -n '/^## Start your own benchmark$/,/^## /p' "$TOP_SRCDIR/README.md" |
+	    sed -n '/^    warden init/,/^$/p' | sed -n 's/^    //p'
+}
+
+test_expect_success 'README names the commands this test runs' '
+	readme_commands >cmds &&
+	cat >want <<-EOF &&
+	warden init --sign bench
+	cd bench
+	warden lint
+	warden fidelity --run-id reference
+	warden fidelity mark-reference reference
+	warden cycle
+	warden verify snapshots/*.tar.gz
+	EOF
+	expect_equal want cmds
+'
+
+test_expect_success 'the commands as written: a published, verified, signed snapshot' '
+	(set -e; . ./cmds) >story.out 2>story.err || {
+		cat story.out story.err; exit 1; } &&
+	expect_grep "^gate:      passed example-sim$" story.out &&
+	expect_grep "^published: snapshot [0-9a-f]\{16\}, commit" story.out &&
+	expect_grep "verifies: [0-9]* members, the [0-9]* outputs matching the manifest, signed by maintainer@example.org$" story.out &&
+	test "$(git -C bench rev-parse --abbrev-ref HEAD)" = HEAD
+'
+
+test_expect_success 'init leaves HEAD detached at official, and the next cycle publishes again' '
+	expect_exit 0 warden --repo bench cycle &&
+	expect_grep "^published: snapshot [0-9a-f]\{16\}" out &&
+	expect_grep "^checkout: moved the detached HEAD from [0-9a-f]* to [0-9a-f]*, the tip of .official.$" err &&
+	test $(ls bench/snapshots/*.tar.gz | wc -l) -eq 2 &&
+	for s in bench/snapshots/*.tar.gz; do
+		expect_exit 0 warden --repo bench verify "$s" &&
+		expect_grep "signed by maintainer@example.org$" out || exit 1
+	done
+'
+
+test_expect_success 'a cycle on a branch checked out at the tip is not publishable' '
+	warden init onbranch >/dev/null && cd onbranch &&
+	git checkout -q -b work official &&
+	expect_exit 0 warden fidelity --run-id ref &&
+	warden fidelity mark-reference ref >/dev/null &&
+	warden cycle >out 2>err || true &&
+	expect_grep "HEAD is branch .work. at [0-9a-f]*, not a detached HEAD at the tip of .official." err &&
+	expect_grep "^published: no" out
+'
+
+test_expect_success 'with cycle.publish a commit made on official by hand is adopted by the publish' '
+	git -C bench checkout -q official &&
+	echo "A note." >>bench/README.md &&
+	git -C bench commit -q -am "README: a note" &&
+	git -C bench checkout -q --detach official &&
+	note=$(git -C bench rev-parse official | cut -c1-12) &&
+	expect_exit 0 warden --repo bench status &&
+	expect_grep "^official: official commit $note is recorded by no journal entry yet: the next publish adopts it" out &&
+	expect_no_grep "^blocked:" out &&
+	expect_exit 0 warden --repo bench cycle &&
+	expect_grep "^published: snapshot" out &&
+	expect_exit 0 warden --repo bench journal verify
+'
+
+test_expect_success 'a bench without publish and fidelity: its own commits, adopted by hand' '
+	warden init quiet >/dev/null && cd quiet &&
+	git checkout -q official &&
+	python3 - <<-PY &&
+	import json
+	p = json.load(open("policy/warden.json"))
+	p["cycle"]["fidelity"] = False
+	p["cycle"]["publish"] = False
+	json.dump(p, open("policy/warden.json", "w"), indent=2)
+	PY
+	git commit -q -am "policy: no fidelity, no publish" &&
+	git checkout -q --detach official &&
+	expect_exit 0 warden journal adopt official
+'
+
+test_expect_success 'cycle.fidelity false: the gate does not fail the engine for want of fidelity' '
+	cd quiet &&
+	expect_exit 0 warden cycle --id quiet-1 &&
+	expect_grep "^cycle quiet-1 (roster example), round 1: done, exit 0$" out &&
+	expect_grep "^gate:      passed example-sim$" out &&
+	expect_exit 0 warden gate &&
+	expect_grep "fidelity not gated (policy .cycle.fidelity. is false)" out &&
+	expect_grep "^example-sim  *✓  *-  *✓  *pass" out &&
+	warden --json gate >g.json &&
+	python3 -c "import json; e = json.load(open(\"g.json\"))[\"engines\"][0]; assert e[\"fidelity\"][\"pass\"] and \"not_gated\" in e[\"fidelity\"], e"
+'
+
+test_expect_success 'a commit made on official outside warden: refused at checkout, naming journal adopt' '
+	cd quiet &&
+	warden campaign list >runs.before 2>/dev/null &&
+	git checkout -q official &&
+	echo "A fix." >>README.md &&
+	git commit -q -am "README: a fix" &&
+	git checkout -q --detach official &&
+	fix=$(git rev-parse official | cut -c1-12) &&
+	expect_exit 1 warden cycle &&
+	expect_grep "^warden: official commit $fix is recorded by no journal entry: .official. was moved outside warden; .* .warden journal adopt $fix." err &&
+	test $(grep -c "^warden: " err) -eq 1 &&
+	expect_no_grep "^update\|^campaign" err &&
+	warden campaign list >runs.after 2>/dev/null &&
+	expect_equal runs.before runs.after &&
+	expect_exit 0 warden status &&
+	expect_grep "^blocked:  official commit $fix .*warden journal adopt $fix" out &&
+	expect_no_grep "warden cycle --resume" out &&
+	warden --json status >st.json &&
+	python3 -c "import json; assert \"journal adopt\" in json.load(open(\"st.json\"))[\"blocked\"]" &&
+	expect_exit 0 warden journal adopt "$fix" &&
+	expect_exit 0 warden cycle &&
+	expect_exit 0 warden status &&
+	expect_no_grep "^blocked:" out &&
+	expect_exit 0 warden journal verify
+'
+
+test_done
