@@ -34,7 +34,8 @@ import json; p = \"bench/adapters/engines/simv.json\"; a = json.load(open(p))
 a[\"source\"] = {\"kind\": \"none\", \"version_argv\": [\"cat\", \"{repo}/sim.version\"]}
 json.dump(a, open(p, \"w\"), indent=2)" &&
 	bench_policy bench "campaign.concurrency=[1]" "caps.warmups=1" \
-	    "agent.sandbox=\"off\"" &&
+	    "agent.sandbox=\"off\"" \
+	    "agent.command=[\"sh\", \"-c\", \"exit 0\", \"{prompt_file}\"]" &&
 	echo 1.0 >bench/sim.version &&
 	bench_commit bench "two engines"
 '
