@@ -100,25 +100,25 @@ side_free(struct side *s)
 	free(s->runs);
 }
 
-/* The pooled samples, sweep figures and requests of key in s. */
-static void
-side_pool(const struct side *s, const char *key, size_t mi,
-    struct stats_samples *samples, struct stats_samples *figures,
+void
+regress_pool(const struct regress_points *runs, size_t n, const char *key,
+    size_t mi, struct stats_samples *samples, struct stats_samples *figures,
     json_int_t *requests)
 {
 	const struct regress_point *p;
 	double f;
 	size_t i, k;
 
-	for (i = 0; i < s->n; i++) {
-		if ((p = regress_points_find(&s->runs[i], key)) == NULL)
+	for (i = 0; i < n; i++) {
+		if ((p = regress_points_find(&runs[i], key)) == NULL)
 			continue;
 		for (k = 0; k < p->samples[mi].n; k++)
 			stats_samples_add(samples, p->samples[mi].v[k]);
 		if (regress_sweep_figure(p->sweep, regress_metrics[mi].name,
 		    &f) == 0)
 			stats_samples_add(figures, f);
-		*requests += jsonget_int(p->sweep, "completed");
+		if (requests != NULL)
+			*requests += jsonget_int(p->sweep, "completed");
 	}
 }
 
@@ -168,8 +168,8 @@ judge_metric(const struct policy *pol, const struct regress_metric *m,
 	memset(&fb, 0, sizeof(fb));
 	memset(&sa, 0, sizeof(sa));
 	memset(&fa, 0, sizeof(fa));
-	side_pool(before, key, mi, &sb, &fb, req_b);
-	side_pool(after, key, mi, &sa, &fa, req_a);
+	regress_pool(before->runs, before->n, key, mi, &sb, &fb, req_b);
+	regress_pool(after->runs, after->n, key, mi, &sa, &fa, req_a);
 	fig_b = regress_pooled_figure(m, &sb, &fb);
 	fig_a = regress_pooled_figure(m, &sa, &fa);
 	regress_judge(&worse, m, fig_b, fig_a, sa.v, sa.n, sb.v, sb.n,

@@ -39,6 +39,12 @@ struct werr *regress_points_load(struct regress_points *out,
 void regress_points_free(struct regress_points *p);
 const struct regress_point *regress_points_find(const struct regress_points *p,
     const char *key);
+/* Pool the per-request samples and the sweep figures of series key and
+ * metric mi over n runs into samples and figures, and add the requests
+ * they rest on to *requests (may be NULL). compare.c */
+void regress_pool(const struct regress_points *runs, size_t n,
+    const char *key, size_t mi, struct stats_samples *samples,
+    struct stats_samples *figures, json_int_t *requests);
 /* "ENGINE/MODEL/SPLIT/cN" of a sweep row or alert; caller frees. */
 char *regress_point_key(const json_t *o);
 /* The index of m in regress_metrics. */

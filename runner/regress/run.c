@@ -35,26 +35,6 @@ struct ctx {
 	json_t *res;
 };
 
-/* Pool the baseline's samples and figures of one series and metric. */
-static void
-pool(const struct ctx *c, const char *key, size_t mi,
-    struct stats_samples *samples, struct stats_samples *figures)
-{
-	const struct regress_point *p;
-	double f;
-	size_t i, k;
-
-	for (i = 0; i < c->nthen; i++) {
-		if ((p = regress_points_find(&c->then[i], key)) == NULL)
-			continue;
-		for (k = 0; k < p->samples[mi].n; k++)
-			stats_samples_add(samples, p->samples[mi].v[k]);
-		if (regress_sweep_figure(p->sweep, regress_metrics[mi].name,
-		    &f) == 0)
-			stats_samples_add(figures, f);
-	}
-}
-
 static json_t *
 string_list(const json_t *base, const char *key)
 {
@@ -254,7 +234,8 @@ judge_all(struct ctx *c)
 			mi = regress_metric_index(m);
 			memset(&samples, 0, sizeof(samples));
 			memset(&figures, 0, sizeof(figures));
-			pool(c, p->key, mi, &samples, &figures);
+			regress_pool(c->then, c->nthen, p->key, mi, &samples,
+			    &figures, NULL);
 			if (regress_sweep_figure(p->sweep, m->name, &after) != 0)
 				after = 0;
 			regress_judge(&v, m, regress_pooled_figure(m, &samples,
