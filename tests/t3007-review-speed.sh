@@ -16,9 +16,10 @@
 MAINT="Maint Ainer <maint@example.org>"
 DB=bench/.warden/warden.db
 
-# Every core busy for the whole test.
+# Every core busy for the whole test; a loop ends with the script too,
+# should the script be killed before test_done stops it.
 for _c in $(seq "$(nproc)"); do
-	sh -c 'while :; do :; done' &
+	sh -c 'while kill -0 "$1" 2>/dev/null; do :; done' busy $$ &
 	test_cleanup_pid $!
 done
 
