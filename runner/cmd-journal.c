@@ -23,8 +23,18 @@ struct show_state {
 	struct cmd_ctx *ctx;
 	json_t *arr;
 	size_t n;
+	size_t skip;			/* -n: the older entries passed over */
 	int full;			/* each body whole, as JSON */
 };
+
+/* Count the entries the filter matches (for -n). */
+static struct werr *
+count_one(void *arg, const struct journal_entry *e)
+{
+	(void)e;
+	(*(size_t *)arg)++;
+	return NULL;
+}
 
 static struct werr *
 show_one(void *arg, const struct journal_entry *e)
@@ -32,6 +42,10 @@ show_one(void *arg, const struct journal_entry *e)
 	struct show_state *s = arg;
 	char *body;
 
+	if (s->skip > 0) {
+		s->skip--;
+		return NULL;
+	}
 	s->n++;
 	if (s->ctx->json) {
 		json_array_append_new(s->arr, journal_entry_json(e));
@@ -73,9 +87,12 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "cycle", required_argument, NULL, 'c' },
 		{ "kind", required_argument, NULL, 'k' },
 		{ "full", no_argument, NULL, 'f' },
+		{ "n", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char since[ISOTIME_LEN];
+	char since[ISOTIME_LEN], *end;
+	long newest = -1;
+	size_t matched = 0;
 	int full = 0;
 	struct journal_filter f;
 	struct show_state s;
@@ -109,6 +126,14 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 			f.kind = optarg;
 		} else if (ch == 'f')
 			full = 1;
+		else if (ch == 'n') {
+			newest = strtol(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
+			    newest < 0)
+				return cmd_usage_error(&cmd_journal_entry,
+				    "'-n' takes a number of entries, not '%s'",
+				    optarg);
+		}
 	}
 	if (err != NULL)
 		return err;
@@ -119,6 +144,11 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	s.ctx = ctx;
 	s.full = full;
+	if (newest >= 0 &&
+	    (err = journal_each(store, &f, count_one, &matched)) != NULL)
+		return err;
+	if (newest >= 0 && matched > (size_t)newest)
+		s.skip = matched - (size_t)newest;
 	s.arr = json_array();
 	err = journal_each(store, &f, show_one, &s);
 	if (err == NULL && ctx->json)
@@ -369,7 +399,7 @@ journal_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 const struct cmd_entry cmd_journal_entry = {
 	"journal",
-	"show [--since TIME] [--cycle C] [--kind K] [--full]\n"
+	"show [-n N] [--since TIME] [--cycle C] [--kind K] [--full]\n"
 	"verify\n"
 	"export [--cycle C]\n"
 	"note [--subject S] TEXT\n"
@@ -381,7 +411,8 @@ const struct cmd_entry cmd_journal_entry = {
 	"         in '.', as a prefix (e.g. 'review.'); a malformed value is\n"
 	"         an error (exit 2); each body in short (a list by its\n"
 	"         length, a long text cut), --full as its whole JSON; --json\n"
-	"         prints the entries as a JSON array\n"
+	"         prints the entries as a JSON array; -n N only the newest N\n"
+	"         of them (still oldest first)\n"
 	"verify   recompute the hash chain and check it against every\n"
 	"         Warden-Journal anchor in the official branch's history and\n"
 	"         against the committed journals/journal.jsonl; exit 1 naming\n"
@@ -395,7 +426,7 @@ const struct cmd_entry cmd_journal_entry = {
 	"         verify otherwise names as an unjournaled move\n"
 	"-q: verify, export, note and adopt print nothing on success.\n"
 	"Examples:\n"
-	"  warden journal show --cycle demo-2 --kind review.\n"
+	"  warden journal show -n 20 --cycle demo-2 --kind review.\n"
 	"  warden journal verify && warden journal export\n"
 	"  warden journal note --subject simmlx \"held at 0.31.1 for now\"\n",
 	journal_exec,

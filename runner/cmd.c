@@ -151,7 +151,8 @@ cmd_getopt(struct cmd_ctx *ctx, const struct cmd_entry *entry, int argc,
     char **argv, const struct option *opts, struct werr **err)
 {
 	struct option all[CMD_MAX_OPTIONS + 8];
-	size_t n = 0, i;
+	char shorts[4 + 2 * CMD_MAX_OPTIONS] = ":qv";
+	size_t n = 0, i, ns = 3;
 	char *msg;
 	int ch;
 
@@ -160,13 +161,20 @@ cmd_getopt(struct cmd_ctx *ctx, const struct cmd_entry *entry, int argc,
 		if (n == CMD_MAX_OPTIONS)
 			abort();	/* a command with too many options */
 		all[n++] = opts[i];
+		/* an option named by one letter is a short one: -n 20 */
+		if (opts[i].name[0] != '\0' && opts[i].name[1] == '\0') {
+			shorts[ns++] = opts[i].name[0];
+			if (opts[i].has_arg == required_argument)
+				shorts[ns++] = ':';
+			shorts[ns] = '\0';
+		}
 	}
 	for (i = 0; cmd_global_options[i].name != NULL; i++)
 		all[n++] = cmd_global_options[i];
 	memset(&all[n], 0, sizeof(all[n]));
 	opterr = 0;
 	for (;;) {
-		ch = getopt_long(argc, argv, ":qv", all, NULL);
+		ch = getopt_long(argc, argv, shorts, all, NULL);
 		if (ch == -1 || !cmd_global_option(ctx, ch, optarg))
 			break;
 	}

@@ -29,6 +29,24 @@ test_expect_success 'journal show filters by cycle and kind' '
 	test "$(wc -l <out)" = 1
 '
 
+test_expect_success 'journal show -n N: the newest N entries selected, oldest first' '
+	cd bench &&
+	warden journal show -n 2 >out &&
+	test "$(wc -l <out)" = 2 &&
+	expect_grep "^ *4 .* note .*third note" out &&
+	expect_grep "^ *5 .* note .*in a cycle" out &&
+	warden journal show -n 1 --kind note --cycle 2026-11-30 >out &&
+	test "$(wc -l <out)" = 1 &&
+	warden journal show -n 99 >out &&
+	test "$(wc -l <out)" = 5 &&
+	warden journal show -n 0 >out &&
+	test ! -s out &&
+	warden --json journal show -n 3 >out &&
+	python3 -c "import json; assert [e[\"seq\"] for e in json.load(open(\"out\"))] == [3, 4, 5]" &&
+	expect_exit 2 warden journal show -n two &&
+	expect_grep "^warden: .-n. takes a number of entries, not .two.$" err
+'
+
 test_expect_success 'journal show --json carries hashes' '
 	cd bench && warden --json journal show >out &&
 	python3 -c "
