@@ -279,23 +279,11 @@ cmd_wants_help(int argc, char **argv)
 static int
 is_bench(const char *root)
 {
-	git_repository *repo = NULL;
-	git_reference *ref = NULL;
 	char *path = path_join(root, "policy/warden.json");
-	char *branch, *refname;
 	int yes = path_exists(path);
 
 	free(path);
-	if (yes || git_repository_open(&repo, root) < 0)
-		return yes;
-	branch = policy_official_branch(repo);
-	refname = xasprintf("refs/heads/%s", branch);
-	yes = git_reference_lookup(&ref, repo, refname) == 0;
-	git_reference_free(ref);
-	git_repository_free(repo);
-	free(refname);
-	free(branch);
-	return yes;
+	return yes || policy_official_exists(root);
 }
 
 struct werr *

@@ -44,6 +44,26 @@ policy_official_branch(git_repository *repo)
 	return out != NULL ? out : xstrdup(OFFICIAL_DEFAULT);
 }
 
+int
+policy_official_exists(const char *repo_root)
+{
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	char *branch, *refname;
+	int found;
+
+	if (git_repository_open(&repo, repo_root) < 0)
+		return 0;
+	branch = policy_official_branch(repo);
+	refname = xasprintf("refs/heads/%s", branch);
+	found = git_reference_lookup(&ref, repo, refname) == 0;
+	git_reference_free(ref);
+	free(refname);
+	free(branch);
+	git_repository_free(repo);
+	return found;
+}
+
 struct werr *
 policy_commit_file(struct buf *out, int *missing, git_repository *repo,
     const git_commit *commit, const char *path, const char *rev)

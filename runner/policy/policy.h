@@ -220,6 +220,8 @@ struct git_oid;
 
 /* The official branch's name (caller frees). */
 char *policy_official_branch(struct git_repository *repo);
+/* Is there a git repository at repo_root with its official branch? */
+int policy_official_exists(const char *repo_root);
 /*
  * The regular file at path in commit's tree, appended to out, at most
  * FILE_MAX_CONFIG (else an input error); rev names the commit in

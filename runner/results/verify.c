@@ -271,27 +271,6 @@ out:
 	return err;
 }
 
-/* Whether the repository at repo_root has its official branch. */
-static int
-has_official(const char *repo_root)
-{
-	git_repository *repo = NULL;
-	git_reference *ref = NULL;
-	char *branch, *refname;
-	int found;
-
-	if (git_repository_open(&repo, repo_root) < 0)
-		return 0;
-	branch = policy_official_branch(repo);
-	refname = xasprintf("refs/heads/%s", branch);
-	found = git_reference_lookup(&ref, repo, refname) == 0;
-	git_reference_free(ref);
-	free(refname);
-	free(branch);
-	git_repository_free(repo);
-	return found;
-}
-
 struct werr *
 verify_signers_for(struct signers *out, int *required, const char *repo_root,
     const struct policy *worktree, const char *arg)
@@ -302,7 +281,7 @@ verify_signers_for(struct signers *out, int *required, const char *repo_root,
 
 	memset(out, 0, sizeof(*out));
 	*required = 0;
-	if (repo_root != NULL && has_official(repo_root)) {
+	if (repo_root != NULL && policy_official_exists(repo_root)) {
 		if ((err = verify_trusted_signers(out, required,
 		    repo_root)) != NULL || arg == NULL)
 			return err;
