@@ -83,13 +83,21 @@ measured(const json_t *tables)
 	return json_pack("{s:s?, s:s?}", "from", from, "to", to);
 }
 
+/* The figures of a row taken from the sweep's summary as they are, in
+ * the order the row carries them (input_throughput, derived, after the
+ * first two); each under its vllm bench serve name (glossary). */
+static const char *const row_figures[] = { "output_throughput",
+    "total_token_throughput", "median_ttft_ms", "p90_ttft_ms",
+    "p99_ttft_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms",
+    "median_itl_ms", "p90_itl_ms", "p99_itl_ms", NULL };
+
 json_t *
 report_comparison(const struct resultset *rs, const struct policy *pol)
 {
 	json_t *docs = resultset_docs(rs, "campaign"), *tables = json_array();
 	json_t *t, *row, *lo, *hi;
 	const json_t *doc, *c, *sum;
-	size_t i, j;
+	size_t i, j, k;
 
 	json_array_foreach(docs, i, doc) {
 		t = table_for(tables, jsonget_str(doc, "model"),
@@ -107,32 +115,15 @@ report_comparison(const struct resultset *rs, const struct policy *pol)
 			    "outcome", jsonget_str(c, "outcome"),
 			    "completed", jsonget_int(c, "completed"),
 			    "total", jsonget_int(c, "total"));
-			json_object_set_new(row, "output_throughput",
-			    num_or_null(sum, "output_throughput"));
-			json_object_set_new(row, "total_token_throughput",
-			    num_or_null(sum, "total_token_throughput"));
+			for (k = 0; k < 2; k++)
+				json_object_set_new(row, row_figures[k],
+				    num_or_null(sum, row_figures[k]));
 			json_object_set_new(row, "input_throughput",
 			    difference(sum, "total_token_throughput",
 			    "output_throughput"));
-			json_object_set_new(row, "median_ttft_ms",
-			    num_or_null(sum, "median_ttft_ms"));
-			json_object_set_new(row, "p90_ttft_ms",
-			    num_or_null(sum, "p90_ttft_ms"));
-			json_object_set_new(row, "p99_ttft_ms",
-			    num_or_null(sum, "p99_ttft_ms"));
-			/* each under its vllm bench serve name (glossary) */
-			json_object_set_new(row, "median_tpot_ms",
-			    num_or_null(sum, "median_tpot_ms"));
-			json_object_set_new(row, "p90_tpot_ms",
-			    num_or_null(sum, "p90_tpot_ms"));
-			json_object_set_new(row, "p99_tpot_ms",
-			    num_or_null(sum, "p99_tpot_ms"));
-			json_object_set_new(row, "median_itl_ms",
-			    num_or_null(sum, "median_itl_ms"));
-			json_object_set_new(row, "p90_itl_ms",
-			    num_or_null(sum, "p90_itl_ms"));
-			json_object_set_new(row, "p99_itl_ms",
-			    num_or_null(sum, "p99_itl_ms"));
+			for (; row_figures[k] != NULL; k++)
+				json_object_set_new(row, row_figures[k],
+				    num_or_null(sum, row_figures[k]));
 			/* when and how busy: the sweep's times and the
 			 * machine's load while it measured */
 			json_object_set_new(row, "started",
