@@ -116,6 +116,14 @@ struct werr *cycle_checkout_sync(json_t **result, git_repository *repo,
 
 /* build.c: the cycle's structured journal, from the store. */
 struct werr *cycle_build_journal(json_t **out, struct cyc *c);
+
+/* build-reviews.c: the journal's review queue. *out: the agent's tasks,
+ * each with its review's status and note. */
+struct werr *cycle_agent_tasks(json_t **out, struct cyc *c);
+/* journal "approved": reviews decided since since (NULL: all), with what
+ * blames them and their evidence; summary "reviews_waiting": the pending. */
+struct werr *cycle_reviews(json_t *journal, json_t *summary,
+    struct store *store, const char *since);
 /* ran.c: {"machine", "hardware", "os", "engines": [{engine,
  * manifest_sha256 (null: none), kind, engine_version, python, packages
  * (a count), commit, recorded_in}]}, every engine of the roster. */
