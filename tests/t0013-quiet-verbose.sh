@@ -1,5 +1,5 @@
 #!/bin/sh
-# -q and -v do what doc/cli.md's table "Quiet and verbose" says, command by
+# -q and -v do what warden(1) says under GLOBAL OPTIONS, command by
 # command, before or after the command name: -q drops summaries,
 # confirmations and progress but never data or errors; -v lists each file
 # that lint, patch check, patch submit and pr-check looked at.
