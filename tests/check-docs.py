@@ -11,6 +11,9 @@ printing every mismatch and exiting 1 when there is any.
   check-docs.py help      HELP-JSON HELP-TEXT
   check-docs.py makefile  SRCDIR HELP-JSON
   check-docs.py readme    SRCDIR
+  check-docs.py index     SRCDIR   (doc/README.md names every page)
+  check-docs.py internal  SRCDIR   (no page names how warden is developed)
+  check-docs.py paragraphs PAGE.txt...   (rendered man pages)
 """
 import json
 import os
@@ -386,11 +389,76 @@ def check_fields(srcdir):
                         bad("the docs (%s) show '%s'; no man page does" % (h, t))
 
 
+def check_index(srcdir):
+    """doc/README.md, the index, links every Markdown page of doc/ (the
+    man page sources included) and nothing that is not there."""
+    d = os.path.join(srcdir, "doc")
+    index = read(os.path.join(d, "README.md"))
+    linked = set(os.path.normpath(l) for l in
+                 re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", index))
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".md") and name != "README.md" and name not in linked:
+            bad("doc/README.md, the index, does not link doc/%s" % name)
+
+
+# What a page says of how warden is made, not of what it does: an item of
+# a tracker or a task list, by number or as "the issue".
+INTERNAL = re.compile(r"\b(?:issues?|tasks?|items?|tickets?|todo)\s+#?\d+\b"
+                      r"|\bthe (?:\w+ )?issue(?:'s)?\b|\bthis issue\b"
+                      r"|\bedit the Markdown\b", re.I)
+
+
+def check_internal(srcdir):
+    """README, doc/ (the man page sources included), the folders' READMEs
+    and warden-simengine's page name no internal issue or task, and no
+    man page tells its reader to edit its source."""
+    files = doc_files(srcdir, man=True)
+    for top, _, names in os.walk(os.path.join(srcdir, "runner")):
+        for n in names:
+            if n == "README.md":
+                p = os.path.join(top, n)
+                files.append((os.path.relpath(p, srcdir), read(p)))
+    sim = os.path.join(srcdir, "tests/simengine/warden-simengine.md")
+    if os.path.exists(sim):
+        files.append(("tests/simengine/warden-simengine.md", read(sim)))
+    for path, text in files:
+        for n, line in enumerate(text.splitlines(), 1):
+            for m in INTERNAL.finditer(line):
+                bad("%s:%d: '%s' is about how warden is developed" % (path, n, m.group(0)))
+
+
+PARAGRAPH_LINES = 25
+
+
+def check_paragraphs(*pages):
+    """No paragraph of a rendered man page's DESCRIPTION runs past
+    PARAGRAPH_LINES lines: a long description is split into paragraphs,
+    lists and sections, as OpenBSD's and git's pages are."""
+    for page in pages:
+        sec, run, start = None, 0, 0
+        lines = read(page).splitlines() + [""]
+        for n, line in enumerate(lines, 1):
+            if re.match(r"^[A-Z][A-Z ]+$", line):
+                sec = line
+            body = line.strip() and len(line) - len(line.lstrip()) >= 7
+            if sec == "DESCRIPTION" and body:
+                if run == 0:
+                    start = n
+                run += 1
+                continue
+            if run > PARAGRAPH_LINES:
+                bad("%s:%d: a DESCRIPTION paragraph of %d lines (at most %d)" %
+                    (os.path.basename(page), start, run, PARAGRAPH_LINES))
+            run = 0
+
+
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"commands": check_commands, "exits": check_exits, "refs": check_refs,
      "fields": check_fields, "help": check_help,
-     "makefile": check_makefile, "readme": check_readme}[what](*args)
+     "makefile": check_makefile, "readme": check_readme,
+     "index": check_index, "internal": check_internal,
+     "paragraphs": check_paragraphs}[what](*args)
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)
