@@ -105,6 +105,13 @@ def readme_commands(srcdir):
     return out
 
 
+# The sections of a command's page, in their order (OpenBSD's and git's);
+# a page's own sections (SHIMS, STEPS, ...) sit between DESCRIPTION and
+# OPTIONS.
+MAN_ORDER = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS",
+             "FILES", "ENVIRONMENT", "EXAMPLES", "SEE ALSO"]
+
+
 def check_commands(srcdir, help_json):
     """Every command: a row of README's table (in the task group warden help
     gives it), a page doc/warden-NAME.1.md whose SYNOPSIS is its usage and
@@ -140,6 +147,10 @@ def check_commands(srcdir, help_json):
         for s in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO"):
             if s not in secs:
                 bad("warden-%s.1.md has no %s section" % (name, s))
+        order = [s for s in secs if s in MAN_ORDER]
+        if order != sorted(order, key=MAN_ORDER.index):
+            bad("warden-%s.1.md's sections come as %s, not in the order %s" %
+                (name, order, [s for s in MAN_ORDER if s in order]))
         want = [plain(("warden %s %s" % (name, u)).strip()) for u in c["usage"]]
         got = synopsis_lines(secs.get("SYNOPSIS", ""))
         if got != want:
