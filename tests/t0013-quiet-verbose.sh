@@ -90,6 +90,19 @@ test_expect_success 'pr-check: -q drops the closing line, -v lists the files' '
 	expect_grep "^M adapters/engines/example-sim.json +1 -1$" err
 '
 
+test_expect_success 'journal adopt: -q drops the confirmation' '
+	cd bench &&
+	git checkout -q official && echo "A note." >>README.md &&
+	git commit -q -am "README: a note" && git checkout -q --detach official &&
+	warden journal adopt official >out 2>err &&
+	expect_grep "^journal entry [0-9]* records commit" out &&
+	git checkout -q official && echo "Another." >>README.md &&
+	git commit -q -am "README: another" && git checkout -q --detach official &&
+	warden -q journal adopt official >out 2>err &&
+	test ! -s out && test ! -s err &&
+	warden journal verify >/dev/null
+'
+
 test_expect_success 'the last of -q and -v counts' '
 	cd bench && warden -q lint -v 2>err && expect_grep ": ok$" err &&
 	warden -v lint -q 2>err && test ! -s err
