@@ -8,6 +8,7 @@ printing every mismatch and exiting 1 when there is any.
   check-docs.py exits     SRCDIR HELP-JSON HELP-TEXT
   check-docs.py refs      SRCDIR   (Markdown files, links, source paths)
   check-docs.py fields    SRCDIR
+  check-docs.py keys      SRCDIR   (warden(1) names every field the tree's files use)
   check-docs.py help      HELP-JSON HELP-TEXT
   check-docs.py makefile  SRCDIR HELP-JSON
   check-docs.py readme    SRCDIR
@@ -15,6 +16,7 @@ printing every mismatch and exiting 1 when there is any.
   check-docs.py internal  SRCDIR   (no page names how warden is developed)
   check-docs.py paragraphs PAGE.txt...   (rendered man pages)
 """
+import glob
 import json
 import os
 import re
@@ -382,10 +384,10 @@ def check_fields(srcdir):
     want = {}
     for level in ("## ", "### "):
         for h, body in sections("\n".join(t for _, t in doc_files(srcdir)), level).items():
-            if h.startswith(("policy/warden.json", "adapters/", "The campaign",
-                             "The write-allowlist gate", "The store and the journal")):
+            if h.startswith(("The campaign", "The write-allowlist gate",
+                             "The store and the journal")):
                 want[h] = body
-    if len(want) < 6:
+    if len(want) < 3:
         bad("README lacks one of the sections this check reads: %s" % sorted(want))
     for h, body in want.items():
         for para in re.split(r"\n\s*\n", body):
@@ -398,6 +400,42 @@ def check_fields(srcdir):
                 for t in words:
                     if not re.search(r"(?<![A-Za-z0-9_-])%s(?![A-Za-z0-9_-])" % re.escape(t), mantext):
                         bad("the docs (%s) show '%s'; no man page does" % (h, t))
+
+
+# Objects whose keys are names (a roster, an engine, a split, a variable),
+# not fields.
+NAME_MAPS = {"rosters", "groups", "mirrors", "env", "splits", "engines"}
+
+
+def field_names(doc, out):
+    if isinstance(doc, list):
+        for v in doc:
+            field_names(v, out)
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            out.add(k)
+            if k in NAME_MAPS and isinstance(v, dict):
+                for w in v.values():
+                    field_names(w, out)
+            else:
+                field_names(v, out)
+    return out
+
+
+def check_keys(srcdir):
+    """warden(1) is the one reference of the policy, adapters and
+    profiles: its POLICY, ADAPTERS and PROFILES name every field that
+    the repository's own policy/warden.json, adapters and profiles use."""
+    man = sections(read(os.path.join(srcdir, "doc/warden.1.md")), "# ")
+    for sec, pattern in (("POLICY", "policy/warden.json"),
+                         ("ADAPTERS", "adapters/engines/*.json"),
+                         ("PROFILES", "adapters/profiles/*.json")):
+        text = plain(man.get(sec, ""))
+        for path in sorted(glob.glob(os.path.join(srcdir, pattern))):
+            for k in sorted(field_names(json.load(open(path)), set())):
+                if not re.search(r"(?<![A-Za-z0-9_-])%s(?![A-Za-z0-9_-])" % re.escape(k), text):
+                    bad("%s uses '%s'; warden(1) %s does not name it" %
+                        (os.path.relpath(path, srcdir), k, sec))
 
 
 def check_index(srcdir):
@@ -466,7 +504,7 @@ def check_paragraphs(*pages):
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"commands": check_commands, "exits": check_exits, "refs": check_refs,
-     "fields": check_fields, "help": check_help,
+     "fields": check_fields, "keys": check_keys, "help": check_help,
      "makefile": check_makefile, "readme": check_readme,
      "index": check_index, "internal": check_internal,
      "paragraphs": check_paragraphs}[what](*args)

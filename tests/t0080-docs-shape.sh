@@ -2,9 +2,11 @@
 # The documentation is shaped for its reader: doc/README.md, the index,
 # links every page of doc/; no page (README, doc/, the man page sources,
 # the folders' READMEs) names an internal issue or task, or tells the
-# reader of a man page to edit its source; no paragraph of a rendered man
-# page's DESCRIPTION runs past 25 lines (it is split into paragraphs,
-# lists and sections, as OpenBSD's and git's pages are).
+# reader of a man page to edit its source; warden(1), the one reference
+# of the policy, adapters and profiles, names every field the
+# repository's own files use; no paragraph of a rendered man page's
+# DESCRIPTION runs past 25 lines (it is split into paragraphs, lists and
+# sections, as OpenBSD's and git's pages are).
 . "$TOP_SRCDIR/tests/lib.sh"
 
 CHECK="python3 $TOP_SRCDIR/tests/check-docs.py"
@@ -47,6 +49,20 @@ test_expect_success 'the check finds an issue number, the issue and an edit-the-
 	expect_grep "doc/a.md:3: .issue 20." out &&
 	expect_grep "doc/b.md:3: .The issue.s." out &&
 	expect_grep "doc/warden-x.1.md:3: .edit the Markdown." out
+'
+
+test_expect_success 'warden(1) names every field of the policy, the adapters and the profiles' '
+	$CHECK keys "$TOP_SRCDIR"
+'
+
+test_expect_success 'the field check names a field warden(1) lacks' '
+	mkdir -p keys/doc keys/policy keys/adapters/engines keys/adapters/profiles &&
+	cp "$TOP_SRCDIR/doc/warden.1.md" keys/doc/ &&
+	printf "{\"schema\": 1, \"caps\": {\"made_up_cap\": 1}}\n" >keys/policy/warden.json &&
+	printf "{\"name\": \"x\", \"serve\": {\"env\": {\"ANY_NAME\": \"1\"}}}\n" >keys/adapters/engines/x.json &&
+	expect_exit 1 $CHECK keys keys &&
+	expect_grep "policy/warden.json uses .made_up_cap.; warden(1) POLICY does not name it" out &&
+	expect_no_grep "ANY_NAME" out
 '
 
 test_expect_success_if $HAVE_GROFF 'no DESCRIPTION paragraph of a rendered page runs past 25 lines' '
