@@ -482,23 +482,26 @@ PARAGRAPH_LINES = 25
 def check_paragraphs(*pages):
     """No paragraph of a rendered man page's DESCRIPTION runs past
     PARAGRAPH_LINES lines: a long description is split into paragraphs,
-    lists and sections, as OpenBSD's and git's pages are."""
+    lists and sections, as OpenBSD's and git's pages are. Each item of a
+    list counts as a paragraph of its own."""
     for page in pages:
         sec, run, start = None, 0, 0
         lines = read(page).splitlines() + [""]
         for n, line in enumerate(lines, 1):
             if re.match(r"^[A-Z][A-Z ]+$", line):
                 sec = line
-            body = line.strip() and len(line) - len(line.lstrip()) >= 7
-            if sec == "DESCRIPTION" and body:
+            body = sec == "DESCRIPTION" and line.strip() and \
+                len(line) - len(line.lstrip()) >= 7
+            item = re.match(r"^ {7}(\u2022|\d+\.) ", line)
+            if not body or item:    # a blank line, or a list item, ends one
+                if run > PARAGRAPH_LINES:
+                    bad("%s:%d: a DESCRIPTION paragraph of %d lines (at most %d)" %
+                        (os.path.basename(page), start, run, PARAGRAPH_LINES))
+                run = 0
+            if body:
                 if run == 0:
                     start = n
                 run += 1
-                continue
-            if run > PARAGRAPH_LINES:
-                bad("%s:%d: a DESCRIPTION paragraph of %d lines (at most %d)" %
-                    (os.path.basename(page), start, run, PARAGRAPH_LINES))
-            run = 0
 
 
 def main():

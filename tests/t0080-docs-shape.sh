@@ -74,13 +74,17 @@ test_expect_success_if $HAVE_GROFF 'no DESCRIPTION paragraph of a rendered page 
 	$CHECK paragraphs *.1.txt
 '
 
-test_expect_success_if $HAVE_GROFF 'the paragraph check counts a long one' '
+test_expect_success_if $HAVE_GROFF 'the paragraph check counts a long one, and each list item apart' '
 	mkdir -p long && cd long &&
 	{ printf "DESCRIPTION\n"; i=0; while [ $i -lt 26 ]; do
 		printf "       line %d of one paragraph\n" $i; i=$((i + 1)); done;
 	  printf "\nOPTIONS\n"; } >long.1.txt &&
 	expect_exit 1 $CHECK paragraphs long.1.txt &&
-	expect_grep "long.1.txt:2: a DESCRIPTION paragraph of 26 lines" out
+	expect_grep "long.1.txt:2: a DESCRIPTION paragraph of 26 lines" out &&
+	{ printf "DESCRIPTION\n"; i=0; while [ $i -lt 26 ]; do
+		printf "       \342\200\242 item %d of a list\n" $i; i=$((i + 1)); done;
+	  printf "\nOPTIONS\n"; } >list.1.txt &&
+	expect_exit 0 $CHECK paragraphs list.1.txt
 '
 
 test_done
