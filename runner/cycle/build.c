@@ -3,7 +3,7 @@
  * the cells of each round's campaign (judged by cells.c), the previous
  * cycle's journal (for `fixed`, what broke and how often a cell was
  * skipped before), the steps' results, the agent's tasks, the review
- * queue. The fields are doc/cycle.md's "The cycle journal"; render.c turns
+ * queue. The fields are warden-cycle(1)'s THE CYCLE JOURNAL; render.c turns
  * them into SiliconBench's Markdown.
  *
  * Reads only; decides nothing a step has not recorded, and never reads a
