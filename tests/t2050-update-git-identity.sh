@@ -20,6 +20,11 @@ asked() {
 	cat "bench/.warden/envs/gitid/src/out/$1"
 }
 
+# is_empty FILE: FILE is there and empty (else it is shown).
+is_empty() {
+	test -f "$1" && { ! test -s "$1" || { cat "$1"; false; }; }
+}
+
 test_expect_success 'an engine whose build step records what git says in its work tree' '
 	git init -q --bare upstream.git &&
 	git clone -q upstream.git work 2>/dev/null &&
@@ -30,7 +35,8 @@ test_expect_success 'an engine whose build step records what git says in its wor
 	d, url = sys.argv[1:3]
 	ask = ("mkdir -p out && git rev-parse --show-toplevel >out/toplevel && "
 	       "git rev-parse HEAD >out/head && git rev-list --count HEAD >out/count && "
-	       "git describe --tags --exact-match HEAD >out/tag")
+	       "git describe --tags --exact-match HEAD >out/tag && "
+	       "git status --porcelain --untracked-files=no >out/status")
 	a = {"schema": 1, "name": "gitid", "api": "openai-chat",
 	     "source": {"kind": "git", "url": url, "track": "tag", "ref": "b*",
 	                "build": [["sh", "-c", ask]]},
@@ -51,7 +57,8 @@ test_expect_success 'git in the work tree answers for the engine tag, not for th
 	test "$(asked head)" != "$bench_head" &&
 	test "$(asked count)" = 2 &&
 	test "$(asked tag)" = b2 &&
-	test "$(asked toplevel)" = "$(cd bench/.warden/envs/gitid/builds/work-a && pwd -P)"
+	test "$(asked toplevel)" = "$(cd bench/.warden/envs/gitid/builds/work-a && pwd -P)" &&
+	is_empty bench/.warden/envs/gitid/src/out/status
 '
 
 test_expect_success 'the next tag, built in the other work tree, is that tag' '
@@ -61,7 +68,23 @@ test_expect_success 'the next tag, built in the other work tree, is that tag' '
 	test "$(asked head)" = "$(git -C upstream.git rev-parse b3^{commit})" &&
 	test "$(asked count)" = 3 &&
 	test "$(asked tag)" = b3 &&
-	test "$(asked toplevel)" = "$(cd bench/.warden/envs/gitid/builds/work-b && pwd -P)"
+	test "$(asked toplevel)" = "$(cd bench/.warden/envs/gitid/builds/work-b && pwd -P)" &&
+	is_empty bench/.warden/envs/gitid/src/out/status
+'
+
+# llama.cpp's cmake regenerates its version when the work tree's index
+# changes (and warns "Git index not found" without one): the index is
+# the commit's, written afresh, in a tree built over as in a fresh one.
+test_expect_success 'built over the first work tree, git answers for the new tag, its index that tag s' '
+	commit_tag b4 &&
+	(cd bench && expect_exit 0 warden update gitid) &&
+	test "$(readlink bench/.warden/envs/gitid/src)" = builds/work-a &&
+	test "$(asked head)" = "$(git -C upstream.git rev-parse b4^{commit})" &&
+	test "$(asked tag)" = b4 &&
+	is_empty bench/.warden/envs/gitid/src/out/status &&
+	test -f bench/.warden/envs/gitid/builds/work-a.git/index &&
+	git -C bench/.warden/envs/gitid/builds/work-a ls-files -s VERSION >staged &&
+	test "$(cut -d" " -f2 staged)" = "$(git -C upstream.git rev-parse b4:VERSION)"
 '
 
 test_done
