@@ -24,7 +24,9 @@ Two things make it a model the current llama-server answers:
 - Only normal tokens can be generated: the output rows (output.weight) of
   every token that is not normal (unknown, control, byte) are zero, so
   their logit is 0 while the best of the 250 normal tokens' is well
-  above it, and the server's default top-k (40) never keeps them. A byte
+  above it. warden asks temperature 0, so the server takes that best
+  one; at a temperature above 0 its default top-k (40) still keeps only
+  normal tokens, the 40th best of 250 being above 0 too. A byte
   token alone is no UTF-8 (<0xE2> without its continuation), and the
   server's chat parser refused such answers ("does not match the expected
   peg-native format"), 89 of 100 with random rows. (</s> is a control
