@@ -29,11 +29,9 @@ test_expect_success_if $have 'a stand-in llama.cpp tree, tagged b100' '
 	execute_process(COMMAND ${GIT_EXECUTABLE} rev-list --count HEAD
 	    WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
 	    OUTPUT_VARIABLE BUILD_NUMBER OUTPUT_STRIP_TRAILING_WHITESPACE)
-	configure_file(llama-server.in ${CMAKE_BINARY_DIR}/gen/llama-server @ONLY)
-	file(COPY ${CMAKE_BINARY_DIR}/gen/llama-server
-	    DESTINATION ${CMAKE_BINARY_DIR}/bin
-	    FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
-	add_custom_target(llama-server ALL)
+	configure_file(llama-server.in ${CMAKE_BINARY_DIR}/bin/llama-server @ONLY)
+	add_custom_target(llama-server ALL
+	    COMMAND chmod 755 ${CMAKE_BINARY_DIR}/bin/llama-server)
 	EOF
 	cat >llama/llama-server.in <<-EOF &&
 	#!/bin/sh
