@@ -66,6 +66,8 @@ struct werr *cycle_incident_cover(json_t **cover, struct store *store,
     const json_t *failing);
 /* timeline.c: the journal's timeline of the step rows (new array). */
 json_t *cycle_timeline(const json_t *steps);
+/* A step's result as the timeline's one line (caller frees). */
+char *cycle_step_what(const char *step, const json_t *result);
 /* agent.c */
 struct werr *cycle_step_agent(struct cyc *c, json_t **result,
     const char **state);
