@@ -12,10 +12,22 @@
 #    wall time, the packs written into the engine's repository and their
 #    bytes and objects, and whether a pack holds objects of an earlier one.
 #
-# Prints absolute figures and counts (an earlier tree's figures cannot be
-# measured in the same run); asserts nothing about time.
+# Prints absolute figures and counts; asserts nothing about time. With
+# WARDEN_BEFORE set to another build's warden (say, of an earlier commit:
+# it runs that build's own shims), the same parts run with it first, in
+# the same run, each line of its figures marked "before:", then this
+# build's, marked "after:".
 set -eu
 : "${WARDEN:?}" "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}"
+if [ -n "${WARDEN_BEFORE:-}" ]; then
+	out=$(mktemp "${TMPDIR:-/tmp}/warden-bench-update.XXXXXX")
+	trap 'rm -f "$out"' EXIT INT TERM
+	WARDEN=$WARDEN_BEFORE WARDEN_BEFORE= sh "$0" >"$out"
+	sed 's/^/before: /' "$out"
+	WARDEN_BEFORE= sh "$0" >"$out"
+	sed 's/^/after:  /' "$out"
+	exit 0
+fi
 RUNS=${BENCH_RUNS:-5}
 COMMITS=${BENCH_COMMITS:-2000}
 PARTS=${BENCH_PARTS:-pip git}
@@ -34,6 +46,8 @@ TEST_DIR=$dir
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/update/update-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/update/count-setup.sh"
+# each warden runs the shims of the tree it was built from
+unset WARDEN_SHIM_DIR
 cd "$dir"
 
 # median FILE: the median of the numbers in FILE, one a line.
