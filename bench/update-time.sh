@@ -5,7 +5,8 @@
 #    --find-links), already installed, nothing new: the wall time of
 #    `warden update` (median of BENCH_RUNS) and the events counted in it:
 #    python processes that ran pip, runs of lsb_release and rustc (pip's
-#    user-agent probes), per engine;
+#    User-Agent probes, which pip has no option to skip), per engine, and
+#    what one run of each probe takes here;
 # 2. a git engine over a local mirror with a history of BENCH_COMMITS
 #    commits (and refs the adapter does not track: another remote's
 #    branches under refs/remotes/), then a new tag, twice: per update, the
@@ -89,6 +90,17 @@ echo "nine pip engines, nothing new: warden update median $(median "$dir/pip.ms"
     "($RUNS runs: $(tr '\n' ' ' <"$dir/pip.ms" | sed 's/ $//'))"
 echo "  per engine (last run): pip processes $(count_per pip 9)," \
     "lsb_release $(count_per lsb_release 9), rustc $(count_per rustc 9)"
+for probe in "lsb_release -a" "rustc --version"; do
+	command -v "${probe%% *}" >/dev/null || continue
+	: >"$dir/probe.ms"
+	k=0
+	while [ "$k" -lt "$RUNS" ]; do
+		s=$(ms_now); $probe >/dev/null 2>&1 || :; e=$(ms_now)
+		echo $((e - s)) >>"$dir/probe.ms"
+		k=$((k + 1))
+	done
+	echo "  one run of \`$probe\` (pip's probe): median $(median "$dir/probe.ms") ms"
+done
 }
 
 
