@@ -15,23 +15,16 @@
 #
 # Prints absolute figures and counts; asserts nothing about time. With
 # WARDEN_BEFORE set to another build's warden (say, of an earlier commit:
-# it runs that build's own shims), the same parts run with it first, in
-# the same run, each line of its figures marked "before:", then this
-# build's, marked "after:".
+# it runs that build's own shims), each part is set up once per build and
+# the two builds' updates alternate, run by run, so that what else the
+# machine does weighs on both alike; each line says whose figures it has
+# ("before", "after").
 set -eu
 : "${WARDEN:?}" "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}"
-if [ -n "${WARDEN_BEFORE:-}" ]; then
-	out=$(mktemp "${TMPDIR:-/tmp}/warden-bench-update.XXXXXX")
-	trap 'rm -f "$out"' EXIT INT TERM
-	WARDEN=$WARDEN_BEFORE WARDEN_BEFORE= sh "$0" >"$out"
-	sed 's/^/before: /' "$out"
-	WARDEN_BEFORE= sh "$0" >"$out"
-	sed 's/^/after:  /' "$out"
-	exit 0
-fi
 RUNS=${BENCH_RUNS:-5}
 COMMITS=${BENCH_COMMITS:-2000}
 PARTS=${BENCH_PARTS:-pip git}
+BUILDS="${WARDEN_BEFORE:+before }after"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench-update.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
 export GIT_CONFIG_NOSYSTEM=1 HOME="$dir/home" LC_ALL=C
@@ -60,36 +53,55 @@ ms_now() {
 	date +%s%N | cut -c1-13
 }
 
+# warden_of BUILD: the warden binary of BUILD (before, after).
+warden_of() {
+	if [ "$1" = before ]; then echo "$WARDEN_BEFORE"; else echo "$WARDEN"; fi
+}
+
 # --- 1. nine pip engines, nothing new -------------------------------------
 pip_part() {
 make_wheel wheels shared 1.0
-bench_init pipbench
 i=1
 while [ "$i" -le 9 ]; do
 	make_wheel wheels "eng$i" 1.0 "shared>=1.0"
-	pip_adapter pipbench "eng$i" "eng$i"
 	i=$((i + 1))
 done
-update_policy pipbench "$dir/wheels"
-(cd pipbench && "$WARDEN" update >/dev/null 2>"$dir/first.err") ||
-    { cat "$dir/first.err" >&2; exit 1; }
 count_setup "$dir/count"
-: >"$dir/pip.ms"
+for b in $BUILDS; do
+	w=$(warden_of "$b")
+	(WARDEN=$w && bench_init "pip-$b")
+	i=1
+	while [ "$i" -le 9 ]; do
+		pip_adapter "pip-$b" "eng$i" "eng$i"
+		i=$((i + 1))
+	done
+	update_policy "pip-$b" "$dir/wheels"
+	(cd "pip-$b" && "$w" update >/dev/null 2>"$dir/first.err") ||
+	    { cat "$dir/first.err" >&2; exit 1; }
+	: >"$dir/pip-$b.ms"
+done
 k=0
 while [ "$k" -lt "$RUNS" ]; do
-	count_reset
-	s=$(ms_now)
-	(cd pipbench && count_run "$WARDEN" update >"$dir/out" 2>&1) ||
-	    { cat "$dir/out" >&2; exit 1; }
-	e=$(ms_now)
-	echo $((e - s)) >>"$dir/pip.ms"
+	for b in $BUILDS; do
+		count_reset
+		s=$(ms_now)
+		(cd "pip-$b" && count_run "$(warden_of "$b")" update >"$dir/out" 2>&1) ||
+		    { cat "$dir/out" >&2; exit 1; }
+		e=$(ms_now)
+		echo $((e - s)) >>"$dir/pip-$b.ms"
+		grep -q "^eng9: unchanged" "$dir/out" || { cat "$dir/out" >&2; exit 1; }
+		echo "per engine (last run): pip processes $(count_per pip 9)," \
+		    "lsb_release $(count_per lsb_release 9), rustc $(count_per rustc 9)" \
+		    >"$dir/pip-$b.count"
+	done
 	k=$((k + 1))
 done
-grep -q "^eng9: unchanged" "$dir/out" || { cat "$dir/out" >&2; exit 1; }
-echo "nine pip engines, nothing new: warden update median $(median "$dir/pip.ms") ms" \
-    "($RUNS runs: $(tr '\n' ' ' <"$dir/pip.ms" | sed 's/ $//'))"
-echo "  per engine (last run): pip processes $(count_per pip 9)," \
-    "lsb_release $(count_per lsb_release 9), rustc $(count_per rustc 9)"
+for b in $BUILDS; do
+	echo "$b: nine pip engines, nothing new: warden update median" \
+	    "$(median "$dir/pip-$b.ms") ms ($RUNS runs:" \
+	    "$(tr '\n' ' ' <"$dir/pip-$b.ms" | sed 's/ $//'))"
+	echo "$b:   $(cat "$dir/pip-$b.count")"
+done
 for probe in "lsb_release -a" "rustc --version"; do
 	command -v "${probe%% *}" >/dev/null || continue
 	: >"$dir/probe.ms"
@@ -99,7 +111,7 @@ for probe in "lsb_release -a" "rustc --version"; do
 		echo $((e - s)) >>"$dir/probe.ms"
 		k=$((k + 1))
 	done
-	echo "  one run of \`$probe\` (pip's probe): median $(median "$dir/probe.ms") ms"
+	echo "one run of \`$probe\` (pip's probe): median $(median "$dir/probe.ms") ms"
 done
 }
 
@@ -142,8 +154,9 @@ git -C mirror.git tag -a -m b1 b1 main~2
 echo "git mirror: $COMMITS commits, $(du -sk mirror.git/objects | cut -f1) KB of objects" \
     "(and refs/remotes/fork/side, 200 commits the adapter does not track)"
 
-bench_init gitbench
-python3 - gitbench "https://example.org/bench/engine" "$dir/mirror.git" <<'PY'
+for b in $BUILDS; do
+	(WARDEN=$(warden_of "$b") && bench_init "git-$b")
+	python3 - "git-$b" "https://example.org/bench/engine" "$dir/mirror.git" <<'PY'
 import json, sys
 d, url, mirror = sys.argv[1:4]
 a = {"schema": 1, "name": "gitengine", "api": "openai-chat",
@@ -157,31 +170,34 @@ pol["rosters"]["test"].append("gitengine")
 pol["update"]["mirrors"] = {url: "file://" + mirror}
 json.dump(pol, open(d + "/policy/warden.json", "w"), indent=2)
 PY
-packs=$dir/gitbench/.warden/envs/gitengine/git/objects/pack
-: >"$dir/seen"
-# git_update WHAT: update, then the packs that update wrote.
+	: >"$dir/seen-$b"
+done
+# git_update WHAT: each build's update, then the packs that update wrote.
 git_update() {
-	ls "$packs" 2>/dev/null | grep '\.pack$' | sort >"$dir/packs.before" || :
-	s=$(ms_now)
-	(cd gitbench && "$WARDEN" update >"$dir/out" 2>&1) ||
-	    { cat "$dir/out" >&2; exit 1; }
-	e=$(ms_now)
-	ls "$packs" | grep '\.pack$' | sort >"$dir/packs.after"
-	n=0 bytes=0 objs=0 again=0
-	for p in $(comm -13 "$dir/packs.before" "$dir/packs.after"); do
-		n=$((n + 1))
-		bytes=$((bytes + $(wc -c <"$packs/$p")))
-		git verify-pack -v "$packs/${p%.pack}.idx" |
-		    awk '$2 ~ /^(commit|tree|blob|tag)$/ { print $1 }' |
-		    sort >"$dir/objs"
-		objs=$((objs + $(wc -l <"$dir/objs")))
-		again=$((again + $(comm -12 "$dir/seen" "$dir/objs" | wc -l)))
-		sort -m "$dir/seen" "$dir/objs" >"$dir/seen.new"
-		mv "$dir/seen.new" "$dir/seen"
+	for b in $BUILDS; do
+		packs=$dir/git-$b/.warden/envs/gitengine/git/objects/pack
+		ls "$packs" 2>/dev/null | grep '\.pack$' | sort >"$dir/packs.before" || :
+		s=$(ms_now)
+		(cd "git-$b" && "$(warden_of "$b")" update >"$dir/out" 2>&1) ||
+		    { cat "$dir/out" >&2; exit 1; }
+		e=$(ms_now)
+		ls "$packs" | grep '\.pack$' | sort >"$dir/packs.after"
+		n=0 bytes=0 objs=0 again=0
+		for p in $(comm -13 "$dir/packs.before" "$dir/packs.after"); do
+			n=$((n + 1))
+			bytes=$((bytes + $(wc -c <"$packs/$p")))
+			git verify-pack -v "$packs/${p%.pack}.idx" |
+			    awk '$2 ~ /^(commit|tree|blob|tag)$/ { print $1 }' |
+			    sort >"$dir/objs"
+			objs=$((objs + $(wc -l <"$dir/objs")))
+			again=$((again + $(comm -12 "$dir/seen-$b" "$dir/objs" | wc -l)))
+			sort -m "$dir/seen-$b" "$dir/objs" >"$dir/seen.new"
+			mv "$dir/seen.new" "$dir/seen-$b"
+		done
+		echo "$b: $1: $((e - s)) ms, $n pack(s) written, $bytes bytes," \
+		    "$objs objects, $again of them in an earlier pack" \
+		    "($(sed -n 's/^gitengine: //p' "$dir/out"))"
 	done
-	echo "$1: $((e - s)) ms, $n pack(s) written, $bytes bytes," \
-	    "$objs objects, $again of them in an earlier pack" \
-	    "($(sed -n 's/^gitengine: //p' "$dir/out"))"
 }
 git_update "first update (tag b1)"
 git -C mirror.git tag -a -m b2 b2 main~1
