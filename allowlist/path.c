@@ -241,7 +241,8 @@ check_segment(struct allowlist_report *r, const char *path, const char *seg,
 	}
 	name = segment_fs_name(seg, len);
 	copy = xstrndup(seg, len);
-	key = allowlist_fold(copy);
+	/* An ASCII segment's key, trimmed, is its file system name. */
+	key = ascii_only(copy) ? NULL : allowlist_fold(copy);
 	if (key != NULL)
 		trim_trailing(key);
 	if (is_dotgit(name) || (key != NULL && is_dotgit(key))) {
