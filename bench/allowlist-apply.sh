@@ -4,9 +4,11 @@
 # re-check) next to `git apply --check` and `git apply --cached` on the
 # same patch, in the same run, and warden's fixed cost: starting (`warden
 # --help` returns before libgit2 is set up) and starting with libgit2 set
-# up (`warden --version`). Each round runs every command once, in turn,
-# so that a change of load weighs on all alike; each figure is the median
-# of RUNS rounds. Prints the medians and the ratios; asserts nothing.
+# up (`warden --version`). The base is there twice: as a fresh commit
+# leaves it (a loose object per file) and packed (as a clone or `git gc`
+# leaves it). Each round runs every command once, in turn, so that a
+# change of load weighs on all alike; each figure is the median of RUNS
+# rounds. Prints the medians and the ratios; asserts nothing.
 set -eu
 : "${WARDEN:?}" "${TOP_SRCDIR:?}"
 FILES=${BENCH_FILES:-1000}
@@ -48,30 +50,40 @@ median() {
 	sort -n "$1" | awk -v n="$RUNS" 'NR == int((n + 1) / 2) {
 		printf "%.1f", $1 / 10 }'
 }
+# cached REPO: read-tree, then apply to the index.
 cached() {
 	rm -f "$dir/index"
-	GIT_INDEX_FILE=$dir/index git -C "$repo" read-tree HEAD
-	GIT_INDEX_FILE=$dir/index git -C "$repo" apply --cached "$dir/big.patch"
+	GIT_INDEX_FILE=$dir/index git -C "$1" read-tree HEAD
+	GIT_INDEX_FILE=$dir/index git -C "$1" apply --cached "$dir/big.patch"
 }
-cd "$repo"
+cp -R "$repo" "$dir/packed"
+git -C "$dir/packed" gc -q
 k=0
 while [ "$k" -lt "$RUNS" ]; do
-	ms "$WARDEN" patch check "$dir/big.patch" >>"$dir/warden"
-	ms git apply --check "$dir/big.patch" >>"$dir/check"
-	ms cached >>"$dir/cached"
+	for r in repo packed; do
+		cd "$dir/$r"
+		ms "$WARDEN" patch check "$dir/big.patch" >>"$dir/warden.$r"
+		ms git apply --check "$dir/big.patch" >>"$dir/check.$r"
+		ms cached "$dir/$r" >>"$dir/cached.$r"
+	done
 	ms "$WARDEN" --help >>"$dir/start"
 	ms "$WARDEN" --version >>"$dir/init"
 	k=$((k + 1))
 done
-w=$(median "$dir/warden")
-c=$(median "$dir/check")
-a=$(median "$dir/cached")
-echo "warden patch check:  $w ms (median of $RUNS)"
-echo "git apply --check:   $c ms"
-echo "git apply --cached:  $a ms (incl. read-tree)"
+cd "$dir"
 echo "warden --help:       $(median "$dir/start") ms (starting: loading libraries)"
 echo "warden --version:    $(median "$dir/init") ms (starting, libgit2 set up)"
-awk -v w="$w" -v c="$c" -v a="$a" 'BEGIN {
-	if (c < 0.1) c = 0.1; if (a < 0.1) a = 0.1;
-	printf "ratio warden/git-apply-check:  %.2f\n", w / c;
-	printf "ratio warden/git-apply-cached: %.2f\n", w / a }'
+for r in repo packed; do
+	w=$(median "$dir/warden.$r")
+	c=$(median "$dir/check.$r")
+	a=$(median "$dir/cached.$r")
+	[ "$r" = repo ] && what="loose objects" || what="packed objects"
+	echo "-- base in $what (median of $RUNS)"
+	echo "warden patch check:  $w ms"
+	echo "git apply --check:   $c ms"
+	echo "git apply --cached:  $a ms (incl. read-tree)"
+	awk -v w="$w" -v c="$c" -v a="$a" 'BEGIN {
+		if (c < 0.1) c = 0.1; if (a < 0.1) a = 0.1;
+		printf "ratio warden/git-apply-check:  %.2f\n", w / c;
+		printf "ratio warden/git-apply-cached: %.2f\n", w / a }'
+done
