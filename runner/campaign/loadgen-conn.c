@@ -42,8 +42,9 @@
 
 #define LG_MAX_ATTEMPTS	6	/* libcurl's: the first send and 5 retries */
 #define LG_WHY_MAX	160
-/* Full reads before the loop goes on to the deadlines (the socket stays
- * ready): a server that never pauses cannot hold the loop. */
+/* Full reads before the loop goes on to the deadlines (the next pass
+ * reads on: lg_conn_again): a server that never pauses cannot hold the
+ * loop. */
 #define LG_READS_PER_READY	16
 #define LG_PRECONNECT_MAX	(64 * 1024)	/* as engine.c's health check */
 
@@ -65,6 +66,9 @@ struct lg_conn {
 	int preconnect;		/* it carries a preconnect GET */
 	int reused;		/* it carried an answered request before */
 	int answered;		/* a byte of the current answer came */
+	int early;		/* in lg->early: conn_urgent() */
+	int again;		/* in lg->again: not read to its end */
+	unsigned events;	/* what it is watched for (SOCKWAIT_*) */
 	uint64_t start_ns;	/* connect(2) was called */
 	uint64_t deadline_ns;	/* of the preconnect GET; requests have
 				   their own */
@@ -77,6 +81,48 @@ struct lg_conn {
 };
 
 /* ---- connections ---- */
+
+/* Watch c for events; in the coalescing wait's set too while c is early
+ * (loadgen.c). */
+static int
+conn_watch(struct lg *lg, struct lg_conn *c, unsigned events)
+{
+	if (c->events == events)
+		return 0;	/* as it is: no system call */
+	c->events = events;
+	if (c->early && lg->early != NULL)
+		(void)sockwait_set(lg->early, c->fd, events);
+	return sockwait_set(lg->wait, c->fd, events);
+}
+
+/* Whether c's reads may not wait for the coalescing (loadgen.c): its
+ * request has had no token yet, or the next may be its last (its end
+ * lets the next request go: not held either). */
+static int
+conn_urgent(const struct lg_conn *c)
+{
+	const struct lg_req *r = c->req;
+
+	if (r == NULL)
+		return c->preconnect;
+	return r->first_ns == 0 || (r->body->max_tokens > 0 &&
+	    r->token_events + 1 >= (size_t)r->body->max_tokens);
+}
+
+/* c is urgent (early), or no longer. */
+static void
+conn_set_early(struct lg *lg, struct lg_conn *c, int early)
+{
+	if (c->early == early)
+		return;
+	c->early = early;
+	if (lg->early == NULL)
+		return;
+	if (early)
+		(void)sockwait_set(lg->early, c->fd, c->events);
+	else
+		sockwait_del(lg->early, c->fd);
+}
 
 static void
 conn_map(struct lg *lg, int fd, struct lg_conn *c)
@@ -118,6 +164,8 @@ conn_close(struct lg *lg, struct lg_conn *c)
 	if (c->preconnect && lg->pre_left > 0)
 		lg->pre_left--;
 	sockwait_del(lg->wait, c->fd);
+	if (c->early && lg->early != NULL)
+		sockwait_del(lg->early, c->fd);
 	lg->byfd[c->fd] = NULL;
 	close(c->fd);
 	buf_free(&c->out);
@@ -165,9 +213,12 @@ conn_open(struct lg *lg, uint64_t now, char *why)
 		return NULL;
 	}
 	conn_map(lg, fd, c);
-	if (sockwait_set(lg->wait, fd, SOCKWAIT_OUT) != 0) {
+	c->early = 1;
+	if (conn_watch(lg, c, SOCKWAIT_OUT) != 0) {
 		snprintf(why, LG_WHY_MAX, "cannot watch the socket: %s",
 		    strerror(errno));
+		if (lg->early != NULL)
+			sockwait_del(lg->early, fd);
 		lg->byfd[fd] = NULL;
 		close(fd);
 		free(c);
@@ -214,8 +265,7 @@ conn_send(struct lg *lg, struct lg_conn *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			(void)sockwait_set(lg->wait, c->fd,
-			    SOCKWAIT_IN | SOCKWAIT_OUT);
+			(void)conn_watch(lg, c, SOCKWAIT_IN | SOCKWAIT_OUT);
 			return;
 		}
 		if (c->req != NULL && c->reused && !c->answered &&
@@ -229,7 +279,7 @@ conn_send(struct lg *lg, struct lg_conn *c)
 		return;
 	}
 	c->state = CONN_RECEIVING;
-	(void)sockwait_set(lg->wait, c->fd, SOCKWAIT_IN);
+	(void)conn_watch(lg, c, SOCKWAIT_IN);
 }
 
 /* Put r on c and send it (c connected or connecting). */
@@ -241,6 +291,7 @@ conn_carry(struct lg *lg, struct lg_conn *c, struct lg_req *r)
 	http1_init(&c->http);
 	r->conn = c;
 	r->attempts++;
+	conn_set_early(lg, c, 1);
 	conn_put_request(lg, c, r);
 	if (c->state == CONN_IDLE) {
 		c->state = CONN_SENDING;
@@ -325,7 +376,8 @@ conn_end(struct lg *lg, struct lg_conn *c, enum lg_xfer how, const char *why)
 		c->reused = 1;
 		c->next = lg->idle;
 		lg->idle = c;
-		(void)sockwait_set(lg->wait, c->fd, SOCKWAIT_IN);
+		conn_set_early(lg, c, 0);
+		(void)conn_watch(lg, c, SOCKWAIT_IN);
 	} else
 		conn_close(lg, c);
 	if (r != NULL) {
@@ -407,6 +459,7 @@ conn_read(struct lg *lg, struct lg_conn *c)
 	long used;
 	int reads;
 
+	c->again = 0;
 	for (reads = 0; reads < LG_READS_PER_READY; reads++) {
 		iov.iov_base = lg->rbuf;
 		iov.iov_len = LG_READ_BYTES;
@@ -453,6 +506,8 @@ conn_read(struct lg *lg, struct lg_conn *c)
 				if (stamp != 0)
 					lg->tally.sum->kernel_stamped_reads++;
 			}
+			if (stamp == 0)
+				lg->pass_unstamped = 1;	/* read when read */
 		}
 		used = http1_feed(&c->http, lg->rbuf, (size_t)n, on_head,
 		    on_body, &a);
@@ -472,9 +527,37 @@ conn_read(struct lg *lg, struct lg_conn *c)
 			conn_end(lg, c, LG_XFER_OK, NULL);
 			return;
 		}
+		if (c->early != conn_urgent(c))
+			conn_set_early(lg, c, !c->early);
 		if ((size_t)n < LG_READ_BYTES)
 			return;	/* drained: the next read would block */
 	}
+	/* Not drained: the wait tells of new bytes only (epoll's edge), so
+	 * the next pass reads on where this one stopped. */
+	c->again = 1;
+	if (lg->nagain == lg->capagain) {
+		lg->capagain = lg->capagain != 0 ? lg->capagain * 2 : 16;
+		lg->again = xrealloc(lg->again,
+		    lg->capagain * sizeof(*lg->again));
+	}
+	lg->again[lg->nagain++] = c->fd;
+}
+
+void
+lg_conn_again(struct lg *lg)
+{
+	struct lg_conn *c;
+	size_t i, n = lg->nagain;
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		fd = lg->again[i];
+		if ((c = lg->byfd[fd]) != NULL && c->again)
+			conn_read(lg, c);
+	}
+	memmove(lg->again, lg->again + n, (lg->nagain - n) *
+	    sizeof(*lg->again));
+	lg->nagain -= n;
 }
 
 /* connect(2) finished on c: how did it go? */
@@ -602,4 +685,5 @@ lg_conn_close_all(struct lg *lg)
 	lg->byfd = NULL;
 	lg->nbyfd = 0;
 	lg->idle = NULL;
+	lg->nagain = 0;
 }

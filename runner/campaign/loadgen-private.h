@@ -59,6 +59,8 @@ void lg_tally_free(struct lg_tally *t);
 #define LG_DEFAULT_TICK_MS	100
 #define LG_ERRBODY_MAX		512
 #define LG_READ_BYTES		16384	/* one recv(2) at most */
+#define LG_COALESCE_MS		1	/* the coalescing wait (loadgen.c) */
+#define LG_IDLE_WAIT_MS		1000	/* the longest wait with no deadline */
 
 enum req_state { REQ_FREE = 0, REQ_ACTIVE, REQ_HELD };
 
@@ -118,6 +120,19 @@ struct lg {
 	const char *scheduling;		/* rtsched_raise()'s answer */
 	struct lg_target *target;	/* where the requests go */
 	struct sockwait *wait;
+	/* The sockets whose request has had no token yet (connecting,
+	 * sending, or waiting for its first): the coalescing wait watches
+	 * only these (loadgen.c). NULL: no coalescing. */
+	struct sockwait *early;
+	int coalesce;			/* the next wait coalesces */
+	int pass_unstamped;		/* a read of this pass had no stamp */
+	int *again;			/* sockets to read on (loadgen-conn.c) */
+	/* The coordinator writes a byte here when it has a verdict, so the
+	 * wait needs no tick to see it (loadgen-workers.c); -1: none. */
+	int wake_fd[2];
+	/* records of this pass, handed over at its end */
+	struct lg_handoff *out_head, **out_tail;
+	size_t nagain, capagain;
 	struct lg_conn **byfd;		/* the connection of each socket */
 	size_t nbyfd;
 	struct lg_conn *idle;		/* kept-alive connections, free */
@@ -191,6 +206,7 @@ struct werr *lg_setup(struct lg *lg, const struct loadgen_config *cfg);
 void lg_teardown(struct lg *lg);
 /* loadgen-workers.c: what the worker hands to the coordinator. */
 void lg_handoff_record(struct lg *lg, const struct loadgen_record *rec);
+void lg_handoff_flush(struct lg *lg);
 /* Wait until every worker has called it (as often). */
 void lg_barrier(struct lg_shared *sh);
 
@@ -239,8 +255,11 @@ uint64_t lg_stamp_mono(const struct lg *lg, struct msghdr *mh,
 /* Send r (its body set) on a kept-alive connection or a new one; on a
  * failure to connect, lg_finish() is called before it returns. */
 void lg_conn_start(struct lg *lg, struct lg_req *r);
-/* A socket the loop was told about is ready (SOCKWAIT_* flags). */
+/* A socket the loop was told about is ready (SOCKWAIT_* flags). Read to
+ * the end of what waits, or listed in lg->again. */
 void lg_conn_ready(struct lg *lg, int fd, unsigned flags, uint64_t now);
+/* Read on the sockets a pass left with bytes waiting (lg->again). */
+void lg_conn_again(struct lg *lg);
 /* End every transfer whose deadline passed; set lg->timer_at again. */
 void lg_conn_timeouts(struct lg *lg, uint64_t now);
 /* Drop r's connection (an aborted request): closed, never reused. */

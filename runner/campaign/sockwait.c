@@ -111,7 +111,7 @@ epoll_set(struct sockwait *w, int fd, unsigned events)
 
 	memset(&ev, 0, sizeof(ev));
 	ev.events = ((events & SOCKWAIT_IN) ? EPOLLIN : 0) |
-	    ((events & SOCKWAIT_OUT) ? EPOLLOUT : 0);
+	    ((events & SOCKWAIT_OUT) ? EPOLLOUT : 0) | EPOLLET;
 	ev.data.fd = fd;
 	if (epoll_ctl(w->epfd, op, fd, &ev) != 0) {
 		/* a socket closed and reused under the same number */
