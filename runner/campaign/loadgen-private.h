@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 
 #include "buf.h"
+#include "http1.h"
 #include "loadgen.h"
 #include "sockwait.h"
 #include "sse.h"
@@ -251,7 +252,52 @@ void lg_stamp_ask(int fd);
 uint64_t lg_stamp_mono(const struct lg *lg, struct msghdr *mh,
     uint64_t now_mono);
 
-/* loadgen-conn.c: the connections of one worker. */
+/* ---- the connections of one worker (loadgen-conn.c, loadgen-read.c) ---- */
+
+#define LG_MAX_ATTEMPTS	6	/* libcurl's: the first send and 5 retries */
+#define LG_WHY_MAX	160
+
+enum conn_state {
+	CONN_CONNECTING,	/* connect(2) in progress */
+	CONN_SENDING,		/* request bytes left to send */
+	CONN_RECEIVING,		/* the answer is being read */
+	CONN_IDLE		/* kept alive, carrying nothing */
+};
+
+struct lg_conn {
+	int fd;
+	enum conn_state state;
+	struct lg_req *req;	/* the request it carries, or NULL */
+	int preconnect;		/* it carries a preconnect GET */
+	int reused;		/* it carried an answered request before */
+	int answered;		/* a byte of the current answer came */
+	int early;		/* in lg->early: conn_urgent() */
+	int again;		/* in lg->again: not read to its end */
+	int hup;		/* the peer hung up: read to the end */
+	unsigned events;	/* what it is watched for (SOCKWAIT_*) */
+	uint64_t start_ns;	/* connect(2) was called */
+	uint64_t deadline_ns;	/* of the preconnect GET; requests have
+				   their own */
+	size_t pre_bytes;	/* read of the preconnect GET's answer */
+	uint64_t born_pass;	/* the loop pass it was opened in */
+	struct buf out;		/* the request's bytes */
+	size_t out_off;		/* how many were sent */
+	struct http1 http;
+	struct lg_conn *next;	/* in lg->idle */
+};
+
+/* Between the two files of the connections. */
+void lg_conn_close(struct lg *lg, struct lg_conn *c);
+/* The transfer on c is over: end the request, keep or close c. */
+void lg_conn_end(struct lg *lg, struct lg_conn *c, enum lg_xfer how,
+    const char *why);
+/* Send r again on a new connection (old was closed under it). */
+void lg_conn_retry(struct lg *lg, struct lg_conn *old, struct lg_req *r);
+/* Send what is left of the request; watch for the answer once sent. */
+void lg_conn_send(struct lg *lg, struct lg_conn *c);
+/* Put c in the coalescing wait's set (early), or take it out. */
+void lg_conn_set_early(struct lg *lg, struct lg_conn *c, int early);
+
 /* Send r (its body set) on a kept-alive connection or a new one; on a
  * failure to connect, lg_finish() is called before it returns. */
 void lg_conn_start(struct lg *lg, struct lg_req *r);
