@@ -23,7 +23,11 @@
 #
 # Environment: SIMENGINE, TOP_SRCDIR, TOP_BUILDDIR (set by `make bench`);
 # LOADGEN_PEER_LEVELS (default "1 16 64 256 1024"), LOADGEN_PEER_CLIENTS
-# (default "warden peer"). Skipped (with a line saying so) where no
+# (default "warden-nc warden peer"; warden-nc is warden without its
+# coalescing wait, WARDEN_LOADGEN_COALESCE=0), LOADGEN_PEER_ROWS (a file to
+# which every row's whole JSON from bench/loadgen-compare.py is appended,
+# with its client and c: the first token's receive-minus-send and the
+# submission-to-receipt split of the TTFT bias). Skipped (with a line saying so) where no
 # python3 has aiohttp (Debian: python3-aiohttp).
 set -u
 
@@ -158,6 +162,12 @@ for C in $LEVELS; do
 			FAILED=1
 			continue
 		}
+		if [ -n "${LOADGEN_PEER_ROWS:-}" ]; then
+			python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+r.update(client=sys.argv[2], c=int(sys.argv[3]))
+print(json.dumps(r))' "$WORK/row.json" "$CLIENT" "$C" >>"$LOADGEN_PEER_ROWS"
+		fi
 		python3 - "$WORK/row.json" "$CLIENT" "$C" "$WORK/us.$C" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))
