@@ -122,8 +122,9 @@ struct lg {
 	struct lg_target *target;	/* where the requests go */
 	struct sockwait *wait;
 	/* The sockets whose request has had no token yet (connecting,
-	 * sending, or waiting for its first): the coalescing wait watches
-	 * only these (loadgen.c). NULL: no coalescing. */
+	 * sending, or waiting for its first) or is near its end
+	 * (loadgen-read.c): the coalescing wait watches only these
+	 * (loadgen.c). NULL: no coalescing. */
 	struct sockwait *early;
 	int coalesce;			/* the next wait coalesces */
 	int pass_unstamped;		/* a read of this pass had no stamp */

@@ -265,9 +265,10 @@ lg_publish(struct lg *lg)
  * Wait for the next pass. After a pass that woke for few of the streams
  * in flight (at most half), the next wait first coalesces: it sleeps up
  * to LG_COALESCE_MS watching only the early sockets (a request that has
- * had no token yet: connecting, sending, or waiting for its first), so
- * the other streams' events gather and are read in one pass, and a
- * first token is never held. Only where every read of the pass carried
+ * had no token yet: connecting, sending, or waiting for its first; or
+ * one near its end, whose end lets the next request go), so the other
+ * streams' events gather and are read in one pass, and neither a first
+ * token nor an end is held. Only where every read of the pass carried
  * the kernel's receive stamp: a read's time is then when its packet
  * came, however late the read, so the wait moves no recorded time
  * (unless one stream sends two events within it, which then share the
