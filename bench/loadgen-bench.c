@@ -16,6 +16,16 @@
  *	first wave (the first CONCURRENCY requests), with the sweep's
  *	events per client CPU-second, workers and client_limited.
  *	Both clocks are CLOCK_MONOTONIC on the same machine.
+ *   loadgen-bench side URL CONCURRENCY REQUESTS MAX_TOKENS RECORDS
+ *	runs a sweep as `latency` does (as the campaign runs it), writes
+ *	each timed request's token times to RECORDS (one JSON line each:
+ *	id, submit_ns, tok) and prints one JSON line: the process's CPU
+ *	seconds and voluntary context switches over the sweep (getrusage,
+ *	every thread), requests, failures, token events, workers. The
+ *	driver of bench/loadgen-peer.sh, which matches RECORDS with the
+ *	engine's trace; if LOADGEN_BENCH_PERF_CTL and LOADGEN_BENCH_PERF_ACK
+ *	name perf stat's --control fifos, counting is enabled for the
+ *	sweep only.
  *   loadgen-bench cpu CMD [ARG...]
  *	runs CMD and prints its user+system CPU and wall seconds on stderr
  *	as one JSON line (the curl baseline is measured this way).
@@ -38,6 +48,12 @@
 #include "loadgen.h"
 #include "stats.h"
 #include "util.h"
+
+static double
+tv_s(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
 
 static char *
 make_body(long max_tokens)
@@ -293,11 +309,6 @@ cmd_latency(char **argv)
 	return sum.failed == 0 ? 0 : 1;
 }
 
-static double
-tv_s(const struct timeval *tv)
-{
-	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
-}
 
 static int
 cmd_cpu(char **argv)
@@ -322,6 +333,118 @@ cmd_cpu(char **argv)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* The campaign's on_tick looks at the engine's process and log every
+ * 100 ms; this one finds it well, so the coordinator wakes as often. */
+static enum loadgen_tick_action
+side_tick(void *arg, const struct loadgen_progress *p)
+{
+	(void)arg;
+	(void)p;
+	return LOADGEN_TICK_CONTINUE;
+}
+
+/* perf stat's control fifos, if the bench gave them: say "enable" or
+ * "disable" and wait for perf's ack. */
+static void
+perf_say(const char *word)
+{
+	static FILE *ctl, *ack;
+	const char *c = getenv("LOADGEN_BENCH_PERF_CTL");
+	const char *a = getenv("LOADGEN_BENCH_PERF_ACK");
+	char line[64];
+
+	if (c == NULL || a == NULL)
+		return;
+	if (ctl == NULL && ((ctl = fopen(c, "w")) == NULL ||
+	    (ack = fopen(a, "r")) == NULL))
+		return;
+	fprintf(ctl, "%s\n", word);
+	fflush(ctl);
+	(void)fgets(line, sizeof(line), ack);
+}
+
+static int
+cmd_side(char **argv)
+{
+	struct loadgen_config cfg;
+	struct loadgen_summary sum;
+	struct loadgen_body *bodies;
+	struct keep k = { NULL, 0 };
+	struct rusage ru0, ru1;
+	struct werr *err;
+	FILE *f;
+	char *body, *health = NULL;
+	const char *v1;
+	long c = atol(argv[1]), n = atol(argv[2]), i;
+	size_t t, j;
+	uint64_t t0, t1;
+
+	if (c < 1 || n < 1)
+		return 2;
+	body = make_body(atol(argv[3]));
+	bodies = xcalloc((size_t)n, sizeof(*bodies));
+	for (i = 0; i < n; i++) {
+		bodies[i].data = body;
+		bodies[i].len = strlen(body);
+		bodies[i].max_tokens = atol(argv[3]);
+	}
+	k.v = xcalloc((size_t)n, sizeof(*k.v));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.url = argv[0];
+	cfg.bodies = bodies;
+	cfg.nbodies = (size_t)n;
+	cfg.concurrency = (unsigned)c;
+	cfg.request_id_prefix = "b-";
+	cfg.raise_priority = 1;		/* as the campaign runs it */
+	if ((v1 = strstr(argv[0], "/v1/")) != NULL) {
+		health = xasprintf("%.*s/health", (int)(v1 - argv[0]), argv[0]);
+		cfg.preconnect_url = health;
+	}
+	cfg.on_record = keep_record;
+	cfg.on_tick = side_tick;
+	cfg.tick_ms = 100;
+	cfg.arg = &k;
+	perf_say("enable");
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = mono_ns();
+	err = loadgen_run(&cfg, &sum);
+	t1 = mono_ns();
+	getrusage(RUSAGE_SELF, &ru1);
+	perf_say("disable");
+	if (err != NULL) {
+		fprintf(stderr, "loadgen-bench: %s\n", err->msg);
+		werr_free(err);
+		return 1;
+	}
+	if ((f = fopen(argv[4], "w")) == NULL) {
+		perror(argv[4]);
+		return 1;
+	}
+	for (t = 0; t < k.n; t++) {
+		fprintf(f, "{\"id\":\"b-%zu\",\"submit_ns\":%llu,\"tok\":[",
+		    k.v[t].index, (unsigned long long)k.v[t].submit_ns);
+		for (j = 0; j < k.v[t].ntok; j++)
+			fprintf(f, "%s%llu", j > 0 ? "," : "",
+			    (unsigned long long)k.v[t].tok[j]);
+		fputs("]}\n", f);
+		free(k.v[t].tok);
+	}
+	fclose(f);
+	printf("{\"requests\":%ld,\"failed\":%zu,\"events\":%llu,"
+	    "\"cpu_s\":%.6f,\"wall_s\":%.6f,\"nvcsw\":%ld,\"nivcsw\":%ld,"
+	    "\"workers\":%u,\"client_limited\":%s}\n", n, sum.failed,
+	    (unsigned long long)sum.token_events,
+	    tv_s(&ru1.ru_utime) - tv_s(&ru0.ru_utime) +
+	    tv_s(&ru1.ru_stime) - tv_s(&ru0.ru_stime), (double)(t1 - t0) / 1e9,
+	    ru1.ru_nvcsw - ru0.ru_nvcsw, ru1.ru_nivcsw - ru0.ru_nivcsw,
+	    sum.client_workers, sum.client_limited ? "true" : "false");
+	free(k.v);
+	free(health);
+	free(bodies);
+	free(body);
+	return sum.failed == 0 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -337,10 +460,13 @@ main(int argc, char **argv)
 		free(body);
 		return 0;
 	}
+	if (argc == 7 && strcmp(argv[1], "side") == 0)
+		return cmd_side(argv + 2);
 	if (argc >= 3 && strcmp(argv[1], "cpu") == 0)
 		return cmd_cpu(argv + 2);
 	fprintf(stderr, "usage: loadgen-bench sweep URL C REQUESTS MAX_TOKENS\n"
 	    "       loadgen-bench latency URL C REQUESTS MAX_TOKENS TRACE\n"
+	    "       loadgen-bench side URL C REQUESTS MAX_TOKENS RECORDS\n"
 	    "       loadgen-bench body MAX_TOKENS\n"
 	    "       loadgen-bench cpu CMD [ARG...]\n");
 	return 2;

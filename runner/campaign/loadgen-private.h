@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 
 #include "buf.h"
+#include "http1.h"
 #include "loadgen.h"
 #include "sockwait.h"
 #include "sse.h"
@@ -59,6 +60,8 @@ void lg_tally_free(struct lg_tally *t);
 #define LG_DEFAULT_TICK_MS	100
 #define LG_ERRBODY_MAX		512
 #define LG_READ_BYTES		16384	/* one recv(2) at most */
+#define LG_COALESCE_MS		1	/* the coalescing wait (loadgen.c) */
+#define LG_IDLE_WAIT_MS		1000	/* the longest wait with no deadline */
 
 enum req_state { REQ_FREE = 0, REQ_ACTIVE, REQ_HELD };
 
@@ -118,6 +121,20 @@ struct lg {
 	const char *scheduling;		/* rtsched_raise()'s answer */
 	struct lg_target *target;	/* where the requests go */
 	struct sockwait *wait;
+	/* The sockets whose request has had no token yet (connecting,
+	 * sending, or waiting for its first) or is near its end
+	 * (loadgen-read.c): the coalescing wait watches only these
+	 * (loadgen.c). NULL: no coalescing. */
+	struct sockwait *early;
+	int coalesce;			/* the next wait coalesces */
+	int pass_unstamped;		/* a read of this pass had no stamp */
+	int *again;			/* sockets to read on (loadgen-conn.c) */
+	/* The coordinator writes a byte here when it has a verdict, so the
+	 * wait needs no tick to see it (loadgen-workers.c); -1: none. */
+	int wake_fd[2];
+	/* records of this pass, handed over at its end */
+	struct lg_handoff *out_head, **out_tail;
+	size_t nagain, capagain;
 	struct lg_conn **byfd;		/* the connection of each socket */
 	size_t nbyfd;
 	struct lg_conn *idle;		/* kept-alive connections, free */
@@ -191,6 +208,7 @@ struct werr *lg_setup(struct lg *lg, const struct loadgen_config *cfg);
 void lg_teardown(struct lg *lg);
 /* loadgen-workers.c: what the worker hands to the coordinator. */
 void lg_handoff_record(struct lg *lg, const struct loadgen_record *rec);
+void lg_handoff_flush(struct lg *lg);
 /* Wait until every worker has called it (as often). */
 void lg_barrier(struct lg_shared *sh);
 
@@ -235,12 +253,60 @@ void lg_stamp_ask(int fd);
 uint64_t lg_stamp_mono(const struct lg *lg, struct msghdr *mh,
     uint64_t now_mono);
 
-/* loadgen-conn.c: the connections of one worker. */
+/* ---- the connections of one worker (loadgen-conn.c, loadgen-read.c) ---- */
+
+#define LG_MAX_ATTEMPTS	6	/* libcurl's: the first send and 5 retries */
+#define LG_WHY_MAX	160
+
+enum conn_state {
+	CONN_CONNECTING,	/* connect(2) in progress */
+	CONN_SENDING,		/* request bytes left to send */
+	CONN_RECEIVING,		/* the answer is being read */
+	CONN_IDLE		/* kept alive, carrying nothing */
+};
+
+struct lg_conn {
+	int fd;
+	enum conn_state state;
+	struct lg_req *req;	/* the request it carries, or NULL */
+	int preconnect;		/* it carries a preconnect GET */
+	int reused;		/* it carried an answered request before */
+	int answered;		/* a byte of the current answer came */
+	int early;		/* in lg->early: conn_urgent() */
+	int again;		/* in lg->again: not read to its end */
+	int hup;		/* the peer hung up: read to the end */
+	unsigned events;	/* what it is watched for (SOCKWAIT_*) */
+	uint64_t start_ns;	/* connect(2) was called */
+	uint64_t deadline_ns;	/* of the preconnect GET; requests have
+				   their own */
+	size_t pre_bytes;	/* read of the preconnect GET's answer */
+	uint64_t born_pass;	/* the loop pass it was opened in */
+	struct buf out;		/* the request's bytes */
+	size_t out_off;		/* how many were sent */
+	struct http1 http;
+	struct lg_conn *next;	/* in lg->idle */
+};
+
+/* Between the two files of the connections. */
+void lg_conn_close(struct lg *lg, struct lg_conn *c);
+/* The transfer on c is over: end the request, keep or close c. */
+void lg_conn_end(struct lg *lg, struct lg_conn *c, enum lg_xfer how,
+    const char *why);
+/* Send r again on a new connection (old was closed under it). */
+void lg_conn_retry(struct lg *lg, struct lg_conn *old, struct lg_req *r);
+/* Send what is left of the request; watch for the answer once sent. */
+void lg_conn_send(struct lg *lg, struct lg_conn *c);
+/* Put c in the coalescing wait's set (early), or take it out. */
+void lg_conn_set_early(struct lg *lg, struct lg_conn *c, int early);
+
 /* Send r (its body set) on a kept-alive connection or a new one; on a
  * failure to connect, lg_finish() is called before it returns. */
 void lg_conn_start(struct lg *lg, struct lg_req *r);
-/* A socket the loop was told about is ready (SOCKWAIT_* flags). */
+/* A socket the loop was told about is ready (SOCKWAIT_* flags). Read to
+ * the end of what waits, or listed in lg->again. */
 void lg_conn_ready(struct lg *lg, int fd, unsigned flags, uint64_t now);
+/* Read on the sockets a pass left with bytes waiting (lg->again). */
+void lg_conn_again(struct lg *lg);
 /* End every transfer whose deadline passed; set lg->timer_at again. */
 void lg_conn_timeouts(struct lg *lg, uint64_t now);
 /* Drop r's connection (an aborted request): closed, never reused. */

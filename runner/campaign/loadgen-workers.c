@@ -142,7 +142,6 @@ dup_or_null(const char *s, size_t len)
 void
 lg_handoff_record(struct lg *lg, const struct loadgen_record *rec)
 {
-	struct lg_shared *sh = lg->shared;
 	struct lg_handoff *h = xcalloc(1, sizeof(*h));
 
 	h->rec = *rec;
@@ -160,11 +159,37 @@ lg_handoff_record(struct lg *lg, const struct loadgen_record *rec)
 	h->rec.error = h->error;
 	h->rec.content = h->content;
 	h->rec.token_ns = h->token_ns;
+	*lg->out_tail = h;
+	lg->out_tail = &h->next;
+}
+
+/* The records of this pass to the coordinator: one lock and one wake-up
+ * however many requests ended in it. */
+void
+lg_handoff_flush(struct lg *lg)
+{
+	struct lg_shared *sh = lg->shared;
+
+	if (lg->out_head == NULL)
+		return;
 	pthread_mutex_lock(&sh->lock);
-	*sh->tail = h;
-	sh->tail = &h->next;
+	*sh->tail = lg->out_head;
+	sh->tail = lg->out_tail;
 	pthread_cond_signal(&sh->wake);
 	pthread_mutex_unlock(&sh->lock);
+	lg->out_head = NULL;
+	lg->out_tail = &lg->out_head;
+}
+
+/* Wake every worker from its wait: a verdict is there to be read. */
+static void
+wake_workers(struct lg **w, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (w[i]->wake_fd[1] != -1)
+			(void)!write(w[i]->wake_fd[1], "v", 1);
 }
 
 static void
@@ -215,6 +240,7 @@ struct coordinator {
 	struct lg **w;
 	unsigned nworkers;		/* started */
 	uint64_t tick_ns, next_tick_ns;
+	uint64_t silence_step_ms;	/* how often silence is looked for */
 	size_t done, ok;		/* timed records handed to on_record */
 	uint64_t output_tokens;
 };
@@ -275,7 +301,8 @@ verdict(struct coordinator *co, enum lg_verdict v)
 {
 	int none = LG_VERDICT_NONE;
 
-	atomic_compare_exchange_strong(&co->sh->verdict, &none, (int)v);
+	if (atomic_compare_exchange_strong(&co->sh->verdict, &none, (int)v))
+		wake_workers(co->w, co->nworkers);
 }
 
 /* on_tick, and the silence of all workers together. */
@@ -332,12 +359,23 @@ coordinate(struct coordinator *co)
 	uint64_t wait_ms;
 
 	co->next_tick_ns = mono_ns() + co->tick_ns;
+	/* Silence (hang_ns) is looked for a twentieth of hang_ns apart, at
+	 * least 10 ms; with no hang_ns, each second. The coordinator sleeps
+	 * until then, or the next on_tick, or a record: its wake-ups add to
+	 * the measuring client's CPU, one stream's above all. */
+	co->silence_step_ms = co->sh->cfg->hang_ns / 20 / 1000000;
+	if (co->sh->cfg->hang_ns == 0)
+		co->silence_step_ms = LG_IDLE_WAIT_MS;
+	if (co->silence_step_ms < 10)
+		co->silence_step_ms = 10;
 	for (;;) {
 		now = mono_ns();
-		wait_ms = co->next_tick_ns > now ?
-		    (co->next_tick_ns - now + 999999) / 1000000 : 0;
-		if (wait_ms > 10)
-			wait_ms = 10;	/* the silence check's step */
+		wait_ms = co->silence_step_ms;
+		if (sh->cfg->on_tick != NULL && co->next_tick_ns <= now)
+			wait_ms = 0;
+		else if (sh->cfg->on_tick != NULL &&
+		    (co->next_tick_ns - now + 999999) / 1000000 < wait_ms)
+			wait_ms = (co->next_tick_ns - now + 999999) / 1000000;
 		abs_time(&until, wait_ms);
 		pthread_mutex_lock(&sh->lock);
 		if (sh->head == NULL && sh->running > 0)

@@ -19,8 +19,10 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loadgen-private.h"
 #include "rtsched.h"
@@ -212,18 +214,33 @@ lg_checks(struct lg *lg, uint64_t now)
 	lg_tick(lg);
 }
 
+/* How long the wait may sleep: until the earliest deadline, and the
+ * next tick only while records are held or no verdict can wake it. */
 static int
 lg_wait_ms(struct lg *lg, uint64_t now)
 {
-	uint64_t until = lg->next_tick_ns;
+	uint64_t until = now + LG_IDLE_WAIT_MS * 1000000ull;
+
+	if ((lg->held > 0 || lg->wake_fd[0] == -1) && lg->next_tick_ns < until)
+		until = lg->next_tick_ns;
 
 	if (lg->timer_at != 0 && lg->timer_at < until)
 		until = lg->timer_at;
 	if (lg->cfg->deadline_ns != 0 && lg->cfg->deadline_ns < until)
 		until = lg->cfg->deadline_ns;
-	if (until <= now)
+	if (until <= now || lg->nagain > 0)
 		return 0;
 	return (int)((until - now + 999999) / 1000000);
+}
+
+/* The coordinator's wake-up byte(s), read so the pipe is empty again. */
+static void
+lg_drain_wake(struct lg *lg)
+{
+	char b[64];
+
+	while (read(lg->wake_fd[0], b, sizeof(b)) > 0)
+		;
 }
 
 /* What the coordinator reads of this worker. */
@@ -238,6 +255,35 @@ lg_publish(struct lg *lg)
 	    memory_order_relaxed);
 }
 
+/*
+ * Wait for the next pass. After a pass that woke for few of the streams
+ * in flight (at most half), the next wait first coalesces: it sleeps up
+ * to LG_COALESCE_MS watching only the early sockets (a request that has
+ * had no token yet: connecting, sending, or waiting for its first; or
+ * one near its end, whose end lets the next request go), so the other
+ * streams' events gather and are read in one pass, and neither a first
+ * token nor an end is held. Only where every read of the pass carried
+ * the kernel's receive stamp: a read's time is then when its packet
+ * came, however late the read, so the wait moves no recorded time
+ * (unless one stream sends two events within it, which then share the
+ * later stamp, as any late read's do). Never twice in a row, never past
+ * a deadline or tick.
+ */
+static int
+lg_wait(struct lg *lg, const struct sockwait_ready **ready)
+{
+	const struct sockwait_ready *early;
+	int timeout = lg_wait_ms(lg, mono_ns());
+
+	if (lg->coalesce) {
+		lg->coalesce = 0;
+		if (timeout > LG_COALESCE_MS)
+			(void)sockwait_wait(lg->early, LG_COALESCE_MS, &early);
+		timeout = 0;
+	}
+	return sockwait_wait(lg->wait, timeout, ready);
+}
+
 /* One pass: wait, hand the ready sockets to their connections, end the
  * requests past their deadline, submit. */
 static void
@@ -245,16 +291,23 @@ lg_pass(struct lg *lg)
 {
 	const struct sockwait_ready *ready;
 	uint64_t now, t0;
-	int i, n;
+	int i, n, coalesced = lg->coalesce;
 
-	now = mono_ns();
-	n = sockwait_wait(lg->wait, lg_wait_ms(lg, now), &ready);
+	n = lg_wait(lg, &ready);
 	t0 = mono_ns();
 	lg->pass++;
+	lg->pass_unstamped = 0;
 	if (lg->kernel_stamps && n > 0)
 		lg->clock_offset = lg_clock_offset();
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (ready[i].fd == lg->wake_fd[0]) {
+			lg_drain_wake(lg);
+			continue;
+		}
 		lg_conn_ready(lg, ready[i].fd, ready[i].flags, t0);
+	}
+	if (lg->nagain > 0)
+		lg_conn_again(lg);
 	lg_conn_timeouts(lg, mono_ns());
 	lg_submit(lg);
 	now = mono_ns();
@@ -263,6 +316,9 @@ lg_pass(struct lg *lg)
 		    (double)(now - t0) / LG_NS_PER_MS);
 	lg_checks(lg, now);
 	lg_publish(lg);
+	lg_handoff_flush(lg);
+	lg->coalesce = lg->early != NULL && !coalesced && n > 0 &&
+	    !lg->pass_unstamped && (size_t)n * 2 <= lg->in_flight;
 }
 
 static void
@@ -310,11 +366,13 @@ lg_preconnect(struct lg *lg)
 struct werr *
 lg_setup(struct lg *lg, const struct loadgen_config *cfg)
 {
-	const char *stamps;
+	const char *stamps, *coalesce;
 	struct werr *err;
 	size_t i;
 
 	lg->cfg = cfg;
+	lg->wake_fd[0] = lg->wake_fd[1] = -1;
+	lg->out_tail = &lg->out_head;
 	lg->timeout_ns = cfg->request_timeout_ns != 0 ?
 	    cfg->request_timeout_ns : LG_DEFAULT_TIMEOUT_NS;
 	lg->tick_ns = (uint64_t)(cfg->tick_ms != 0 ? cfg->tick_ms :
@@ -325,8 +383,29 @@ lg_setup(struct lg *lg, const struct loadgen_config *cfg)
 		return err;
 	lg->tally.sum->event_wait = sockwait_kind(lg->wait);
 	lg->rbuf = xmalloc(LG_READ_BYTES);
+	if (pipe(lg->wake_fd) != 0 || sockwait_set(lg->wait, lg->wake_fd[0],
+	    SOCKWAIT_IN) != 0) {
+		if (lg->wake_fd[0] != -1)
+			close(lg->wake_fd[0]);
+		if (lg->wake_fd[1] != -1)
+			close(lg->wake_fd[1]);
+		lg->wake_fd[0] = lg->wake_fd[1] = -1;	/* woken by the tick */
+	} else
+		for (i = 0; i < 2; i++) {
+			(void)fcntl(lg->wake_fd[i], F_SETFD, FD_CLOEXEC);
+			(void)fcntl(lg->wake_fd[i], F_SETFL,
+			    fcntl(lg->wake_fd[i], F_GETFL) | O_NONBLOCK);
+		}
 	stamps = getenv("WARDEN_LOADGEN_KERNEL_STAMPS");
 	lg->kernel_stamps = stamps == NULL || strcmp(stamps, "0") != 0;
+	/* the coalescing wait (lg_wait) needs the stamps, and a wait whose
+	 * cost follows the ready sockets (epoll); WARDEN_LOADGEN_COALESCE=0
+	 * turns it off (the benchmark compares the two) */
+	coalesce = getenv("WARDEN_LOADGEN_COALESCE");
+	if (lg->kernel_stamps && strcmp(sockwait_kind(lg->wait), "epoll") == 0 &&
+	    (coalesce == NULL || strcmp(coalesce, "0") != 0) &&
+	    (err = sockwait_new(&lg->early, 0)) != NULL)
+		return err;
 	lg->nreqs = lg->concurrency;
 	lg->reqs = xcalloc(lg->nreqs, sizeof(*lg->reqs));
 	for (i = 0; i < lg->nreqs; i++)
@@ -345,8 +424,13 @@ lg_teardown(struct lg *lg)
 		req_teardown(&lg->reqs[i]);
 	free(lg->reqs);
 	free(lg->rbuf);
+	free(lg->again);
+	for (i = 0; i < 2; i++)
+		if (lg->wake_fd[i] != -1)
+			close(lg->wake_fd[i]);
 	lg_target_free(lg->target);
 	sockwait_free(lg->wait);
+	sockwait_free(lg->early);
 	lg_tally_free(&lg->tally);
 }
 
@@ -366,15 +450,18 @@ lg_worker_run(struct lg *lg)
 	    "normal";
 	if (cfg->nwarmups > 0)
 		lg_run_list(lg, cfg->warmups, cfg->nwarmups, 1);
+	lg_handoff_flush(lg);
 	lg_barrier(lg->shared);
 	lg_tick(lg);
 	if (!lg->stopping && cfg->preconnect_url != NULL)
 		lg_preconnect(lg);
+	lg_handoff_flush(lg);
 	lg_barrier(lg->shared);
 	atomic_store_explicit(&lg->shared->timed, 1, memory_order_relaxed);
 	lg_tick(lg);
 	if (!lg->stopping)
 		lg_run_list(lg, cfg->bodies, cfg->nbodies, 0);
+	lg_handoff_flush(lg);
 	lg_tally_cpu_stop(&lg->tally);
 	if (cfg->raise_priority)
 		rtsched_restore(&sched);

@@ -110,8 +110,10 @@ epoll_set(struct sockwait *w, int fd, unsigned events)
 	int op = w->slot[fd] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.events = ((events & SOCKWAIT_IN) ? EPOLLIN : 0) |
-	    ((events & SOCKWAIT_OUT) ? EPOLLOUT : 0);
+	/* edge-triggered (sockwait.h): a socket read to its end is not
+	 * looked at again, as a level-triggered one is at every wait */
+	ev.events = ((events & SOCKWAIT_IN) ? EPOLLIN | EPOLLRDHUP : 0) |
+	    ((events & SOCKWAIT_OUT) ? EPOLLOUT : 0) | EPOLLET;
 	ev.data.fd = fd;
 	if (epoll_ctl(w->epfd, op, fd, &ev) != 0) {
 		/* a socket closed and reused under the same number */
@@ -201,10 +203,11 @@ sockwait_wait(struct sockwait *w, int timeout_ms,
 
 			w->ready[i].fd = w->events[i].data.fd;
 			w->ready[i].flags =
-			    ((e & (EPOLLIN | EPOLLHUP | EPOLLERR)) ?
-			    SOCKWAIT_IN : 0) |
+			    ((e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
+			    EPOLLERR)) ? SOCKWAIT_IN : 0) |
 			    ((e & EPOLLOUT) ? SOCKWAIT_OUT : 0) |
-			    ((e & EPOLLERR) ? SOCKWAIT_ERR : 0);
+			    ((e & EPOLLERR) ? SOCKWAIT_ERR : 0) |
+			    ((e & (EPOLLRDHUP | EPOLLHUP)) ? SOCKWAIT_HUP : 0);
 		}
 		/* a full batch: make room for more next time */
 		w->grow = rc > 0 && (size_t)rc == w->capready;
@@ -226,7 +229,8 @@ sockwait_wait(struct sockwait *w, int timeout_ms,
 		w->ready[n].flags =
 		    ((re & (POLLIN | POLLHUP | POLLERR)) ? SOCKWAIT_IN : 0) |
 		    ((re & POLLOUT) ? SOCKWAIT_OUT : 0) |
-		    ((re & (POLLERR | POLLNVAL)) ? SOCKWAIT_ERR : 0);
+		    ((re & (POLLERR | POLLNVAL)) ? SOCKWAIT_ERR : 0) |
+		    ((re & POLLHUP) ? SOCKWAIT_HUP : 0);
 		n++;
 	}
 	return (int)n;

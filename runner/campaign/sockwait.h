@@ -4,7 +4,11 @@
  * the sockets that are ready rather than all that are watched (at c=1024
  * poll(2) spent most of the client's kernel time walking idle sockets);
  * elsewhere, or when asked, poll(2), so the portable path stays tested on
- * Linux too. Level-triggered in both. Never prints.
+ * Linux too. epoll is edge-triggered: a socket is listed when it becomes
+ * ready (new bytes, room to send, a hang-up), and again only after that
+ * or after sockwait_set; so the caller reads until a read comes back
+ * short or would block, or reads on without waiting (poll(2), level-
+ * triggered, lists it anyway). Never prints.
  */
 #ifndef WARDEN_SOCKWAIT_H
 #define WARDEN_SOCKWAIT_H
@@ -14,13 +18,18 @@
 #define SOCKWAIT_IN	0x1
 #define SOCKWAIT_OUT	0x2
 #define SOCKWAIT_ERR	0x4
+/* the peer hung up (sent its FIN): with epoll's edge, a short read is then
+ * not the end of what there is to read, the end of the stream is still
+ * to come, with no further edge for it */
+#define SOCKWAIT_HUP	0x8
 
 struct sockwait;
 
 struct sockwait_ready {
 	int fd;
-	unsigned flags;		/* SOCKWAIT_*; IN also on hang-up, so the
-				   reader sees the end of the stream */
+	unsigned flags;		/* SOCKWAIT_*; IN also on hang-up (with
+				   HUP), so the reader sees the end of the
+				   stream */
 };
 
 /* portable: use poll(2) even where epoll exists. */
