@@ -56,6 +56,7 @@ show_progress(void *arg, const struct cycle_progress *p)
  * (one line for a dependency every engine took), broken cells by engine.
  */
 #define SUMMARY_LINES 4
+#define SUMMARY_BROKE 6		/* lines of broken cells */
 #define SUMMARY_GROUPS 6	/* version changes: lines of groups */
 #define SUMMARY_ALERTS 5
 #define SUMMARY_APPROVE 5
@@ -197,7 +198,8 @@ print_update_failed(const json_t *s)
 
 /*
  * The broken cells by engine: a cell alone as "ENGINE/MODEL/SPLIT
- * (STATUS)", an engine's several as "ENGINE: N cells (K STATUS, ...)",
+ * (STATUS)", an engine's several as "ENGINE: N cells STATUS" or, their
+ * statuses mixed, "ENGINE: N cells (K STATUS, ...)",
  * so nine engines broken everywhere still read in a few lines.
  */
 static void
@@ -223,7 +225,7 @@ print_broke(const json_t *res, const json_t *s)
 			json_array_append_new(engines, json_stringn(engine,
 			    strcspn(engine, "/")));
 	}
-	output_list_init(&l, "broke:     ", NULL, SUMMARY_LINES);
+	output_list_init(&l, "broke:     ", NULL, SUMMARY_BROKE);
 	json_array_foreach(engines, k, w) {
 		counts = json_object();
 		cells = fixed = 0;
@@ -257,9 +259,11 @@ print_broke(const json_t *res, const json_t *s)
 			free(keys);
 			if (fixed > 0)
 				buf_printf(&b, "; %zu fixed", fixed);
-			output_list_add(&l, "%s: %zu cells (%s)",
+			output_list_add(&l, nkeys == 1 && fixed == 0 ?
+			    "%s: %zu cells %s" : "%s: %zu cells (%s)",
 			    quote_str(json_string_value(w)), cells,
-			    buf_cstr(&b));
+			    buf_cstr(&b) + (nkeys == 1 && fixed == 0 ?
+			    strcspn(buf_cstr(&b), " ") + 1 : 0));
 		}
 		json_decref(counts);
 	}
