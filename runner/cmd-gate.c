@@ -162,7 +162,7 @@ print_failures(const char *engine, const char *check, const json_t *fails)
 
 	json_array_foreach(fails, i, f) {
 		if (i == GATE_FAILURES - 1 && n > GATE_FAILURES) {
-			printf("%s and %zu more: warden --json gate\n", label,
+			printf("%sand %zu more: warden --json gate\n", label,
 			    n - i);
 			break;
 		}
