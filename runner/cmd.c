@@ -338,7 +338,7 @@ cmd_ctx_repo(struct cmd_ctx *ctx, const char **root)
 struct werr *
 cmd_ctx_policy(struct cmd_ctx *ctx, struct policy **policy)
 {
-	const char *root;
+	const char *root, *branch;
 	struct werr *err;
 	char *path;
 
@@ -356,8 +356,12 @@ cmd_ctx_policy(struct cmd_ctx *ctx, struct policy **policy)
 	}
 	err = policy_load_file(&ctx->policy, path, "policy/warden.json", NULL);
 	free(path);
+	if (err == NULL)	/* the name is the clone's, never the file's */
+		err = cmd_ctx_official_branch(ctx, &branch);
 	if (err != NULL)
 		return err;
+	free(ctx->policy->official_branch);
+	ctx->policy->official_branch = xstrdup(branch);
 	*policy = ctx->policy;
 	return NULL;
 }
