@@ -39,7 +39,8 @@ count_one(void *arg, const struct journal_entry *e)
 /*
  * One entry in OUTPUT_WIDTH columns, as git log prints a commit: a line
  * of seq, time, cycle, kind and subject, then the body under it,
- * indented and wrapped (a long one wraps rather than runs off).
+ * indented and wrapped (a long one wraps rather than runs off); with
+ * --full the whole body, compact JSON on one line, exact as it is.
  */
 static struct werr *
 show_one(void *arg, const struct journal_entry *e)
@@ -66,9 +67,11 @@ show_one(void *arg, const struct journal_entry *e)
 	if (e->subject[0] != '\0')
 		output_list_add(&l, "%s", quote_str(e->subject));
 	output_list_print(&l, NULL, NULL);
-	body = s->full ? json_dumps(e->body, JSON_SORT_KEYS) :
+	body = s->full ? json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS) :
 	    journal_body_short(e->body);
-	if (body != NULL && body[0] != '\0') {
+	if (s->full && body != NULL)	/* exact: one line, as git log's body */
+		printf("        %s\n", quote_msg(body));
+	else if (body != NULL && body[0] != '\0') {
 		output_list_init(&l, "        ", NULL, 0);
 		output_list_add(&l, "%s", quote_msg(body));
 		output_list_print(&l, NULL, NULL);
@@ -431,7 +434,8 @@ const struct cmd_entry cmd_journal_entry = {
 	"         or -0500; no zone is UTC); --kind K matches exactly or, ending\n"
 	"         in '.', as a prefix (e.g. 'review.'); a malformed value is\n"
 	"         an error (exit 2); each body in short (a list by its\n"
-	"         length, a long text cut), --full as its whole JSON; --json\n"
+	"         length, a long text cut), --full as its whole JSON on one\n"
+	"         line (not wrapped); --json\n"
 	"         prints the entries as a JSON array; -n N only the newest N\n"
 	"         of them (still oldest first)\n"
 	"verify   recompute the hash chain and check it against every\n"
