@@ -300,13 +300,15 @@ print_alerts(const json_t *r)
 			}
 			name = regress_series_name(a);
 			change = regress_change_text(a);
+			/* wrapped between its parts, never inside one */
 			output_list_init(&l, n++ ? INDENT : "alerts:    ",
-			    NULL, 0);
-			output_list_add(&l, "#%lld %s: %s (%+.1f %%)",
-			    (long long)jsonget_int(a, "id"), quote_str(name),
-			    quote_str(change), json_number_value(
+			    " ", 0);
+			output_list_add(&l, "#%lld %s:", (long long)jsonget_int(a,
+			    "id"), quote_str(name));
+			output_list_add(&l, "%s", quote_str(change));
+			output_list_add(&l, "(%+.1f %%),", json_number_value(
 			    json_object_get(a, "change_pct")));
-			output_list_add(&l, "%s", how[k]);
+			output_list_add(&l, "%s,", how[k]);
 			output_list_add(&l, "%s", quote_str(jsonget_str(a,
 			    "state")));
 			output_list_print(&l, NULL, NULL);

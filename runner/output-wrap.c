@@ -52,6 +52,7 @@ output_list_init(struct output_list *l, const char *label, const char *sep,
 	l->label = label;
 	l->sep = sep != NULL ? sep : ", ";
 	l->max_lines = max_lines;
+	l->indent = columns(label, strlen(label));
 }
 
 void
@@ -115,10 +116,14 @@ layout_break(struct layout *o, const char *sep)
 static void
 layout_put(struct layout *o, const char *glue, const char *text, size_t len)
 {
-	size_t w = columns(text, len), g = columns(glue, strlen(glue));
+	size_t w = columns(text, len), g = o->fresh ? 0 :
+	    columns(glue, strlen(glue));
+	/* a fresh continuation line is as far left as text goes; the first
+	 * line, after its label, may be further right than the indent */
+	int can_move = !o->fresh || (o->n == 1 && o->col > o->indent);
 
-	if (!o->fresh && o->col + g + w > OUTPUT_WIDTH)
-		layout_break(o, glue);
+	if (can_move && o->col + g + w > OUTPUT_WIDTH)
+		layout_break(o, o->fresh ? "" : glue);
 	if (!o->fresh) {
 		buf_puts(&o->line[o->n - 1], glue);
 		o->col += g;
@@ -128,24 +133,33 @@ layout_put(struct layout *o, const char *glue, const char *text, size_t len)
 	o->fresh = 0;
 }
 
-/* An item wider than a line: word by word, a word too wide cut. */
+/* An item wider than a line: word by word (the blanks between two words
+ * kept, dropped where the line breaks), a word too wide cut. */
 static void
 layout_words(struct layout *o, const char *glue, const char *s)
 {
-	const char *end;
+	const char *end, *gap;
 	size_t len, room, k;
+	char *blanks;
 	int first = 1;
 
+	/* after a label wider than the indent (a table's row), a long
+	 * item starts under it rather than in its last columns */
+	if (o->fresh && o->n == 1 && o->col > o->indent)
+		layout_break(o, "");
 	while (*s != '\0') {
+		gap = s;
 		while (*s == ' ')
 			s++;
 		if (*s == '\0')
 			break;
+		blanks = first ? xstrdup(glue) : xstrndup(gap, (size_t)(s - gap));
 		end = strchr(s, ' ');
 		len = end != NULL ? (size_t)(end - s) : strlen(s);
 		room = OUTPUT_WIDTH > o->indent ? OUTPUT_WIDTH - o->indent : 1;
-		if (columns(s, len) > room && !o->fresh)
-			layout_break(o, first ? glue : " ");
+		if (columns(s, len) > room && (!o->fresh ||
+		    (o->n == 1 && o->col > o->indent)))
+			layout_break(o, o->fresh ? "" : blanks);
 		while (columns(s, len) > room) {
 			k = bytes_within(s, len, room);
 			buf_add(&o->line[o->n - 1], s, k);
@@ -153,7 +167,8 @@ layout_words(struct layout *o, const char *glue, const char *s)
 			s += k;
 			len -= k;
 		}
-		layout_put(o, first ? glue : " ", s, len);
+		layout_put(o, blanks, s, len);
+		free(blanks);
 		first = 0;
 		s += len;
 	}
@@ -166,8 +181,9 @@ output_list_print(struct output_list *l, const char *none, const char *more)
 	size_t i, n, shown, keep;
 
 	memset(&o, 0, sizeof(o));
-	o.indent = columns(l->label, strlen(l->label));
+	o.indent = l->indent;
 	layout_newline(&o);
+	o.col = columns(l->label, strlen(l->label));
 	buf_puts(&o.line[0], l->label);
 	if (l->n == 0 && none != NULL)
 		buf_puts(&o.line[0], none);
@@ -196,6 +212,9 @@ output_list_print(struct output_list *l, const char *none, const char *more)
 			    memcmp(b->data + b->len - k, l->sep, k) == 0)
 				b->len -= k;
 		}
+		while (o.line[i].len > 0 &&
+		    o.line[i].data[o.line[i].len - 1] == ' ')
+			o.line[i].len--;	/* a label alone on its line */
 		fwrite(o.line[i].data, 1, o.line[i].len, stdout);
 		putchar('\n');
 	}
@@ -215,4 +234,26 @@ output_list_print(struct output_list *l, const char *none, const char *more)
 	free(l->item);
 	memset(l, 0, sizeof(*l));
 	return n;
+}
+
+void
+output_line(size_t hang, const char *fmt, ...)
+{
+	struct output_list l;
+	struct buf b = BUF_INIT;
+	va_list ap;
+	char *lead;
+	size_t k;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	k = strspn(buf_cstr(&b), " ");
+	lead = xstrndup(buf_cstr(&b), k);
+	output_list_init(&l, lead, NULL, 0);
+	l.indent = k + hang;
+	output_list_add(&l, "%s", buf_cstr(&b) + k);
+	output_list_print(&l, NULL, NULL);
+	free(lead);
+	buf_free(&b);
 }

@@ -65,7 +65,10 @@ void output_progress_end(void);
 /*
  * A list after a label (output-wrap.c): items joined by sep (NULL: ", ")
  * and wrapped to OUTPUT_WIDTH, each line after the first indented as wide
- * as the label; an item wider than a line breaks between words. At most
+ * as the label, or l.indent when set after init: a table's row as the
+ * label and its last text under it (an item that does not fit after the
+ * row starts on the next line); an item wider than a line breaks between
+ * words. At most
  * max_lines lines (0: no bound): past them, the last line says
  * "and N more: MORE", MORE where the whole list is (a command). Items are
  * printed as given: quote what is untrusted before adding it.
@@ -79,6 +82,7 @@ struct output_list {
 	const char *label;
 	const char *sep;
 	size_t max_lines;
+	size_t indent;		/* of the lines after the first */
 	char **item;
 	size_t n, cap;
 };
@@ -90,6 +94,12 @@ void output_list_add(struct output_list *l, const char *fmt, ...)
  * nothing) and free its items; returns the lines printed. */
 size_t output_list_print(struct output_list *l, const char *none,
     const char *more);
+
+/* One line of prose within OUTPUT_WIDTH (output-wrap.c): its leading
+ * blanks kept, the rest wrapped between words, each further line
+ * indented hang columns more than the first. Quote what is untrusted. */
+void output_line(size_t hang, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * Long output through a pager, git's way (output-pager.c): only when

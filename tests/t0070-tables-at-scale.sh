@@ -5,8 +5,9 @@
 # shim, sharing two dependencies; a release of one breaks six of them. The
 # cycle summary groups the version changes by what moved and the broken
 # cells by engine, and cuts what is past its bound with a count and the
-# command that shows it whole; `gate`, `status` and `journal show` keep
-# every line within 80 columns too.
+# command that shows it whole; `gate`, `status`, `journal show`,
+# `incident list|show` (failing cells grouped), `review list`, `campaign
+# list|show`, `stale` and `triage` keep every line within 80 columns too.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/update/update-setup.sh"
@@ -145,8 +146,41 @@ test_expect_success 'journal show: each entry a line and its body wrapped, withi
 	test "$(grep -c "^ *[0-9][0-9]*  [0-9-]*T[0-9:.]*Z  " out)" = \
 	    "$(sqlite3 bench/.warden/warden.db "select count(*) from journal")" &&
 	expect_exit 0 warden --repo bench journal show --full -n 1 &&
-	test "$(wc -l <out)" = 2 &&
-	expect_grep "^        {\"" out
+	test "$(grep -c "^ *[0-9][0-9]*  [0-9-]*T[0-9:.]*Z  " out)" = 1 &&
+	test "$(grep -c "^        {\"" out)" = 1 &&
+	test "$(tail -n 1 out | cut -c1-10)" = "        {\""
+'
+
+test_expect_success 'incidents, reviews, campaigns and triage within 80 columns' '
+	expect_exit 0 warden --repo bench incident list &&
+	cp out incidents.out && cols incidents.out &&
+	test "$(grep -c "^[1-6]    untriaged  *[a-z_]*  *c2$" incidents.out)" = 6 &&
+	expect_grep "^     hf-transformers broke" incidents.out &&
+	for i in 1 2 3 4 5 6; do
+		warden --repo bench incident show $i >show$i.out &&
+		cols show$i.out || exit 1
+	done &&
+	expect_grep "^engines:  mlx-lm$" show1.out &&
+	expect_grep "^    not_ready 0/2 crashed: qwen3-0.6b chat c=1,8,16, qwen3-0.6b agent c=1,8,16$" show1.out &&
+	expect_grep "^    complete 0/2 all-failed: qwen3-0.6b chat c=1,8,16, qwen3-0.6b agent c=1,8,16$" show6.out &&
+	expect_no_grep "^    qwen3-0.6b" show1.out &&
+	expect_exit 0 warden --repo bench review list &&
+	cp out reviews.out && cols reviews.out &&
+	expect_grep "^1     approved  community  [0-9T:.Z-]*$" reviews.out &&
+	expect_grep "^      Contributor <c@example.org> nine engines$" reviews.out &&
+	expect_exit 0 warden --repo bench campaign list && cols out &&
+	expect_exit 0 warden --repo bench stale && cols out &&
+	expect_grep "^hf-transformers  pip   unknown no release dates for .hf_transformers.: policy$" out &&
+	expect_grep "^                               .update.index.json_url. is not set$" out &&
+	expect_exit 0 warden --repo bench campaign show c2-r1-campaign &&
+	cols out &&
+	expect_exit 1 warden --repo bench triage --cycle c2 &&
+	cp out triage.out && cols triage.out &&
+	expect_grep "^hf-transformers: broken (healthy in c1); 3 packages changed$" triage.out &&
+	expect_grep "^  suspects: common 1.0 → 1.1 (+3), shared 1.0 → 2.0 (+3),$" triage.out &&
+	expect_grep "^            hf-transformers 1.0 → 2.0 (+1)$" triage.out &&
+	expect_grep "^incident 6 updated (untriaged): hf-transformers broke: pinning back every$" triage.out &&
+	expect_grep "^    changed package does not make it healthy$" triage.out
 '
 
 test_done

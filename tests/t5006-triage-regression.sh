@@ -119,7 +119,7 @@ test_expect_success 'the incident is confirmed and its pin queued for review, as
 	expect_grep "^incidents: opened #1$" c2.out &&
 	expect_grep "^approve:   warden review approve 2 " c2.out &&
 	expect_grep "^alerts:    #[12] slowy qwen3-0.6b/chat c=1 " c2.out &&
-	tb incident show 1 >inc.txt &&
+	tb incident show 1 >inc.raw && unwrap inc.raw >inc.txt &&
 	expect_grep "^    qwen3-0.6b chat c=1: \(output_throughput\|median_tpot_ms\) [0-9.]* .*regression alert [0-9]*$" inc.txt &&
 	test $(grep -c "^    qwen3-0.6b chat c=1: " inc.txt) -eq $(sort -u inc.txt | grep -c "^    qwen3-0.6b chat c=1: ") &&
 	tb journal verify
@@ -160,7 +160,8 @@ test_expect_success 'the pin approved, round 2 is fast again: the alerts and the
 	tb review approve 2 --as "Test Maintainer <maintainer@example.org>" >/dev/null &&
 	expect_exit 0 tb cycle &&
 	expect_grep "^cycle c2 (roster test), round 2: done, exit 0$" out &&
-	expect_grep "^           #2 slowy qwen3-0.6b/chat c=1 median_tpot_ms: .*, back within the threshold, fixed$" out &&
+	summary_alerts out >alerts.txt &&
+	expect_grep "^           #2 slowy qwen3-0.6b/chat c=1 median_tpot_ms: .*, back within the threshold, fixed$" alerts.txt &&
 	expect_grep "^published: snapshot " out &&
 	tb --json regressions list >fixed.json &&
 	cycle_json fixed.json "[a[\"state\"] for a in j] == [\"fixed\", \"fixed\"]" \
