@@ -7,7 +7,8 @@
 # cells by engine, and cuts what is past its bound with a count and the
 # command that shows it whole; `gate`, `status`, `journal show`,
 # `incident list|show` (failing cells grouped), `review list`, `campaign
-# list|show`, `stale` and `triage` keep every line within 80 columns too.
+# list|show`, `stale`, `fidelity show` and `triage` keep every line within
+# 80 columns too.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/update/update-setup.sh"
@@ -172,6 +173,9 @@ test_expect_success 'incidents, reviews, campaigns and triage within 80 columns'
 	expect_exit 0 warden --repo bench stale && cols out &&
 	expect_grep "^hf-transformers  pip   unknown no release dates for .hf_transformers.: policy$" out &&
 	expect_grep "^                               .update.index.json_url. is not set$" out &&
+	expect_exit 0 warden --repo bench fidelity show ref && cols out &&
+	expect_grep "^llama.cpp$" out &&
+	expect_grep "^  qwen3-0.6b  *0  *[0-9.]*  *[0-9.]*  *[0-9.]*  *+0.00 100.0%  *0  *0  complete$" out &&
 	expect_exit 0 warden --repo bench campaign show c2-r1-campaign &&
 	cols out &&
 	expect_exit 1 warden --repo bench triage --cycle c2 &&
