@@ -33,7 +33,8 @@ struct base_entry {
 struct allowlist_base {
 	struct base_entry *by_path;	/* sorted by path */
 	struct base_entry **by_key;	/* sorted by key (refused keys last) */
-	size_t n, cap;
+	struct base_entry **by_id;	/* files only, by blob id then path */
+	size_t n, cap, nid;
 	/* Paths the change under decision adds, for collisions among them. */
 	char **added_path, **added_key;
 	size_t nadded, capadded;
@@ -79,6 +80,16 @@ cmp_key(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+static int
+cmp_id(const void *a, const void *b)
+{
+	const struct base_entry *x = *(struct base_entry *const *)a;
+	const struct base_entry *y = *(struct base_entry *const *)b;
+	int c = git_oid_cmp(&x->id, &y->id);
+
+	return c != 0 ? c : strcmp(x->path, y->path);
+}
+
 struct werr *
 allowlist_base_load(struct allowlist_base **out, git_repository *repo,
     const git_tree *tree)
@@ -101,6 +112,12 @@ allowlist_base_load(struct allowlist_base **out, git_repository *repo,
 		b->by_key[i] = &b->by_path[i];
 	if (b->n > 0)
 		qsort(b->by_key, b->n, sizeof(*b->by_key), cmp_key);
+	b->by_id = xcalloc(b->n + 1, sizeof(*b->by_id));
+	for (i = 0; i < b->n; i++)
+		if (b->by_path[i].mode != MODE_TREE)
+			b->by_id[b->nid++] = &b->by_path[i];
+	if (b->nid > 0)
+		qsort(b->by_id, b->nid, sizeof(*b->by_id), cmp_id);
 	*out = b;
 	return NULL;
 }
@@ -124,6 +141,7 @@ allowlist_base_free(struct allowlist_base *b)
 	free(b->added_key);
 	free(b->by_path);
 	free(b->by_key);
+	free(b->by_id);
 	free(b);
 }
 
@@ -337,23 +355,35 @@ check_zone(struct allowlist_report *r, const struct allowlist_policy *p,
 		    "not matched by any allowlist glob");
 }
 
-/* Is blob id the content of some base file outside the zone? */
+static int
+cmp_id_key(const void *key, const void *elem)
+{
+	return git_oid_cmp(key, &(*(struct base_entry *const *)elem)->id);
+}
+
+/* Is blob id the content of some base file outside the zone? The first
+ * such file in path order. */
 static const char *
 outside_copy_of(const struct allowlist_base *b,
     const struct allowlist_policy *p, const git_oid *id)
 {
+	struct base_entry **hit;
 	git_oid empty;
 	size_t i;
 
 	git_oid_fromstr(&empty, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
-	if (git_oid_is_zero(id) || git_oid_equal(id, &empty))
+	if (git_oid_is_zero(id) || git_oid_equal(id, &empty) || b->nid == 0)
 		return NULL;
-	for (i = 0; i < b->n; i++)
-		if (b->by_path[i].mode != MODE_TREE &&
-		    git_oid_equal(&b->by_path[i].id, id) &&
-		    !allowlist_match_any(p->allow, p->nallow,
-		    b->by_path[i].path))
-			return b->by_path[i].path;
+	hit = bsearch(id, b->by_id, b->nid, sizeof(*b->by_id), cmp_id_key);
+	if (hit == NULL)
+		return NULL;
+	for (i = (size_t)(hit - b->by_id); i > 0 &&
+	    git_oid_equal(&b->by_id[i - 1]->id, id); i--)
+		;
+	for (; i < b->nid && git_oid_equal(&b->by_id[i]->id, id); i++)
+		if (!allowlist_match_any(p->allow, p->nallow,
+		    b->by_id[i]->path))
+			return b->by_id[i]->path;
 	return NULL;
 }
 

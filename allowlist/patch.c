@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
 
 #include "allowlist.h"
 #include "buf.h"
@@ -80,19 +81,49 @@ declared_free(struct declared *d)
 	free(d->deleted);
 }
 
+/* A disk backend of the dry repository never has an object "fresh". */
+static int
+never_fresh(git_odb_backend *backend, const git_oid *id)
+{
+	(void)backend;
+	(void)id;
+	return GIT_ENOTFOUND;
+}
+
+/*
+ * The dry repository's object store: the repository's objects (and its
+ * alternates) added as alternates, which libgit2 never writes to, under a
+ * mempack that takes every write. A write first asks every backend to
+ * freshen the object (touch its file) and, when none has it, rescans the
+ * pack folder and asks again: for a dry run neither is wanted (the disk
+ * must not change, and what is written is new), so the disk backends
+ * never freshen and never rescan. Packs are read as they were when the
+ * store was opened.
+ */
 struct werr *
 allowlist_dry_repo(git_repository **out, git_odb_backend **mempack,
     git_repository *repo)
 {
+	git_odb_backend *disk;
 	git_odb *odb = NULL;
 	char *objects;
 	struct werr *err = NULL;
+	size_t i, n;
 
 	*out = NULL;
 	objects = path_join(git_repository_commondir(repo), "objects");
-	if (git_odb_open(&odb, objects) < 0) {
+	if (git_odb_new(&odb) < 0 || git_odb_add_disk_alternate(odb,
+	    objects) < 0 || (n = git_odb_num_backends(odb)) == 0) {
 		err = werr_git("cannot open '%s'", objects);
 		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (git_odb_get_backend(&disk, odb, i) < 0) {
+			err = werr_git("cannot open '%s'", objects);
+			goto out;
+		}
+		disk->freshen = never_fresh;
+		disk->refresh = NULL;
 	}
 	if (git_mempack_new(mempack) < 0 ||
 	    git_odb_add_backend(odb, *mempack, 999) < 0) {

@@ -29,8 +29,13 @@ static size_t
 utf8_decode(const unsigned char *s, uint32_t *cp)
 {
 	utf8proc_int32_t c;
-	utf8proc_ssize_t n = utf8proc_iterate(s, -1, &c);
+	utf8proc_ssize_t n;
 
+	if (*s != '\0' && *s < 0x80) {
+		*cp = *s;
+		return 1;
+	}
+	n = utf8proc_iterate(s, -1, &c);
 	if (n <= 0 || c < 0)
 		return 0;
 	*cp = (uint32_t)c;
@@ -56,8 +61,11 @@ invisible(uint32_t c)
 static int
 combining_mark(uint32_t c)
 {
-	utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
+	utf8proc_category_t cat;
 
+	if (c < 0x80)
+		return 0;
+	cat = utf8proc_category((utf8proc_int32_t)c);
 	return cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC ||
 	    cat == UTF8PROC_CATEGORY_ME;
 }
@@ -91,7 +99,30 @@ accepted_cp(uint32_t c)
  * (canonical equivalence, case, their ignorables), so two names one of
  * those volumes takes for one always share a key; names it tells apart
  * may share one too (café and cafe), which only refuses more.
+ * An ASCII name's key is its ASCII lower case: no ASCII character has a
+ * compatibility form, a mark, an ignorable or a fold past ASCII (the unit
+ * test compares the two ways for every ASCII character).
  */
+static int
+ascii_only(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s >= 0x80)
+			return 0;
+	return 1;
+}
+
+static char *
+ascii_lower(const char *s)
+{
+	char *out = xstrdup(s), *p;
+
+	for (p = out; *p != '\0'; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p + 32);
+	return out;
+}
+
 #define FOLD_OPTIONS (UTF8PROC_NULLTERM | UTF8PROC_STABLE | UTF8PROC_COMPAT | \
 	UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD | UTF8PROC_IGNORE | \
 	UTF8PROC_STRIPMARK | UTF8PROC_REJECTNA)
@@ -104,6 +135,8 @@ allowlist_fold(const char *path)
 	uint32_t c;
 	size_t n;
 
+	if (ascii_only(path))
+		return ascii_lower(path);
 	for (; *s != '\0'; s += n)
 		if ((n = utf8_decode(s, &c)) == 0 ||
 		    (c >= 0x80 && !hfs_ignorable(c) && !accepted_cp(c)))
@@ -208,7 +241,8 @@ check_segment(struct allowlist_report *r, const char *path, const char *seg,
 	}
 	name = segment_fs_name(seg, len);
 	copy = xstrndup(seg, len);
-	key = allowlist_fold(copy);
+	/* An ASCII segment's key, trimmed, is its file system name. */
+	key = ascii_only(copy) ? NULL : allowlist_fold(copy);
 	if (key != NULL)
 		trim_trailing(key);
 	if (is_dotgit(name) || (key != NULL && is_dotgit(key))) {

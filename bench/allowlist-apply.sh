@@ -2,12 +2,17 @@
 # bench/allowlist-apply.sh - the allowlist gate on a 1,000-file patch:
 # `warden patch check` (parse, decide, in-memory apply, result diff and
 # re-check) next to `git apply --check` and `git apply --cached` on the
-# same patch, in the same run. Prints the median of each and the ratios;
-# asserts nothing about time.
+# same patch, in the same run, and warden's fixed cost: starting (`warden
+# --help` returns before libgit2 is set up) and starting with libgit2 set
+# up (`warden --version`). The base is there twice: as a fresh commit
+# leaves it (a loose object per file) and packed (as a clone or `git gc`
+# leaves it). Each round runs every command once, in turn, so that a
+# change of load weighs on all alike; each figure is the median of RUNS
+# rounds. Prints the medians and the ratios; asserts nothing.
 set -eu
 : "${WARDEN:?}" "${TOP_SRCDIR:?}"
 FILES=${BENCH_FILES:-1000}
-RUNS=${BENCH_RUNS:-5}
+RUNS=${BENCH_RUNS:-9}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench-allowlist.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
 export GIT_CONFIG_NOSYSTEM=1 HOME="$dir" LC_ALL=C
@@ -33,32 +38,52 @@ git -C "$repo" diff >"$dir/big.patch"
 git -C "$repo" checkout -q -- .
 echo "patch: $FILES files, $(wc -c <"$dir/big.patch") bytes"
 
-# median_ms CMD...: run CMD $RUNS times, print the median wall time in ms.
-median_ms() {
-	_t=""
-	_k=0
-	while [ "$_k" -lt "$RUNS" ]; do
-		_s=$(date +%s%N)
-		"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
-		_e=$(date +%s%N)
-		_t="$_t $(( (_e - _s) / 1000000 ))"
-		_k=$((_k + 1))
-	done
-	echo $_t | tr ' ' '\n' | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"
+# ms CMD...: run CMD once, print its wall time in ms (0.1 ms steps).
+ms() {
+	_s=$(date +%s%N)
+	"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
+	_e=$(date +%s%N)
+	echo $(( (_e - _s) / 100000 ))
 }
+# median FILE: the median of the numbers in FILE, in ms.
+median() {
+	sort -n "$1" | awk -v n="$RUNS" 'NR == int((n + 1) / 2) {
+		printf "%.1f", $1 / 10 }'
+}
+# cached REPO: read-tree, then apply to the index.
 cached() {
 	rm -f "$dir/index"
-	GIT_INDEX_FILE=$dir/index git -C "$repo" read-tree HEAD
-	GIT_INDEX_FILE=$dir/index git -C "$repo" apply --cached "$dir/big.patch"
+	GIT_INDEX_FILE=$dir/index git -C "$1" read-tree HEAD
+	GIT_INDEX_FILE=$dir/index git -C "$1" apply --cached "$dir/big.patch"
 }
-cd "$repo"
-w=$(median_ms "$WARDEN" patch check "$dir/big.patch")
-c=$(median_ms git apply --check "$dir/big.patch")
-a=$(median_ms cached)
-echo "warden patch check:  ${w} ms"
-echo "git apply --check:   ${c} ms"
-echo "git apply --cached:  ${a} ms (incl. read-tree)"
-awk -v w="$w" -v c="$c" -v a="$a" 'BEGIN {
-	if (c < 1) c = 1; if (a < 1) a = 1;
-	printf "ratio warden/git-apply-check:  %.2f\n", w / c;
-	printf "ratio warden/git-apply-cached: %.2f\n", w / a }'
+cp -R "$repo" "$dir/packed"
+git -C "$dir/packed" gc -q
+k=0
+while [ "$k" -lt "$RUNS" ]; do
+	for r in repo packed; do
+		cd "$dir/$r"
+		ms "$WARDEN" patch check "$dir/big.patch" >>"$dir/warden.$r"
+		ms git apply --check "$dir/big.patch" >>"$dir/check.$r"
+		ms cached "$dir/$r" >>"$dir/cached.$r"
+	done
+	ms "$WARDEN" --help >>"$dir/start"
+	ms "$WARDEN" --version >>"$dir/init"
+	k=$((k + 1))
+done
+cd "$dir"
+echo "warden --help:       $(median "$dir/start") ms (starting: loading libraries)"
+echo "warden --version:    $(median "$dir/init") ms (starting, libgit2 set up)"
+for r in repo packed; do
+	w=$(median "$dir/warden.$r")
+	c=$(median "$dir/check.$r")
+	a=$(median "$dir/cached.$r")
+	[ "$r" = repo ] && what="loose objects" || what="packed objects"
+	echo "-- base in $what (median of $RUNS)"
+	echo "warden patch check:  $w ms"
+	echo "git apply --check:   $c ms"
+	echo "git apply --cached:  $a ms (incl. read-tree)"
+	awk -v w="$w" -v c="$c" -v a="$a" 'BEGIN {
+		if (c < 0.1) c = 0.1; if (a < 0.1) a = 0.1;
+		printf "ratio warden/git-apply-check:  %.2f\n", w / c;
+		printf "ratio warden/git-apply-cached: %.2f\n", w / a }'
+done

@@ -9,7 +9,7 @@
 # CPU-second, requests/s, client bytes per CPU-second, and the same bytes
 # per CPU-second for `curl --parallel` fetching the same request the same
 # number of times in the same run, with the ratio warden/curl (above 1:
-# warden spends less CPU per byte). Goals (issue 4): >= 1,000,000 events
+# warden spends less CPU per byte). Goals: >= 1,000,000 events
 # per client CPU-second coalesced, >= 250,000 one per read, 0 errors at
 # c=1024. Exits 1 if any sweep had errors.
 #

@@ -9,7 +9,10 @@
  * token throughput, TTFT mean/p50/p99, E2E mean/p99), then TPOT and ITL
  * medians, the engine's and the system's memory peaks, completed and
  * the status (SiliconBench's cell vocabulary), with the sweep's outcome
- * and its reason under a sweep that did not complete.
+ * and its reason under a sweep that did not complete, and its warmups
+ * under one whose warmups did not all succeed. A p99 over fewer than 100
+ * samples is marked; a split with fewer prompts than --limit is named
+ * atop the report.
  * Everything else is in --json. Numbers come from the report as they
  * are; nothing here computes a figure.
  */
@@ -39,6 +42,24 @@ cell(struct buf *b, int width, const json_t *v, int decimals)
 		buf_printf(b, " %*.*f", width, decimals, json_number_value(v));
 	else
 		buf_printf(b, " %*s", width, "-");
+}
+
+/*
+ * A p99 of fewer than P99_SAMPLES_MIN samples has at most one sample
+ * beyond it: little more than the largest. Printed with a '*' (the
+ * table's note says so), over n, the row's sample count of the metric.
+ */
+#define P99_SAMPLES_MIN 100
+static int
+cell_p99(struct buf *b, int width, const json_t *v, const json_t *n)
+{
+	if (!json_is_number(v) || !json_is_integer(n) ||
+	    json_integer_value(n) >= P99_SAMPLES_MIN) {
+		cell(b, width, v, 1);
+		return 0;
+	}
+	buf_printf(b, " %*.1f*", width - 1, json_number_value(v));
+	return 1;
 }
 
 static void
@@ -95,12 +116,15 @@ flush_line(FILE *fp, struct buf *b)
 	buf_reset(b);
 }
 
-static void
+/* The latency block; 1 when a p99 in it was marked as resting on few
+ * samples. */
+static int
 block_latency(FILE *fp, const json_t *rows, int w)
 {
 	struct buf b = BUF_INIT;
 	const json_t *r;
 	size_t i;
+	int few = 0;
 
 	buf_printf(&b, "%*s ", w + 23, "");
 	dashed(&b, "TTFT ms", 23);
@@ -118,12 +142,15 @@ block_latency(FILE *fp, const json_t *rows, int w)
 		cell(&b, 9, json_object_get(r, "output_throughput"), 1);
 		cell(&b, 7, json_object_get(r, "mean_ttft_ms"), 1);
 		cell(&b, 7, json_object_get(r, "median_ttft_ms"), 1);
-		cell(&b, 7, json_object_get(r, "p99_ttft_ms"), 1);
+		few |= cell_p99(&b, 7, json_object_get(r, "p99_ttft_ms"),
+		    json_object_get(r, "ttft_samples"));
 		cell(&b, 7, json_object_get(r, "mean_e2el_ms"), 1);
-		cell(&b, 7, json_object_get(r, "p99_e2el_ms"), 1);
+		few |= cell_p99(&b, 7, json_object_get(r, "p99_e2el_ms"),
+		    json_object_get(r, "e2el_samples"));
 		flush_line(fp, &b);
 	}
 	buf_free(&b);
+	return few;
 }
 
 /* Print text indented by two, wrapped at spaces to the table's width,
@@ -183,6 +210,18 @@ reason_line(FILE *fp, const json_t *r)
 	free(reason);
 }
 
+/* The line under a row whose warmups did not all succeed. */
+static void
+warmup_line(FILE *fp, const json_t *r)
+{
+	json_int_t ok = jsonget_int(r, "warmups_ok");
+	json_int_t failed = jsonget_int(r, "warmups_failed");
+
+	if (failed > 0)
+		fprintf(fp, "  warmups: %lld of %lld succeeded\n", (long long)ok,
+		    (long long)(ok + failed));
+}
+
 static void
 block_outcome(FILE *fp, const json_t *rows, int w)
 {
@@ -212,6 +251,7 @@ block_outcome(FILE *fp, const json_t *rows, int w)
 		    json_object_get(r, "total")), jsonget_str(r, "status"));
 		flush_line(fp, &b);
 		reason_line(fp, r);
+		warmup_line(fp, r);
 	}
 	buf_free(&b);
 }
@@ -220,12 +260,16 @@ static void
 print_table(FILE *fp, const json_t *t)
 {
 	const json_t *rows = json_object_get(t, "rows"), *sc, *v;
-	int w = name_width(rows);
+	int w = name_width(rows), few;
 	size_t i;
 
 	fprintf(fp, "\n%s / %s\n", jsonget_str(t, "model"),
 	    jsonget_str(t, "split"));
-	block_latency(fp, rows, w);
+	few = block_latency(fp, rows, w);
+	if (few)
+		fprintf(fp, "* p99 of fewer than %d samples (its sweep's "
+		    "completed requests): at most\n  one beyond it\n",
+		    P99_SAMPLES_MIN);
 	fputc('\n', fp);
 	block_outcome(fp, rows, w);
 	json_array_foreach(json_object_get(t, "scaling"), i, sc) {
@@ -252,6 +296,13 @@ campaign_print_report(FILE *fp, const json_t *doc)
 		fprintf(fp, "%s%lld", i == 0 ? "; ad hoc levels: " : ", ",
 		    (long long)json_integer_value(lv));
 	fprintf(fp, ")\n");
+	json_array_foreach(json_object_get(doc, "limit_beyond"), i, lv)
+		fprintf(fp, "warning: --limit %lld, but split '%s' has %lld "
+		    "timed prompts: its sweeps ran %lld\n",
+		    (long long)jsonget_int(doc, "limit"),
+		    quote_msg(jsonget_str(lv, "split")),
+		    (long long)jsonget_int(lv, "prompts"),
+		    (long long)jsonget_int(lv, "prompts"));
 	json_array_foreach(json_object_get(doc, "tables"), i, t)
 		print_table(fp, t);
 	fprintf(fp, "\nTTFT, E2E, TPOT and ITL in ms. TPOT is per request (last "
@@ -294,7 +345,8 @@ csv_value(FILE *fp, const json_t *v)
 static const char *const sweep_columns[] = {
 	"model", "split", "engine", "concurrency", "status", "outcome",
 	"completed",
-	"total", "duration", "request_throughput", "output_throughput",
+	"total", "warmups_ok", "warmups_failed", "ttft_samples",
+	"e2el_samples", "duration", "request_throughput", "output_throughput",
 	"mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
 	"mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms",
 	"median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms",

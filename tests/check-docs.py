@@ -8,10 +8,15 @@ printing every mismatch and exiting 1 when there is any.
   check-docs.py exits     SRCDIR HELP-JSON HELP-TEXT
   check-docs.py refs      SRCDIR   (Markdown files, links, source paths)
   check-docs.py fields    SRCDIR
+  check-docs.py keys      SRCDIR   (warden(1) names every field the tree's files use)
   check-docs.py help      HELP-JSON HELP-TEXT
   check-docs.py makefile  SRCDIR HELP-JSON
   check-docs.py readme    SRCDIR
+  check-docs.py index     SRCDIR   (doc/README.md names every page)
+  check-docs.py internal  SRCDIR   (no page names how warden is developed)
+  check-docs.py paragraphs PAGE.txt...   (rendered man pages)
 """
+import glob
 import json
 import os
 import re
@@ -102,6 +107,13 @@ def readme_commands(srcdir):
     return out
 
 
+# The sections of a command's page, in their order (OpenBSD's and git's);
+# a page's own sections (SHIMS, STEPS, ...) sit between DESCRIPTION and
+# OPTIONS.
+MAN_ORDER = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS",
+             "FILES", "ENVIRONMENT", "EXAMPLES", "SEE ALSO"]
+
+
 def check_commands(srcdir, help_json):
     """Every command: a row of README's table (in the task group warden help
     gives it), a page doc/warden-NAME.1.md whose SYNOPSIS is its usage and
@@ -137,6 +149,10 @@ def check_commands(srcdir, help_json):
         for s in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO"):
             if s not in secs:
                 bad("warden-%s.1.md has no %s section" % (name, s))
+        order = [s for s in secs if s in MAN_ORDER]
+        if order != sorted(order, key=MAN_ORDER.index):
+            bad("warden-%s.1.md's sections come as %s, not in the order %s" %
+                (name, order, [s for s in MAN_ORDER if s in order]))
         want = [plain(("warden %s %s" % (name, u)).strip()) for u in c["usage"]]
         got = synopsis_lines(secs.get("SYNOPSIS", ""))
         if got != want:
@@ -368,10 +384,10 @@ def check_fields(srcdir):
     want = {}
     for level in ("## ", "### "):
         for h, body in sections("\n".join(t for _, t in doc_files(srcdir)), level).items():
-            if h.startswith(("policy/warden.json", "adapters/", "The campaign",
-                             "The write-allowlist gate", "The store and the journal")):
+            if h.startswith(("The campaign", "The write-allowlist gate",
+                             "The store and the journal")):
                 want[h] = body
-    if len(want) < 6:
+    if len(want) < 3:
         bad("README lacks one of the sections this check reads: %s" % sorted(want))
     for h, body in want.items():
         for para in re.split(r"\n\s*\n", body):
@@ -386,11 +402,115 @@ def check_fields(srcdir):
                         bad("the docs (%s) show '%s'; no man page does" % (h, t))
 
 
+# Objects whose keys are names (a roster, an engine, a split, a variable),
+# not fields.
+NAME_MAPS = {"rosters", "groups", "mirrors", "env", "splits", "engines"}
+
+
+def field_names(doc, out):
+    if isinstance(doc, list):
+        for v in doc:
+            field_names(v, out)
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            out.add(k)
+            if k in NAME_MAPS and isinstance(v, dict):
+                for w in v.values():
+                    field_names(w, out)
+            else:
+                field_names(v, out)
+    return out
+
+
+def check_keys(srcdir):
+    """warden(1) is the one reference of the policy, adapters and
+    profiles: its POLICY, ADAPTERS and PROFILES name every field that
+    the repository's own policy/warden.json, adapters and profiles use."""
+    man = sections(read(os.path.join(srcdir, "doc/warden.1.md")), "# ")
+    for sec, pattern in (("POLICY", "policy/warden.json"),
+                         ("ADAPTERS", "adapters/engines/*.json"),
+                         ("PROFILES", "adapters/profiles/*.json")):
+        text = plain(man.get(sec, ""))
+        for path in sorted(glob.glob(os.path.join(srcdir, pattern))):
+            for k in sorted(field_names(json.load(open(path)), set())):
+                if not re.search(r"(?<![A-Za-z0-9_-])%s(?![A-Za-z0-9_-])" % re.escape(k), text):
+                    bad("%s uses '%s'; warden(1) %s does not name it" %
+                        (os.path.relpath(path, srcdir), k, sec))
+
+
+def check_index(srcdir):
+    """doc/README.md, the index, links every Markdown page of doc/ (the
+    man page sources included) and nothing that is not there."""
+    d = os.path.join(srcdir, "doc")
+    index = read(os.path.join(d, "README.md"))
+    linked = set(os.path.normpath(l) for l in
+                 re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", index))
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".md") and name != "README.md" and name not in linked:
+            bad("doc/README.md, the index, does not link doc/%s" % name)
+
+
+# What a page says of how warden is made, not of what it does: an item of
+# a tracker or a task list, by number or as "the issue".
+INTERNAL = re.compile(r"\b(?:issues?|tasks?|items?|tickets?|todo)\s+#?\d+\b"
+                      r"|\bthe (?:\w+ )?issue(?:'s)?\b|\bthis issue\b"
+                      r"|\bedit the Markdown\b", re.I)
+
+
+def check_internal(srcdir):
+    """README, doc/ (the man page sources included), the folders' READMEs
+    and warden-simengine's page name no internal issue or task, and no
+    man page tells its reader to edit its source."""
+    files = doc_files(srcdir, man=True)
+    for top, _, names in os.walk(os.path.join(srcdir, "runner")):
+        for n in names:
+            if n == "README.md":
+                p = os.path.join(top, n)
+                files.append((os.path.relpath(p, srcdir), read(p)))
+    sim = os.path.join(srcdir, "tests/simengine/warden-simengine.md")
+    if os.path.exists(sim):
+        files.append(("tests/simengine/warden-simengine.md", read(sim)))
+    for path, text in files:
+        for n, line in enumerate(text.splitlines(), 1):
+            for m in INTERNAL.finditer(line):
+                bad("%s:%d: '%s' is about how warden is developed" % (path, n, m.group(0)))
+
+
+PARAGRAPH_LINES = 25
+
+
+def check_paragraphs(*pages):
+    """No paragraph of a rendered man page's DESCRIPTION runs past
+    PARAGRAPH_LINES lines: a long description is split into paragraphs,
+    lists and sections, as OpenBSD's and git's pages are. Each item of a
+    list counts as a paragraph of its own."""
+    for page in pages:
+        sec, run, start = None, 0, 0
+        lines = read(page).splitlines() + [""]
+        for n, line in enumerate(lines, 1):
+            if re.match(r"^[A-Z][A-Z ]+$", line):
+                sec = line
+            body = sec == "DESCRIPTION" and line.strip() and \
+                len(line) - len(line.lstrip()) >= 7
+            item = re.match(r"^ {7}(\u2022|\d+\.) ", line)
+            if not body or item:    # a blank line, or a list item, ends one
+                if run > PARAGRAPH_LINES:
+                    bad("%s:%d: a DESCRIPTION paragraph of %d lines (at most %d)" %
+                        (os.path.basename(page), start, run, PARAGRAPH_LINES))
+                run = 0
+            if body:
+                if run == 0:
+                    start = n
+                run += 1
+
+
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     {"commands": check_commands, "exits": check_exits, "refs": check_refs,
-     "fields": check_fields, "help": check_help,
-     "makefile": check_makefile, "readme": check_readme}[what](*args)
+     "fields": check_fields, "keys": check_keys, "help": check_help,
+     "makefile": check_makefile, "readme": check_readme,
+     "index": check_index, "internal": check_internal,
+     "paragraphs": check_paragraphs}[what](*args)
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0005: `warden init` writes a repository on which `warden campaign` runs
 # at once (a small workload per split, the simulated engine's adapter, a
-# roster that uses it), and doc/formats.md lists exactly the files it writes.
+# roster that uses it), and warden-init(1) lists exactly the files it writes.
 . "$TOP_SRCDIR/tests/lib.sh"
 
 PATH="$TOP_BUILDDIR:$PATH"
@@ -48,9 +48,9 @@ test_expect_success 'the roster init writes runs the simulated engine' '
 	expect_exit 0 warden lint
 '
 
-test_expect_success 'doc/formats.md lists exactly the files init writes' '
-	sed -n "/^### What .warden init. writes/,/^#/p" "$TOP_SRCDIR/doc/formats.md" |
-	    sed -n "s/^| \`\([^\`]*\)\` .*/\1/p" | sort >listed &&
+test_expect_success 'warden-init(1) lists exactly the files init writes' '
+	sed -n "/^# DESCRIPTION/,/^# OPTIONS/p" "$TOP_SRCDIR/doc/warden-init.1.md" |
+	    sed -n "s/^\*\([^*]*\)\*$/\1/p" | sort >listed &&
 	test -s listed &&
 	git -C bench ls-files | sort >written &&
 	expect_equal listed written

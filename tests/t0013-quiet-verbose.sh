@@ -1,5 +1,5 @@
 #!/bin/sh
-# -q and -v do what doc/cli.md's table "Quiet and verbose" says, command by
+# -q and -v do what warden(1) says under GLOBAL OPTIONS, command by
 # command, before or after the command name: -q drops summaries,
 # confirmations and progress but never data or errors; -v lists each file
 # that lint, patch check, patch submit and pr-check looked at.
@@ -88,6 +88,19 @@ test_expect_success 'pr-check: -q drops the closing line, -v lists the files' '
 	test ! -s out && test ! -s err &&
 	warden --repo bench pr-check official pr -v >out 2>err &&
 	expect_grep "^M adapters/engines/example-sim.json +1 -1$" err
+'
+
+test_expect_success 'journal adopt: -q drops the confirmation' '
+	cd bench &&
+	git checkout -q official && echo "A note." >>README.md &&
+	git commit -q -am "README: a note" && git checkout -q --detach official &&
+	warden journal adopt official >out 2>err &&
+	expect_grep "^journal entry [0-9]* records commit" out &&
+	git checkout -q official && echo "Another." >>README.md &&
+	git commit -q -am "README: another" && git checkout -q --detach official &&
+	warden -q journal adopt official >out 2>err &&
+	test ! -s out && test ! -s err &&
+	warden journal verify >/dev/null
 '
 
 test_expect_success 'the last of -q and -v counts' '

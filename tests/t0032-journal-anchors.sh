@@ -1,6 +1,6 @@
 #!/bin/sh
-# A rewritten journal must not pass `journal verify`. Each attack of issue
-# 10 made with the sqlite3 CLI or git on a copy of one repository: the
+# A rewritten journal must not pass `journal verify`. Each attack is
+# made with the sqlite3 CLI or git on a copy of one repository: the
 # rows, the recorded head and the committed export are checked against the
 # Warden-Journal anchors every official commit carries, and every official
 # move must be journaled.

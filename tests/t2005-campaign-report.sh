@@ -113,7 +113,8 @@ test_expect_success 'the table shows req/s, out tok/s, TTFT mean/p50/p99 and E2E
 	            r["mean_ttft_ms"], r["median_ttft_ms"], r["p99_ttft_ms"],
 	            r["mean_e2el_ms"], r["p99_e2el_ms"]]
 	    for got, w in zip(v[2:], want):
-	        assert abs(float(got) - w) <= max(0.051, w * 0.001), (l, want)
+	        # a p99 over fewer than 100 samples ends in "*" (t2052)
+	        assert abs(float(got.rstrip("*")) - w) <= max(0.051, w * 0.001), (l, want)
 	PY
 '
 

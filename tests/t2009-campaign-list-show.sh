@@ -78,7 +78,7 @@ test_expect_success 'show --json is the run report; --csv one line per sweep' '
 	expect_exit 0 warden campaign show first --csv &&
 	cat out &&
 	head -n 1 out >hdr &&
-	echo "run_id,model,split,engine,concurrency,status,outcome,completed,total,duration,request_throughput,output_throughput,mean_ttft_ms,median_ttft_ms,p90_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,median_itl_ms,p99_itl_ms,mean_e2el_ms,median_e2el_ms,p99_e2el_ms,peak_engine_memory_bytes,peak_system_memory_bytes,client_limited,date,detail" >want &&
+	echo "run_id,model,split,engine,concurrency,status,outcome,completed,total,warmups_ok,warmups_failed,ttft_samples,e2el_samples,duration,request_throughput,output_throughput,mean_ttft_ms,median_ttft_ms,p90_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,median_itl_ms,p99_itl_ms,mean_e2el_ms,median_e2el_ms,p99_e2el_ms,peak_engine_memory_bytes,peak_system_memory_bytes,client_limited,date,detail" >want &&
 	expect_equal want hdr &&
 	test $(wc -l <out) -eq 3 &&
 	expect_grep "^first,qwen3-0.6b,chat,siml,4,ok,complete,4,4," out

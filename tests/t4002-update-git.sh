@@ -3,7 +3,8 @@
 # b999, b1000 and a branch; the newest tag in version order is checked
 # out and built by a two-step build argv in a work tree (t4009: builds are
 # incremental); a failing build keeps the build in use; a branch adapter follows its head; a tag
-# younger than min_release_age_days waits; `warden stale` reads dates.
+# younger than min_release_age_days waits; a tag moved to another commit
+# is an update; `warden stale` reads dates.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 . "$TOP_SRCDIR/tests/fixtures/update/update-setup.sh"
@@ -124,6 +125,24 @@ test_expect_success 'a branch adapter builds the branch head' '
 	expect_exit 0 warden update devtrack &&
 	expect_grep "^  devtrack (none) → dev@[0-9a-f]\{12\}$" out &&
 	test "$(cat .warden/envs/devtrack/src/out/built-VERSION)" = dev-1
+'
+
+test_expect_success 'a tag moved to another commit: updated, and built again' '
+	(cd work && git checkout -q b1001 -- VERSION && echo moved >MOVED &&
+	 git add MOVED VERSION &&
+	 GIT_COMMITTER_DATE=2026-01-02T00:00:00Z git commit -q -m moved &&
+	 GIT_COMMITTER_DATE=2026-01-02T00:00:00Z git tag -f -a -m b1001 b1001 >/dev/null &&
+	 git push -q -f origin HEAD:main b1001) &&
+	cd bench &&
+	old=$(warden --json versions llama | python3 -c "import json,sys; print(json.load(sys.stdin)[\"llama\"][\"source\"][\"commit\"])") &&
+	WARDEN_CYCLE=g3 expect_exit 0 warden update llama &&
+	expect_grep "^llama: updated" out &&
+	new=$(warden --json versions llama | python3 -c "import json,sys; print(json.load(sys.stdin)[\"llama\"][\"source\"][\"commit\"])") &&
+	test "$new" = "$(git -C ../upstream.git rev-parse "b1001^{commit}")" &&
+	test "$old" != "$new" &&
+	test -f .warden/envs/llama/src/MOVED &&
+	expect_exit 0 warden update llama &&
+	expect_grep "^llama: unchanged" out
 '
 
 test_expect_success 'stale reports the newest upstream activity' '

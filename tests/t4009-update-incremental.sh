@@ -125,7 +125,7 @@ test_expect_success 'the next tag is built over the older tree: only what change
 	expect_equal ../a.stat ../a.stat.now &&
 	test "$(cat .warden/envs/inc/src/src/c.c)" = "c 3" &&
 	ls .warden/envs/inc/builds >../builds.ls &&
-	printf "work-a\nwork-a.json\nwork-b\nwork-b.json\n" >../builds.want &&
+	printf "work-a\nwork-a.git\nwork-a.json\nwork-b\nwork-b.git\nwork-b.json\n" >../builds.want &&
 	expect_equal ../builds.want ../builds.ls
 '
 

@@ -33,22 +33,8 @@ test_expect_success_if $RUN 'a bench whose policy uses the claude-code preset an
 test_expect_success_if $RUN 'Claude Code fixes the adapter in the sandbox; the change is queued with its smoke' '
 	ANTHROPIC_API_KEY=sk-test-key expect_exit 0 aw agent run --engine simfix &&
 	cp out run.out &&
-	expect_grep "^agent run 1: queued$" out &&
-	expect_grep "^sandbox:  bubblewrap (policy: required)$" out &&
-	expect_grep "^exit:     exit status 0" out &&
-	expect_grep "M adapters/engines/simfix.json +1 -1" out &&
-	expect_grep "^gate:     clean$" out &&
-	expect_grep "^review:   1$" out &&
-	expect_grep "^smoke:    fails before the change, passes after it$" out &&
-	git -C bench rev-parse official >official.after &&
-	expect_equal official.before official.after &&
-	python3 - model/requests.jsonl <<-PY
-	import json, sys
-	reqs = [json.loads(l) for l in open(sys.argv[1])]
-	assert reqs, "no request reached the model"
-	keys = {r["headers"].get("x-api-key") or r["headers"].get("X-Api-Key") for r in reqs}
-	assert keys == {"sk-test-key"}, keys
-	PY
+	expect_queued "M adapters/engines/simfix.json +1 -1" &&
+	expect_model_auth x-api-key "sk-test-key"
 '
 
 test_expect_success_if $RUN 'agent show and review show render what Claude did, from its own transcript' '

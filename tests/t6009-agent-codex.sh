@@ -37,23 +37,9 @@ test_expect_success_if $RUN 'a bench whose policy uses the codex preset and a ga
 test_expect_success_if $RUN 'Codex fixes the adapter in the sandbox; the change is queued with its smoke' '
 	OPENAI_API_KEY=sk-test-key expect_exit 0 aw agent run --engine simfix &&
 	cp out run.out &&
-	expect_grep "^agent run 1: queued$" out &&
-	expect_grep "^sandbox:  bubblewrap (policy: required)$" out &&
-	expect_grep "^exit:     exit status 0" out &&
 	# its own apply_patch (which ends the file with a newline)
-	expect_grep "M adapters/engines/simfix.json +2 -2" out &&
-	expect_grep "^gate:     clean$" out &&
-	expect_grep "^review:   1$" out &&
-	expect_grep "^smoke:    fails before the change, passes after it$" out &&
-	git -C bench rev-parse official >official.after &&
-	expect_equal official.before official.after &&
-	python3 - model/requests.jsonl <<-PY
-	import json, sys
-	reqs = [json.loads(l) for l in open(sys.argv[1])]
-	assert reqs, "no request reached the model"
-	auth = {r["headers"].get("Authorization") or r["headers"].get("authorization") for r in reqs}
-	assert auth == {"Bearer sk-test-key"}, auth
-	PY
+	expect_queued "M adapters/engines/simfix.json +2 -2" &&
+	expect_model_auth authorization "Bearer sk-test-key"
 '
 
 test_expect_success_if $RUN 'agent show and review show render what Codex did, from its own rollout' '

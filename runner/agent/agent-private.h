@@ -22,6 +22,9 @@
 #include "sandbox/guard.h"
 #include "sandbox/sandbox.h"
 
+struct allowlist_report;
+struct store;
+
 /* Where run ID lives. Every path is absolute. */
 struct agent_paths {
 	int64_t id;
@@ -126,7 +129,34 @@ struct werr *agent_launch(struct agent_exec *ex, char *const *argv,
  * "timed_out", "duration_s", "reaped"}. */
 json_t *agent_exec_json(const struct agent_exec *ex);
 
+/* ---- guard.c ---- */
+
+/* The journal's head when a run began: the store's content that
+ * agent_settle() holds the run to. */
+struct agent_store_head {
+	int64_t seq;		/* 0: the journal was empty */
+	char hash[65];
+};
+/* Snapshot what the run must not change: the repository, less the run's
+ * own places and the store's files (warden's readers and writers change
+ * those while the agent runs), and the journal's head into *head. */
+struct werr *agent_guard_snapshot(struct sandbox_guard **out,
+    git_repository *repo, const char *repo_root, const struct agent_paths *p,
+    struct store *store, struct agent_store_head *head);
+/* After an unreviewed step (the agent, its smoke campaign): compare the
+ * repository with guard and the store with head (its chain verifies and
+ * head's entry is unchanged); on any difference put .git back, record
+ * "reasons" and "restored" in rec, set *state to "quarantined" and
+ * *changed. */
+struct werr *agent_settle(json_t *rec, const struct sandbox_guard *guard,
+    git_repository *repo, struct store *store,
+    const struct agent_store_head *head, const char **state, int *changed);
+
 /* ---- verdict.c ---- */
+
+/* The gate report's change in brief: {"files", "added", "deleted",
+ * "paths": [{"status", "path", "added", "deleted"}]}. */
+json_t *agent_diffstat_json(const struct allowlist_report *g);
 
 /* Why the agent failed (it exited non-zero, was killed, or ran past the
  * time limit): {"reason", "log_tail": the last lines of log}. */

@@ -14,8 +14,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,9 +39,8 @@ struct run {
 	size_t ilen;
 	const char *sandbox_kind;	/* NULL: none in force */
 	int64_t review_id;
-	int64_t journal_seq;		/* the journal's head before the */
-	char journal_hash[65];		/* agent ran (the store's content
-					   that the guard checks) */
+	struct agent_store_head head;	/* the journal's head before the
+					   agent ran (see agent_settle) */
 };
 
 static void
@@ -229,117 +226,11 @@ record_finish(struct run *r, const char *state)
 	return err;
 }
 
-static json_t *
-diffstat(const struct allowlist_report *g)
-{
-	json_t *files = json_array();
-	size_t i, added = 0, deleted = 0;
-
-	for (i = 0; i < g->nfiles; i++) {
-		const struct allowlist_file *f = &g->files[i];
-		char st[2] = { f->status, '\0' };
-
-		added += f->added;
-		deleted += f->deleted;
-		/* a path that is not UTF-8 is listed too (U+FFFD for its
-		 * bad bytes), not dropped by json_pack */
-		json_array_append_new(files, json_pack("{s:s, s:o, s:I, s:I}",
-		    "status", st, "path", json_text(f->new_path ? f->new_path :
-		    f->old_path), "added", (json_int_t)f->added,
-		    "deleted", (json_int_t)f->deleted));
-	}
-	return json_pack("{s:I, s:I, s:I, s:o}", "files", (json_int_t)g->nfiles,
-	    "added", (json_int_t)added, "deleted", (json_int_t)deleted,
-	    "paths", files);
-}
-
 static int
 agent_succeeded(const struct agent_exec *ex)
 {
 	return !ex->timed_out && WIFEXITED(ex->status) &&
 	    WEXITSTATUS(ex->status) == 0;
-}
-
-/*
- * After an unreviewed step (the agent, its smoke campaign): compare the
- * repository with guard; on any difference put .git back, record the
- * reasons and what was restored, and quarantine the run (*changed set).
- */
-struct head_seen {
-	const struct run *r;
-	int same;
-};
-
-/* Is the entry at the old head's seq still the one that had its hash?
- * (journal_each reads from that seq on: it and what came since.) */
-static struct werr *
-head_still(void *arg, const struct journal_entry *e)
-{
-	struct head_seen *h = arg;
-
-	if (e->seq == h->r->journal_seq && e->hash != NULL &&
-	    strcmp(e->hash, h->r->journal_hash) == 0)
-		h->same = 1;
-	return NULL;
-}
-
-/*
- * The store, by its content: its files are warden's (a reader of the
- * maintainer's changes their metadata, a writer their bytes), so the
- * guard compares what they hold that matters instead. The journal's
- * chain must still verify, and the entry that was its head before the
- * run must still be there unchanged: appending is a maintainer's right
- * while a run is in flight; rewriting is not.
- */
-static struct werr *
-store_check(const struct run *r, json_t *reasons)
-{
-	struct journal_filter f = { NULL, NULL, NULL, 0 };
-	struct head_seen h = { r, 0 };
-	struct werr *err;
-	int64_t broken = 0, count = 0;
-	char *why = NULL;
-
-	if ((err = journal_verify(r->o->store, &broken, &why, &count)) != NULL)
-		return err;
-	if (broken != 0) {
-		json_array_append_new(reasons, json_sprintf("the journal's "
-		    "chain is broken at entry %lld: %s", (long long)broken,
-		    why != NULL ? why : "?"));
-		free(why);
-		return NULL;
-	}
-	free(why);
-	if (r->journal_seq == 0)
-		return NULL;
-	f.after_seq = r->journal_seq - 1;
-	if ((err = journal_each(r->o->store, &f, head_still, &h)) != NULL)
-		return err;
-	if (!h.same)
-		json_array_append_new(reasons, json_sprintf("the journal's "
-		    "entry %lld was rewritten", (long long)r->journal_seq));
-	return NULL;
-}
-
-static struct werr *
-quarantine_on_change(struct run *r, const struct sandbox_guard *guard,
-    git_repository *repo, const char **state, int *changed)
-{
-	json_t *reasons = json_array(), *back = json_array();
-	struct werr *err = sandbox_guard_settle(reasons, back, guard, repo);
-
-	if (err == NULL)
-		err = store_check(r, reasons);
-
-	*changed = json_array_size(reasons) > 0;
-	if (*changed) {
-		json_object_set(r->rec, "reasons", reasons);
-		json_object_set(r->rec, "restored", back);
-		*state = "quarantined";
-	}
-	json_decref(reasons);
-	json_decref(back);
-	return err;
 }
 
 /* Smoke the queued change before and after; attach the result (and the
@@ -379,8 +270,8 @@ smoke(struct run *r, const struct allowlist_report *rep, const char **state)
 	    (err = review_smoke(&res, &so)) != NULL)
 		goto out;
 	/* What the smoke campaign ran is unreviewed too: the same guard. */
-	if ((err = quarantine_on_change(r, guard, repo, state,
-	    &changed)) != NULL)
+	if ((err = agent_settle(r->rec, guard, repo, r->o->store,
+	    &r->head, state, &changed)) != NULL)
 		goto out;
 	if (changed) {
 		json_object_set(r->rec, "smoke", res);
@@ -464,7 +355,7 @@ judge(struct run *r, const struct agent_exec *ex, const char **state)
 		    patch.len);
 	if (err != NULL)
 		goto out;
-	json_object_set_new(r->rec, "diffstat", diffstat(&rep));
+	json_object_set_new(r->rec, "diffstat", agent_diffstat_json(&rep));
 	json_object_set_new(r->rec, "gate", review_report_json(&rep));
 	if (rep.nv > 0 || !rep.applied) {
 		*state = "rejected";
@@ -482,41 +373,6 @@ out:
 	buf_free(&patch);
 	free(note);
 	free(scratch);
-	return err;
-}
-
-/* What the guard leaves out for an agent run: the run's own places and
- * the store's files (warden's: its readers and writers change them while
- * the agent runs; store_check() compares their content instead). */
-static struct werr *
-guard_snapshot(struct sandbox_guard **out, struct run *r)
-{
-	static const char *const store_files[] = { "warden.lock", "warden.db",
-	    "warden.db-wal", "warden.db-shm", "warden.db-journal" };
-	const char *common = git_repository_commondir(r->o->repo);
-	char *exclude[3 + sizeof(store_files) / sizeof(store_files[0]) + 1];
-	char *gitfile = path_join(r->p.worktree, ".git");
-	struct werr *err;
-	size_t i, n = 0;
-
-	if ((err = journal_head(r->o->store, &r->journal_seq,
-	    r->journal_hash)) != NULL) {
-		free(gitfile);
-		return err;
-	}
-	exclude[n++] = xstrdup(r->p.run_dir);
-	exclude[n++] = xstrdup(r->p.worktree);
-	exclude[n++] = xasprintf("%s%sworktrees/%s/index", common,
-	    str_endswith(common, "/") ? "" : "/", r->p.wt_name);
-	for (i = 0; i < sizeof(store_files) / sizeof(store_files[0]); i++)
-		exclude[n++] = xasprintf("%s/.warden/%s", r->o->repo_root,
-		    store_files[i]);
-	exclude[n] = NULL;
-	err = sandbox_guard_snapshot(out, r->o->repo, r->o->repo_root,
-	    gitfile, exclude);
-	for (i = 0; i < n; i++)
-		free(exclude[i]);
-	free(gitfile);
 	return err;
 }
 
@@ -544,7 +400,8 @@ run_agent(struct run *r, const char **state)
 	    &r->base.commit)) != NULL ||
 	    (err = agent_view_create(r->o->repo, &r->p,
 	    &r->base.commit)) != NULL ||
-	    (err = guard_snapshot(&guard, r)) != NULL ||
+	    (err = agent_guard_snapshot(&guard, r->o->repo,
+	    r->o->repo_root, &r->p, r->o->store, &r->head)) != NULL ||
 	    (err = agent_argv(&argv, r->pol, &r->p, r->o->task)) != NULL)
 		goto out;
 	env = agent_env(r->pol, &r->p);
@@ -578,8 +435,8 @@ run_agent(struct run *r, const char **state)
 		json_object_set_new(r->rec, "failure", agent_failure_json(
 		    r->pol, r->p.log, &ex));
 	progress(r, "checking what the agent changed");
-	if ((err = quarantine_on_change(r, guard, r->o->repo, state,
-	    &changed)) != NULL || changed)
+	if ((err = agent_settle(r->rec, guard, r->o->repo,
+	    r->o->store, &r->head, state, &changed)) != NULL || changed)
 		goto out;
 	err = judge(r, &ex, state);
 out:
@@ -731,45 +588,4 @@ out:
 	free(r.instructions);
 	buf_free(&why);
 	return err;
-}
-
-/* A row left 'running' by a process that is gone reads 'interrupted'
- * (the next `agent run` records it so). */
-static void
-show_interrupted(json_t *row)
-{
-	pid_t pid = (pid_t)json_integer_value(json_object_get(row, "pid"));
-
-	if (strcmp(json_string_value(json_object_get(row, "state")),
-	    "running") == 0 && (pid <= 0 || (kill(pid, 0) == -1 &&
-	    errno == ESRCH)))
-		json_object_set_new(row, "state", json_string("interrupted"));
-}
-
-struct werr *
-agent_list(json_t **out, struct store *store)
-{
-	struct werr *err;
-	json_t *row;
-	size_t i;
-
-	if ((err = store_agent_list(store, out)) != NULL)
-		return err;
-	json_array_foreach(*out, i, row)
-		show_interrupted(row);
-	return NULL;
-}
-
-struct werr *
-agent_show(json_t **out, struct store *store, int64_t id)
-{
-	struct werr *err;
-
-	if ((err = store_agent_get(store, id, out)) != NULL)
-		return err;
-	if (*out == NULL)
-		return werr_new(WEXIT_INPUT, "no agent run %lld",
-		    (long long)id);
-	show_interrupted(*out);
-	return NULL;
 }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "agent-private.h"
+#include "beneath.h"
 #include "util.h"
 
 #define TRANSCRIPT_MAX_BYTES	(16u << 20)	/* read at most this much */
@@ -123,24 +124,6 @@ walk(struct found *f, int dfd, int depth, const char *prefix,
 		free(sub);
 	}
 	closedir(d);
-}
-
-/* Open HOME/a/b/... one component at a time, without following links. */
-static int
-open_path(const char *home, const char *rel)
-{
-	char *copy = xstrdup(rel), *save = NULL, *c;
-	int fd = open(home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	for (c = strtok_r(copy, "/", &save); c != NULL && fd != -1;
-	    c = strtok_r(NULL, "/", &save)) {
-		int next = open_dir_at(fd, c);
-
-		close(fd);
-		fd = next;
-	}
-	free(copy);
-	return fd;
 }
 
 /* A string of the transcript, capped, as JSON (never NULL). */
@@ -415,8 +398,9 @@ agent_transcript(const char *home)
 	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]) && f.fd == -1;
 	    i++) {
 		l = &layouts[i];
-		if ((fd = open_path(home, l->dir)) != -1)
+		if ((err = dir_open_beneath(&fd, home, l->dir)) == NULL)
 			walk(&f, fd, l->depth, l->prefix, "");
+		werr_free(err);
 	}
 	if (f.fd == -1)
 		return NULL;

@@ -1,8 +1,8 @@
 /*
- * verdict.c - what a run says about the agent besides its diff: why it
- * failed (its exit status or the time limit, and the end of its log),
- * and what its settings will not let it do (a model API on a port the
- * network rule does not reach). See agent-private.h. Never prints.
+ * verdict.c - what a run says about the agent: why it failed (its exit
+ * status or the time limit, and the end of its log), what its settings
+ * will not let it do (a model API on a port the network rule does not
+ * reach), and its change in brief. See agent-private.h. Never prints.
  */
 #include "config.h"
 
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agent-private.h"
+#include "allowlist.h"
 #include "spawn.h"
 #include "util.h"
 
@@ -72,4 +73,28 @@ agent_network_warnings(const struct policy *pol, char *const *env)
 			    "'agent.network' to \"host\")", names[j], port));
 		}
 	return w;
+}
+
+json_t *
+agent_diffstat_json(const struct allowlist_report *g)
+{
+	json_t *files = json_array();
+	size_t i, added = 0, deleted = 0;
+
+	for (i = 0; i < g->nfiles; i++) {
+		const struct allowlist_file *f = &g->files[i];
+		char st[2] = { f->status, '\0' };
+
+		added += f->added;
+		deleted += f->deleted;
+		/* a path that is not UTF-8 is listed too (U+FFFD for its
+		 * bad bytes), not dropped by json_pack */
+		json_array_append_new(files, json_pack("{s:s, s:o, s:I, s:I}",
+		    "status", st, "path", json_text(f->new_path ? f->new_path :
+		    f->old_path), "added", (json_int_t)f->added,
+		    "deleted", (json_int_t)f->deleted));
+	}
+	return json_pack("{s:I, s:I, s:I, s:o}", "files", (json_int_t)g->nfiles,
+	    "added", (json_int_t)added, "deleted", (json_int_t)deleted,
+	    "paths", files);
 }

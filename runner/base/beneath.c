@@ -66,9 +66,10 @@ rel_ok(const char *rel)
 	}
 }
 
-/* The walk: each folder from its parent's descriptor, then the file. */
+/* The walk: each folder from its parent's descriptor, then the last
+ * component with flags. */
 static int
-open_walk(int dirfd, const char *rel)
+open_walk(int dirfd, const char *rel, int flags)
 {
 	char *copy = xstrdup(rel), *p = copy, *slash;
 	int fd = dup(dirfd), next, saved;
@@ -84,8 +85,7 @@ open_walk(int dirfd, const char *rel)
 		p = slash + 1;
 	}
 	if (fd != -1) {
-		next = openat(fd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-		    O_NOCTTY | O_CLOEXEC);
+		next = openat(fd, p, flags);
 		saved = errno;
 		close(fd);
 		errno = saved;
@@ -95,12 +95,12 @@ open_walk(int dirfd, const char *rel)
 	return fd;
 }
 
-struct werr *
-file_open_beneath(int *fd_out, off_t *size_out, const char *root,
-    const char *rel)
+/* root/rel opened with flags (O_NOFOLLOW among them), no component a
+ * link: *fd_out, or an error naming the path. */
+static struct werr *
+open_beneath(int *fd_out, const char *root, const char *rel, int flags)
 {
-	struct stat st;
-	int dirfd, fd = -1, flags;
+	int dirfd, fd;
 
 	*fd_out = -1;
 	if (!rel_ok(rel))
@@ -110,18 +110,17 @@ file_open_beneath(int *fd_out, off_t *size_out, const char *root,
 		return werr_errno("open", root);
 #if defined(__linux__) && defined(SYS_openat2)
 	{
-		struct beneath_how how = { O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-		    O_NOCTTY | O_CLOEXEC, 0, BENEATH_RESOLVE_BENEATH |
-		    BENEATH_RESOLVE_NO_SYMLINKS |
+		struct beneath_how how = { (uint64_t)flags, 0,
+		    BENEATH_RESOLVE_BENEATH | BENEATH_RESOLVE_NO_SYMLINKS |
 		    BENEATH_RESOLVE_NO_MAGICLINKS };
 
 		fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
 		if (fd == -1 && (errno == ENOSYS || errno == EPERM ||
 		    errno == E2BIG))
-			fd = open_walk(dirfd, rel);	/* an older kernel */
+			fd = open_walk(dirfd, rel, flags);  /* an older kernel */
 	}
 #else
-	fd = open_walk(dirfd, rel);
+	fd = open_walk(dirfd, rel, flags);
 #endif
 	close(dirfd);
 	if (fd == -1) {
@@ -130,9 +129,30 @@ file_open_beneath(int *fd_out, off_t *size_out, const char *root,
 			    "link");
 		return werr_errno("open", rel);
 	}
-	if (fstat(fd, &st) == -1) {
-		struct werr *err = werr_errno("stat", rel);
+	*fd_out = fd;
+	return NULL;
+}
 
+struct werr *
+dir_open_beneath(int *fd_out, const char *root, const char *rel)
+{
+	return open_beneath(fd_out, root, rel, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+}
+
+struct werr *
+file_open_beneath(int *fd_out, off_t *size_out, const char *root,
+    const char *rel)
+{
+	struct stat st;
+	struct werr *err;
+	int fd, flags;
+
+	if ((err = open_beneath(&fd, root, rel, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) != NULL)
+		return err;
+	if (fstat(fd, &st) == -1) {
+		err = werr_errno("stat", rel);
 		close(fd);
 		return err;
 	}

@@ -26,6 +26,10 @@
 struct werr *file_open_beneath(int *fd_out, off_t *size_out,
     const char *root, const char *rel);
 
+/* Open the folder root/rel (rel as above) for reading its entries. */
+struct werr *dir_open_beneath(int *fd_out, const char *root,
+    const char *rel);
+
 /* Read the whole of root/rel, at most max bytes (more is an input error),
  * into out, NUL-terminated. */
 struct werr *file_read_beneath(struct buf *out, const char *root,

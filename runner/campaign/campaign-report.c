@@ -377,6 +377,10 @@ campaign_report(json_t **out, struct store *store,
 	if (*out == NULL)
 		err = werr_new(WEXIT_ENV, "run '%s': its rows cannot be read",
 		    run_id);
+	else	/* the splits --limit asked more of than they have */
+		json_object_set_new(*out, "limit_beyond", json_is_array(
+		    json_object_get(grid, "limit_beyond")) ? json_deep_copy(
+		    json_object_get(grid, "limit_beyond")) : json_array());
 out:
 	json_decref(tables);
 	json_decref(sweeps);

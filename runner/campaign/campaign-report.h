@@ -22,7 +22,8 @@
 /*
  * The report of run_id (new reference in *out): run_id, machine, state,
  * created, finished, date (vllm's %Y%m%d-%H%M%S, UTC), roster, limit,
- * ad_hoc_levels, sweeps, sweeps_done, provenance, and tables: [{model,
+ * limit_beyond (the splits with fewer timed prompts than limit, which
+ * their sweeps ran whole: [{split, prompts}]), ad_hoc_levels, sweeps, sweeps_done, provenance, and tables: [{model,
  * split, rows, scaling}]. Each row has its status (campaign_level_status,
  * by pol's completion line) beside its outcome. With per_request, each row also carries vllm's
  * per-request arrays (ttfts, itls, e2els, output_lens, input_lens, errors)

@@ -338,6 +338,22 @@ run_resume(struct run *r, const char *machine)
 	return err;
 }
 
+/* The splits with fewer timed prompts than --limit asks for, recorded in
+ * the grid as [{"split", "prompts"}]: their sweeps run every prompt. */
+static void
+limit_beyond(struct run *r)
+{
+	json_t *beyond = json_array();
+	size_t i;
+
+	for (i = 0; r->limit > 0 && i < r->nworkloads; i++)
+		if (r->workloads[i].ntimed < r->limit)
+			json_array_append_new(beyond, json_pack("{s:s, s:I}",
+			    "split", r->workloads[i].split, "prompts",
+			    (json_int_t)r->workloads[i].ntimed));
+	json_object_set_new(r->grid, "limit_beyond", beyond);
+}
+
 static struct werr *
 run_create(struct run *r, const char *machine)
 {
@@ -353,6 +369,7 @@ run_create(struct run *r, const char *machine)
 		r->run_id = NULL;
 		return err;
 	}
+	limit_beyond(r);
 	prov = run_provenance(r, machine);
 	err = store_campaign_run_create(o->store, r->run_id, machine, r->grid,
 	    prov);

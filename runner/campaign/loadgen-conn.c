@@ -293,10 +293,14 @@ lg_conn_start(struct lg *lg, struct lg_req *r)
 }
 
 /* Send r again on a new connection: the kept-alive one it went out on was
- * closed before any byte of an answer. */
+ * closed before any byte of an answer. The server closes kept-alive
+ * connections under us: from now on no request is put on one it may be
+ * closing (lg_conn_start, conn_end). */
 static void
 conn_retry(struct lg *lg, struct lg_conn *old, struct lg_req *r)
 {
+	lg->no_reuse = 1;
+	lg->tally.sum->connection_reuse_stopped = 1;
 	old->req = NULL;
 	r->conn = NULL;
 	conn_close(lg, old);

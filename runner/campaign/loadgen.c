@@ -116,12 +116,6 @@ lg_finish(struct lg *lg, struct lg_req *r, enum lg_xfer how, const char *why)
 
 	r->end_ns = mono_ns();
 	lg->in_flight--;
-	if (r->attempts > 1 && !lg->no_reuse) {
-		/* The server closes kept-alive connections under us: stop
-		 * putting requests on connections it may be closing. */
-		lg->no_reuse = 1;
-		lg->tally.sum->connection_reuse_stopped = 1;
-	}
 	transport = req_classify(r, how, why);
 	if (transport && lg->cfg->on_tick != NULL) {
 		if (lg->held == 0)

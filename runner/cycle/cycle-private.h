@@ -66,6 +66,8 @@ struct werr *cycle_incident_cover(json_t **cover, struct store *store,
     const json_t *failing);
 /* timeline.c: the journal's timeline of the step rows (new array). */
 json_t *cycle_timeline(const json_t *steps);
+/* A step's result as the timeline's one line (caller frees). */
+char *cycle_step_what(const char *step, const json_t *result);
 /* agent.c */
 struct werr *cycle_step_agent(struct cyc *c, json_t **result,
     const char **state);
@@ -116,6 +118,14 @@ struct werr *cycle_checkout_sync(json_t **result, git_repository *repo,
 
 /* build.c: the cycle's structured journal, from the store. */
 struct werr *cycle_build_journal(json_t **out, struct cyc *c);
+
+/* build-reviews.c: the journal's review queue. *out: the agent's tasks,
+ * each with its review's status and note. */
+struct werr *cycle_agent_tasks(json_t **out, struct cyc *c);
+/* journal "approved": reviews decided since since (NULL: all), with what
+ * blames them and their evidence; summary "reviews_waiting": the pending. */
+struct werr *cycle_reviews(json_t *journal, json_t *summary,
+    struct store *store, const char *since);
 /* ran.c: {"machine", "hardware", "os", "engines": [{engine,
  * manifest_sha256 (null: none), kind, engine_version, python, packages
  * (a count), commit, recorded_in}]}, every engine of the roster. */

@@ -352,6 +352,7 @@ cycle_step_triage(struct cyc *c, json_t **result, const char **state)
 	struct triage_result res;
 	struct triage_opts o;
 	struct werr *err;
+	char *what;
 
 	memset(&o, 0, sizeof(o));
 	memset(&res, 0, sizeof(res));
@@ -382,11 +383,9 @@ cycle_step_triage(struct cyc *c, json_t **result, const char **state)
 	    res.reopened, "reviews", res.reviews, "open",
 	    open_incidents(c->store));
 	*state = "done";
-	cycle_say(c, CYCLE_DONE, "%zu broken, %zu opened, %zu fixed, %zu "
-	    "reopened, %zu pin%s queued", json_array_size(res.broken),
-	    json_array_size(res.opened), json_array_size(res.fixed),
-	    json_array_size(res.reopened), json_array_size(res.reviews),
-	    json_array_size(res.reviews) == 1 ? "" : "s");
+	what = cycle_step_what("triage", *result);	/* as the journal */
+	cycle_say(c, CYCLE_DONE, "%s", what);
+	free(what);
 	triage_result_free(&res);
 	return NULL;
 }

@@ -1,7 +1,9 @@
 /*
  * timeline.c - the cycle journal's timeline: each finished step of every
- * round with its times, state and one line of what its result says.
- * Reads the step rows it is given; decides and stores nothing.
+ * round with its times, state and one line of what its result says (the
+ * line the cycle also says on standard error when the step ends, so the
+ * two never disagree). Reads the step rows it is given; decides and
+ * stores nothing.
  */
 #include "config.h"
 
@@ -25,12 +27,11 @@ ints(struct buf *b, const char *label, const json_t *arr)
 		    (long long)json_integer_value(v));
 }
 
-/* A step's result as one line, for the timeline. */
-static char *
-step_line(const json_t *r)
+char *
+cycle_step_what(const char *step, const json_t *res)
 {
-	const json_t *res = json_object_get(r, "result"), *v;
-	const char *step = jsonget_str(r, "step"), *key;
+	const json_t *v;
+	const char *key;
 	struct buf b = BUF_INIT;
 	size_t i;
 
@@ -127,7 +128,8 @@ cycle_timeline(const json_t *steps)
 	json_array_foreach(steps, i, r) {
 		if (strcmp(jsonget_str(r, "state"), "running") == 0)
 			continue;
-		line = step_line(r);
+		line = cycle_step_what(jsonget_str(r, "step"),
+		    json_object_get(r, "result"));
 		json_array_append_new(t, json_pack("{s:s, s:s?, s:I, s:s, s:s, "
 		    "s:s}", "started", jsonget_str(r, "started"), "finished",
 		    json_string_value(json_object_get(r, "finished")), "round",

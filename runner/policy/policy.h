@@ -171,8 +171,8 @@ struct policy {
 	} update;
 
 	/* `cycle`: optional as a whole and field by field; which of the
-	 * cycle's optional steps run, and their budgets (doc/cycle.md "The
-	 * policy's `cycle` section"). */
+	 * cycle's optional steps run, and their budgets (warden(1), POLICY,
+	 * "cycle"). */
 	struct {
 		int update;		/* run the update step (default true) */
 		int fidelity;		/* run the fidelity task (true) */

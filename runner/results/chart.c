@@ -1,8 +1,8 @@
 /*
  * chart.c - line and scatter charts with cairo's SVG surface: the frame,
- * the series (lines, then hollow markers), rules, point labels placed
- * greedily so no two overlap, the legend; and the layout of what was
- * drawn. See chart.h. Never prints.
+ * the series (lines, then hollow markers), the legend, and the layout of
+ * what was drawn; the rules and the labels are chart-labels.c's. See
+ * chart.h. Never prints.
  */
 #include "config.h"
 
@@ -19,13 +19,7 @@
 
 #include "util.h"
 #include "results/chart.h"
-
-#define W 760.0
-#define H 440.0
-#define LEFT 78.0
-#define RIGHT 190.0		/* room for the legend */
-#define TOP 46.0
-#define BOTTOM 58.0
+#include "results/chart-private.h"
 
 /* Tableau 10, minus its pale yellow; all legible on white. */
 static const double palette[][3] = {
@@ -35,8 +29,8 @@ static const double palette[][3] = {
 };
 #define NPALETTE (sizeof(palette) / sizeof(palette[0]))
 
-static void
-set_color(cairo_t *cr, int i)
+void
+chart_set_color(cairo_t *cr, int i)
 {
 	const double *c = palette[(size_t)(i < 0 ? 0 : i) % NPALETTE];
 
@@ -49,12 +43,6 @@ write_buf(void *closure, const unsigned char *data, unsigned int len)
 	buf_add(closure, data, len);
 	return CAIRO_STATUS_SUCCESS;
 }
-
-struct axis {
-	double lo, hi;		/* data range shown */
-	double step;		/* tick step (linear) */
-	int log2;
-};
 
 /* A 1-2-5 step giving about five ticks over [lo, hi]. */
 static double
@@ -89,8 +77,8 @@ axis_fit(struct axis *a, double lo, double hi, int from_zero)
 }
 
 /* Position of v on an axis of length len, as a fraction of len. */
-static double
-axis_pos(const struct axis *a, double v)
+double
+chart_axis_pos(const struct axis *a, double v)
 {
 	if (a->log2)
 		return (log2(v > 0 ? v : a->lo) - log2(a->lo)) /
@@ -149,7 +137,7 @@ draw_frame(cairo_t *cr, const struct chart *c, const struct axis *xa,
 	/* grid and ticks */
 	cairo_set_line_width(cr, 1);
 	for (v = ya->lo; v <= ya->hi + ya->step / 2; v += ya->step) {
-		y = TOP + ph * (1 - axis_pos(ya, v));
+		y = TOP + ph * (1 - chart_axis_pos(ya, v));
 		cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
 		cairo_move_to(cr, LEFT, y);
 		cairo_line_to(cr, LEFT + pw, y);
@@ -160,7 +148,7 @@ draw_frame(cairo_t *cr, const struct chart *c, const struct axis *xa,
 	}
 	for (v = xa->lo; xa->log2 ? v <= xa->hi * 1.0001 :
 	    v <= xa->hi + xa->step / 2; v = xa->log2 ? v * 2 : v + xa->step) {
-		x = LEFT + pw * axis_pos(xa, v);
+		x = LEFT + pw * chart_axis_pos(xa, v);
 		cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
 		cairo_move_to(cr, x, TOP);
 		cairo_line_to(cr, x, TOP + ph);
@@ -197,7 +185,6 @@ set_dash(cairo_t *cr, int i)
 	cairo_set_dash(cr, dash_on_off[i], dash_len[i], 0);
 }
 
-#define MARKER_R 4.0
 
 /* A hollow marker of shape i at (x, y): circle, square, triangle up,
  * diamond, triangle down, plus, cross, asterisk. */
@@ -263,26 +250,21 @@ draw_marker(cairo_t *cr, int i, double x, double y)
 /* A trace of many samples shows about this many markers. */
 #define MARKERS_PER_LINE 12
 
-static size_t
-marker_step(const struct chart_series *s)
+size_t
+chart_marker_step(const struct chart_series *s)
 {
 	return s->points_only || s->n <= 40 ? 1 :
 	    (s->n + MARKERS_PER_LINE - 1) / MARKERS_PER_LINE;
 }
 
-struct plot_area {
-	struct axis xa, ya;
-	double pw, ph;
-};
-
-static int
-point_at(const struct plot_area *pa, const struct chart_series *s, size_t i,
-    double *x, double *y)
+int
+chart_point_at(const struct plot_area *pa, const struct chart_series *s,
+    size_t i, double *x, double *y)
 {
 	if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
 		return 0;
-	*x = LEFT + pa->pw * axis_pos(&pa->xa, s->x[i]);
-	*y = TOP + pa->ph * (1 - axis_pos(&pa->ya, s->y[i]));
+	*x = LEFT + pa->pw * chart_axis_pos(&pa->xa, s->x[i]);
+	*y = TOP + pa->ph * (1 - chart_axis_pos(&pa->ya, s->y[i]));
 	return 1;
 }
 
@@ -304,12 +286,12 @@ draw_line(cairo_t *cr, const struct chart_series *s,
 
 	if (s->points_only)
 		return;
-	set_color(cr, s->color);
+	chart_set_color(cr, s->color);
 	cairo_set_line_width(cr, width);
 	set_dash(cr, s->dash);
 	cairo_new_path(cr);
 	for (i = 0; i < s->n; i++) {
-		if (!point_at(pa, s, i, &x, &y))
+		if (!chart_point_at(pa, s, i, &x, &y))
 			continue;
 		if (!started)
 			cairo_move_to(cr, x, y);
@@ -326,157 +308,13 @@ static void
 draw_markers(cairo_t *cr, const struct chart_series *s,
     const struct plot_area *pa)
 {
-	size_t i, step = marker_step(s);
+	size_t i, step = chart_marker_step(s);
 	double x, y;
 
-	set_color(cr, s->color);
+	chart_set_color(cr, s->color);
 	for (i = 0; i < s->n; i += step)
-		if (point_at(pa, s, i, &x, &y))
+		if (chart_point_at(pa, s, i, &x, &y))
 			draw_marker(cr, s->marker, x, y);
-}
-
-/* The boxes already taken: placed labels (hard) and markers (soft). */
-struct boxes {
-	struct chart_box *v;
-	size_t n;
-};
-
-static void
-boxes_add(struct boxes *b, double x, double y, double w, double h)
-{
-	b->v = xrealloc(b->v, (b->n + 1) * sizeof(*b->v));
-	b->v[b->n].x = x;
-	b->v[b->n].y = y;
-	b->v[b->n].w = w;
-	b->v[b->n].h = h;
-	b->n++;
-}
-
-int
-chart_boxes_overlap(const struct chart_box *a, const struct chart_box *b)
-{
-	return a->x < b->x + b->w && b->x < a->x + a->w &&
-	    a->y < b->y + b->h && b->y < a->y + a->h;
-}
-
-static int
-boxes_hit(const struct boxes *b, const struct chart_box *box)
-{
-	size_t i;
-
-	for (i = 0; i < b->n; i++)
-		if (chart_boxes_overlap(&b->v[i], box))
-			return 1;
-	return 0;
-}
-
-static void
-layout_label(struct chart_layout *l, const char *text, int kind,
-    const struct chart_box *box)
-{
-	if (l == NULL)
-		return;
-	l->labels = xrealloc(l->labels, (l->nlabels + 1) * sizeof(*l->labels));
-	l->labels[l->nlabels].text = xstrdup(text);
-	l->labels[l->nlabels].kind = kind;
-	l->labels[l->nlabels].box = *box;
-	l->nlabels++;
-}
-
-/*
- * Draw text in the first of the n candidate boxes (w wide, one line
- * high; x and y their top-left corners) that stays in the plot, meets no
- * placed label and covers no marker; failing that, the first that meets
- * no placed label. Returns 0 when none fits (nothing drawn).
- */
-static int
-place_label(cairo_t *cr, struct boxes *placed, const struct boxes *markers,
-    const struct plot_area *pa, const char *text, const struct chart_box *cand,
-    size_t n, struct chart_box *out)
-{
-	cairo_font_extents_t fe;
-	const struct chart_box *box;
-	size_t i;
-	int pass;
-
-	cairo_font_extents(cr, &fe);
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++) {
-			box = &cand[i];
-			if (box->x < LEFT + 1 ||
-			    box->x + box->w > LEFT + pa->pw - 1 ||
-			    box->y < TOP + 1 ||
-			    box->y + box->h > TOP + pa->ph - 1 ||
-			    boxes_hit(placed, box) ||
-			    (pass == 0 && boxes_hit(markers, box)))
-				continue;
-			cairo_move_to(cr, box->x, box->y + fe.ascent);
-			cairo_show_text(cr, text);
-			boxes_add(placed, box->x, box->y, box->w, box->h);
-			*out = *box;
-			return 1;
-		}
-	return 0;
-}
-
-/* Candidate boxes for a label w by h at a point (x, y), nearest first:
- * right and left of it, above and below, then two rings further out. */
-#define POINT_CANDIDATES 20
-static void
-point_candidates(struct chart_box *c, double x, double y, double w, double h)
-{
-	const double g = MARKER_R + 2;
-	const double right = x + g, left = x - g - w, mid = x - w / 2;
-	size_t n = 0, ring;
-
-	for (ring = 0; ring < 3; ring++) {
-		double up = y - h - 1 - (double)ring * (h + 1);
-		double down = y + 1 + (double)ring * (h + 1);
-
-		c[n++] = (struct chart_box){ right, up, w, h };
-		c[n++] = (struct chart_box){ right, down, w, h };
-		c[n++] = (struct chart_box){ left, up, w, h };
-		c[n++] = (struct chart_box){ left, down, w, h };
-		c[n++] = (struct chart_box){ mid, up - g, w, h };
-		c[n++] = (struct chart_box){ mid, down + g, w, h };
-	}
-	c[n++] = (struct chart_box){ right, y - h / 2, w, h };
-	c[n++] = (struct chart_box){ left, y - h / 2, w, h };
-}
-
-static size_t
-draw_point_labels(cairo_t *cr, const struct chart *c,
-    const struct plot_area *pa, struct boxes *placed,
-    const struct boxes *markers, struct chart_layout *layout)
-{
-	struct chart_box cand[POINT_CANDIDATES], box;
-	cairo_text_extents_t ext;
-	cairo_font_extents_t fe;
-	size_t i, k, dropped = 0;
-	double x, y;
-
-	cairo_set_font_size(cr, 10);
-	cairo_font_extents(cr, &fe);
-	for (k = 0; k < c->nseries; k++) {
-		const struct chart_series *s = &c->series[k];
-
-		for (i = 0; s->point_labels != NULL && i < s->n; i++) {
-			if (s->point_labels[i] == NULL ||
-			    !point_at(pa, s, i, &x, &y))
-				continue;
-			cairo_text_extents(cr, s->point_labels[i], &ext);
-			point_candidates(cand, x, y, ext.x_advance,
-			    fe.ascent + fe.descent);
-			set_color(cr, s->color);
-			if (place_label(cr, placed, markers, pa,
-			    s->point_labels[i], cand, POINT_CANDIDATES, &box))
-				layout_label(layout, s->point_labels[i],
-				    CHART_LABEL_POINT, &box);
-			else
-				dropped++;
-		}
-	}
-	return dropped;
 }
 
 static void
@@ -496,7 +334,7 @@ draw_legend(cairo_t *cr, const struct chart *c, struct chart_layout *layout)
 	cairo_set_font_size(cr, size);
 	cairo_font_extents(cr, &fe);
 	for (i = 0; i < c->nseries; i++, y += row) {
-		set_color(cr, c->series[i].color);
+		chart_set_color(cr, c->series[i].color);
 		if (!c->series[i].points_only) {
 			cairo_set_line_width(cr, 2);
 			set_dash(cr, c->series[i].dash);
@@ -515,56 +353,9 @@ draw_legend(cairo_t *cr, const struct chart *c, struct chart_layout *layout)
 			box.h = row;
 		cairo_move_to(cr, box.x, y + size / 3);
 		cairo_show_text(cr, c->series[i].name);
-		layout_label(layout, c->series[i].name, CHART_LABEL_LEGEND,
+		chart_layout_label(layout, c->series[i].name, CHART_LABEL_LEGEND,
 		    &box);
 	}
-}
-
-/* Draw the rules; each label above its rule at the right end, or below
- * it, or at the left end, or in the middle: the first that fits. */
-static size_t
-draw_rules(cairo_t *cr, const struct chart *c, const struct plot_area *pa,
-    struct boxes *placed, const struct boxes *markers,
-    struct chart_layout *layout)
-{
-	static const double dash[] = { 2, 3 };
-	struct chart_box cand[6], box;
-	cairo_text_extents_t ext;
-	cairo_font_extents_t fe;
-	size_t i, dropped = 0;
-	double y, w, h, xs[3];
-
-	cairo_set_font_size(cr, 11);
-	cairo_font_extents(cr, &fe);
-	h = fe.ascent + fe.descent;
-	for (i = 0; i < c->nrules; i++) {
-		y = TOP + pa->ph * (1 - axis_pos(&pa->ya, c->rules[i].y));
-		cairo_set_source_rgb(cr, 0.55, 0.1, 0.1);
-		cairo_set_line_width(cr, 1.5);
-		cairo_set_dash(cr, dash, 2, 0);
-		cairo_move_to(cr, LEFT, y);
-		cairo_line_to(cr, LEFT + pa->pw, y);
-		cairo_stroke(cr);
-		cairo_set_dash(cr, NULL, 0, 0);
-		cairo_text_extents(cr, c->rules[i].label, &ext);
-		w = ext.x_advance;
-		xs[0] = LEFT + pa->pw - 4 - w;
-		xs[1] = LEFT + 4;
-		xs[2] = LEFT + pa->pw / 2 - w / 2;
-		cand[0] = (struct chart_box){ xs[0], y - h - 1, w, h };
-		cand[1] = (struct chart_box){ xs[0], y + 2, w, h };
-		cand[2] = (struct chart_box){ xs[1], y - h - 1, w, h };
-		cand[3] = (struct chart_box){ xs[1], y + 2, w, h };
-		cand[4] = (struct chart_box){ xs[2], y - h - 1, w, h };
-		cand[5] = (struct chart_box){ xs[2], y + 2, w, h };
-		if (place_label(cr, placed, markers, pa, c->rules[i].label,
-		    cand, 6, &box))
-			layout_label(layout, c->rules[i].label,
-			    CHART_LABEL_RULE, &box);
-		else
-			dropped++;
-	}
-	return dropped;
 }
 
 /* cairo numbers its surfaces across the process ("surface7"); number
@@ -598,23 +389,6 @@ renumber_surfaces(struct buf *svg, size_t from)
 	buf_add(&out, p, (size_t)(end - p));
 	buf_free(svg);
 	*svg = out;
-}
-
-/* The markers of every series, as boxes a label should not cover. */
-static void
-marker_boxes(struct boxes *b, const struct chart *c,
-    const struct plot_area *pa)
-{
-	const double r = MARKER_R * 1.2;
-	size_t i, k, step;
-	double x, y;
-
-	for (k = 0; k < c->nseries; k++) {
-		step = marker_step(&c->series[k]);
-		for (i = 0; i < c->series[k].n; i += step)
-			if (point_at(pa, &c->series[k], i, &x, &y))
-				boxes_add(b, x - r, y - r, 2 * r, 2 * r);
-	}
 }
 
 static void
@@ -680,13 +454,13 @@ chart_svg(struct buf *out, const struct chart *c, struct chart_layout *layout)
 	surface = cairo_svg_surface_create_for_stream(write_buf, out, W, H);
 	cr = cairo_create(surface);
 	draw_frame(cr, c, &pa.xa, &pa.ya);
-	marker_boxes(&markers, c, &pa);
-	dropped = draw_rules(cr, c, &pa, &placed, &markers, layout);
+	chart_marker_boxes(&markers, c, &pa);
+	dropped = chart_draw_rules(cr, c, &pa, &placed, &markers, layout);
 	for (i = 0; i < c->nseries; i++)
 		draw_line(cr, &c->series[i], &pa, line_width(i, c->nseries));
 	for (i = 0; i < c->nseries; i++)
 		draw_markers(cr, &c->series[i], &pa);
-	dropped += draw_point_labels(cr, c, &pa, &placed, &markers, layout);
+	dropped += chart_draw_point_labels(cr, c, &pa, &placed, &markers, layout);
 	draw_legend(cr, c, layout);
 	if (layout != NULL) {
 		layout_series(layout, c);

@@ -281,7 +281,7 @@ build_pip(struct update_build_result *res, const struct update_ctx *ctx,
 	json_t *plan = NULL, *done = NULL, *spec_j;
 	const char *spec = NULL;
 	struct werr *err = NULL;
-	int created = 0;
+	int created = 0, settled = 0;
 	size_t round;
 	char *spec_own = NULL;
 
@@ -308,13 +308,24 @@ build_pip(struct update_build_result *res, const struct update_ctx *ctx,
 			    1)) != NULL)
 				goto out;
 			if (exclude_young(excl, cache, res->held, ctx, plan,
-			    b->current) == 0)
+			    b->current) == 0) {
+				settled = 1;
 				break;
+			}
 			if ((err = write_constraints(cfile, pins, excl)) != NULL)
 				goto out;
 		}
 	}
-	if (ctx->dry_run && plan != NULL) {
+	/* The last dry run, under the constraints in force, would install
+	 * nothing: the upgrade would leave the venv as that run found it. */
+	if (!created && settled && plan != NULL &&
+	    json_is_object(json_object_get(plan, "would_install")) &&
+	    json_object_size(json_object_get(plan, "would_install")) == 0) {
+		update_log_note(b->log_path, "the dry run would install nothing: "
+		    "no upgrade run");
+		done = plan;
+		plan = NULL;
+	} else if (ctx->dry_run && plan != NULL) {
 		done = plan;
 		plan = NULL;
 	} else if ((err = pip_upgrade(&done, ctx, b, venv, cfile, spec,

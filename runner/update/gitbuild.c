@@ -7,7 +7,9 @@
  * changed) and built there; only a build whose every step succeeded
  * becomes the one in use. env_dir/builds/work-X.json says which source
  * and commit a work tree holds; a tree of another source, or of none
- * known, starts afresh. Build steps get the job count of policy
+ * known, starts afresh. A work tree has its own git identity, the
+ * commit checked out (slot_git_identity), so a build that asks git for
+ * its version gets the engine's. Build steps get the job count of policy
  * (CMAKE_BUILD_PARALLEL_LEVEL, MAKEFLAGS) and ccache's directory under
  * .warden/ (a triage scratch build: its own, in its environment). A
  * commit that failed to build in an engine's live environment is
@@ -120,6 +122,71 @@ out:
 	return err;
 }
 
+/*
+ * dir's own git identity, so that git run by a build step in dir answers
+ * for the engine's commit (llama.cpp's cmake asks `git rev-parse HEAD`
+ * and `git rev-list --count HEAD` for the version the server reports),
+ * never for a repository above the work tree (the bench's): dir/.git
+ * names DIR.git, a linked work tree's git directory whose HEAD is the
+ * commit checked out and whose common directory is the engine's mirror
+ * (env_dir/git, fetched with its history and tags), and whose index is
+ * the commit's tree: written afresh for every build, so a build that
+ * regenerates its version when the index changes (llama.cpp's cmake
+ * depends on DIR.git/index, and warns without one) does so for each
+ * commit built over the tree. Paths are relative, so the environment
+ * may move.
+ */
+static struct werr *
+slot_git_identity(git_repository *repo, const char *dir, const git_oid *oid)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	char *gitdir = xasprintf("%s.git", dir), *path = NULL, *text = NULL;
+	const char *base = strrchr(dir, '/') != NULL ? strrchr(dir, '/') + 1 :
+	    dir;
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_index *index = NULL;
+	struct werr *err;
+
+	git_oid_tostr(hex, sizeof(hex), oid);
+	if ((err = path_remove_tree(gitdir)) != NULL ||
+	    (err = mkdir_real(gitdir)) != NULL)
+		goto out;
+	text = xasprintf("%s\n", hex);
+	path = path_join(gitdir, "HEAD");
+	if ((err = file_write_atomic(path, text, strlen(text))) != NULL)
+		goto out;
+	free(path);
+	path = path_join(gitdir, "commondir");
+	if ((err = file_write_atomic(path, "../../git\n", 10)) != NULL)
+		goto out;
+	free(path);
+	path = path_join(gitdir, "index");
+	if (git_commit_lookup(&commit, repo, oid) != 0 ||
+	    git_commit_tree(&tree, commit) != 0 ||
+	    git_index_open(&index, path) != 0 ||
+	    git_index_read_tree(index, tree) != 0 ||
+	    git_index_write(index) != 0) {
+		err = werr_git("the index of '%s'", gitdir);
+		goto out;
+	}
+	free(path);
+	free(text);
+	path = path_join(dir, ".git");
+	text = xasprintf("gitdir: ../%s.git\n", base);
+	err = file_write_atomic(path, text, strlen(text));
+out:
+	if (err != NULL)
+		err->exit = WEXIT_PROBLEM;
+	git_index_free(index);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	free(gitdir);
+	free(path);
+	free(text);
+	return err;
+}
+
 int
 update_build_jobs(const struct policy *p)
 {
@@ -209,7 +276,8 @@ update_git_slot_build(char **slot_out, const struct update_ctx *ctx,
 	if ((err = ctx->untrusted ? mkdir_real(builds) : mkdir_p(builds)) !=
 	    NULL ||
 	    (err = slot_checkout(repo, oid, b->env_dir, dir, state,
-	    b->adapter->source.url, b->log_path, ctx->untrusted)) != NULL)
+	    b->adapter->source.url, b->log_path, ctx->untrusted)) != NULL ||
+	    (err = slot_git_identity(repo, dir, oid)) != NULL)
 		goto out;
 	env = build_env(ctx, b->env_dir, builds);
 	for (i = 0; i < b->adapter->source.n_build && err == NULL; i++) {

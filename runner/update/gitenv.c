@@ -1,6 +1,7 @@
 /*
  * gitenv.c - git sources, through libgit2 only: fetch into the bare
- * repository env_dir/git, pick the newest tag matching the adapter's
+ * repository env_dir/git the refs the adapter tracks (gitfetch.c), pick
+ * the newest tag matching the adapter's
  * `ref` in version order (or the branch head), older than the policy's
  * minimum release age, and build it in the work tree not in use
  * (gitbuild.c: incremental, the build argvs in order without a shell);
@@ -46,7 +47,6 @@ target_free(struct target *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Open env_dir/git (made bare when missing) and fetch everything. */
 char *
 update_git_mirror(const struct policy *p, const char *url)
 {
@@ -65,66 +65,6 @@ update_git_mirror(const struct policy *p, const char *url)
 		}
 	}
 	return best != NULL ? xasprintf("%s%s", best, url + best_len) : NULL;
-}
-
-static struct werr *
-git_fetch(git_repository **out, const struct update_ctx *ctx,
-    const struct adapter *a, const char *env_dir, const char *log_path)
-{
-	char *mirror = update_git_mirror(ctx->policy, a->source.url);
-	const char *url = mirror != NULL ? mirror : a->source.url;
-	char *refspecs[] = { "+refs/heads/*:refs/remotes/origin/*",
-	    "+refs/tags/*:refs/tags/*" };
-	git_strarray specs = { refspecs, 2 };
-	git_fetch_options fo;
-	git_remote_create_options ro;
-	git_repository *repo = NULL;
-	git_remote *remote = NULL;
-	struct werr *err = NULL;
-	char *path = path_join(env_dir, "git");
-
-	*out = NULL;
-	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
-	if (mirror != NULL)
-		update_log_note(log_path, "git fetch %s (policy's mirror of %s) "
-		    "into %s", url, a->source.url, path);
-	else
-		update_log_note(log_path, "git fetch %s into %s", url, path);
-	if (git_repository_open_bare(&repo, path) != 0) {
-		if ((err = mkdir_p(env_dir)) != NULL)
-			goto out;
-		if (git_repository_init(&repo, path, 1) != 0) {
-			err = werr_git("init '%s'", path);
-			goto out;
-		}
-	}
-	/* An anonymous remote: the url is the adapter's (or the policy's
-	 * mirror of it) every time, with no url.*.insteadOf rewriting (a
-	 * site's git config must not redirect an engine; and libgit2 1.5
-	 * leaks pcre2 match data scanning it). */
-	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
-	ro.repository = repo;
-	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF |
-	    GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
-	if (git_remote_create_with_opts(&remote, url, &ro) != 0) {
-		err = werr_git("remote '%s'", url);
-		goto out;
-	}
-	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
-	fo.prune = GIT_FETCH_PRUNE;
-	if (git_remote_fetch(remote, &specs, &fo, "warden update") != 0)
-		err = werr_git("fetch '%s'", url);
-out:
-	if (err != NULL)
-		err->exit = WEXIT_PROBLEM;
-	git_remote_free(remote);
-	if (err == NULL)
-		*out = repo;
-	else
-		git_repository_free(repo);
-	free(path);
-	free(mirror);
-	return err;
 }
 
 /* Commit and date of a tag reference (tagger date when annotated). */
@@ -400,17 +340,28 @@ update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
 	const char *pin, *cur_commit, *cur_build;
 	char hex[GIT_OID_HEXSZ + 1], *pin_buf = NULL, *slot = NULL, *dir = NULL;
 	char *link = NULL, *failed_at = NULL;
-	json_t *toolchain = json_object();
+	json_t *toolchain = json_object(), *pin_held = json_object();
 
 	memset(&t, 0, sizeof(t));
 	if (ctx->on_progress != NULL)
 		ctx->on_progress(ctx->arg, b->k, b->n, a->name, "fetch");
-	if ((err = git_fetch(&repo, ctx, a, b->env_dir, b->log_path)) != NULL)
+	pin = engine_pin(ctx, b, pin_held, &pin_buf);
+	if ((err = update_git_fetch(&repo, ctx, a, pin, b->env_dir, b->log_path,
+	    UPDATE_GIT_TRACKED)) != NULL)
 		goto out;
-	pin = engine_pin(ctx, b, res->held, &pin_buf);
-	if (pin != NULL)
-		err = pick_pinned(&t, repo, pin);
-	else if (a->source.track != NULL && strcmp(a->source.track, "branch") == 0)
+	json_object_update(res->held, pin_held);
+	if (pin != NULL) {
+		if ((err = pick_pinned(&t, repo, pin)) != NULL) {
+			/* not a tag the mirror has: a commit, of a branch
+			 * perhaps; fetch every branch and tag */
+			werr_free(err);
+			git_repository_free(repo);
+			repo = NULL;
+			if ((err = update_git_fetch(&repo, ctx, a, pin,
+			    b->env_dir, b->log_path, UPDATE_GIT_ALL)) == NULL)
+				err = pick_pinned(&t, repo, pin);
+		}
+	} else if (a->source.track != NULL && strcmp(a->source.track, "branch") == 0)
 		err = pick_branch(&t, ctx, repo, a, res->held);
 	else
 		err = pick_tag(&t, ctx, repo, a, res->held);
@@ -466,6 +417,7 @@ update_git_build(struct update_build_result *res, const struct update_ctx *ctx,
 out:
 	target_free(&t);
 	json_decref(toolchain);
+	json_decref(pin_held);
 	git_repository_free(repo);
 	free(pin_buf);
 	free(slot);
@@ -490,7 +442,8 @@ update_git_activity(time_t *when, char **what, const struct update_ctx *ctx,
 
 	*when = -1;
 	*what = NULL;
-	if ((err = git_fetch(&repo, ctx, a, env_dir, log_path)) != NULL)
+	if ((err = update_git_fetch(&repo, ctx, a, NULL, env_dir, log_path,
+	    UPDATE_GIT_ALL)) != NULL)
 		return err;
 	if (git_reference_list(&refs, repo) != 0) {
 		err = werr_git("list references of '%s'", a->source.url);

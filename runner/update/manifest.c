@@ -60,6 +60,31 @@ manifest_diff(const json_t *old_m, const json_t *new_m)
 	    json_object_get(new_m, "packages"));
 }
 
+/* A string of the manifest's source ("commit", "tag"), or "". */
+static const char *
+source_str(const json_t *m, const char *key)
+{
+	const json_t *v = json_object_get(json_object_get(m, "source"), key);
+
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+int
+manifest_same_version(const json_t *old_m, const json_t *new_m)
+{
+	json_t *changes;
+	int same;
+
+	if (old_m == NULL || new_m == NULL)
+		return 0;
+	changes = manifest_diff(old_m, new_m);
+	same = json_object_size(changes) == 0 &&
+	    strcmp(source_str(old_m, "commit"), source_str(new_m, "commit")) == 0 &&
+	    strcmp(source_str(old_m, "tag"), source_str(new_m, "tag")) == 0;
+	json_decref(changes);
+	return same;
+}
+
 void
 manifest_digest(const json_t *manifest, char *hex_out)
 {

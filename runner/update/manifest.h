@@ -23,6 +23,13 @@
  */
 json_t *manifest_diff(const json_t *old_manifest, const json_t *new_manifest);
 
+/* Whether two manifests hold the same version of the engine: the same
+ * packages (manifest_diff() is empty) and the same source commit and tag,
+ * whatever else (the created time, the toolchain, the models) differs; 0
+ * when either is NULL. What `warden update` calls "unchanged". */
+int manifest_same_version(const json_t *old_manifest,
+    const json_t *new_manifest);
+
 /* Like manifest_diff over two {name: version} package objects. */
 json_t *manifest_diff_packages(const json_t *old_packages,
     const json_t *new_packages);

@@ -165,9 +165,27 @@ struct werr *update_git_activity(time_t *when, char **what,
 /* The policy's mirror of a source url (update.mirrors), or NULL. */
 char *update_git_mirror(const struct policy *p, const char *url);
 
-/* ---- gitbuild.c ---- */
+/* ---- gitfetch.c ---- */
 
 struct git_repository;
+/* Which refs a fetch brings: the adapter's (its tags matching `ref`, or
+ * its branch, and the tag pin names), or every branch and tag. */
+enum update_git_refs {
+	UPDATE_GIT_TRACKED,
+	UPDATE_GIT_ALL
+};
+/*
+ * Open env_dir/git (made bare when missing) and fetch the refs of which
+ * from the adapter's url or the policy's mirror of it; only the objects
+ * the repository lacks are copied from a mirror on this machine. *out is
+ * the repository (caller frees).
+ */
+struct werr *update_git_fetch(struct git_repository **out,
+    const struct update_ctx *ctx, const struct adapter *a, const char *pin,
+    const char *env_dir, const char *log_path, enum update_git_refs which);
+
+/* ---- gitbuild.c ---- */
+
 struct git_oid;
 /* The build job count: policy update.build_jobs, else the cores online. */
 int update_build_jobs(const struct policy *p);

@@ -166,7 +166,7 @@ job_run(struct update_report *rep, const struct update_ctx *ctx,
 		}
 	}
 	changes = manifest_diff(j->current, res.manifest);
-	same = json_object_size(changes) == 0 && j->current != NULL;
+	same = manifest_same_version(j->current, res.manifest);
 	e = report_add(rep, j->name, ctx->dry_run ? (same ? "would_stay" :
 	    "would_update") : (same ? "unchanged" : "updated"));
 	e->changes = changes;

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>	/* mkdtemp on Darwin */
@@ -173,6 +174,32 @@ test_fold_refusals_kept(void **state)
 
 		if (k != NULL)
 			fail_msg("'%s' folded to '%s'; want refused", refused[i], k);
+	}
+}
+
+/* An ASCII name's key (taken without utf8proc) is the key utf8proc gives
+ * it: behind a Cyrillic letter (no decomposition, no fold) the same
+ * characters take utf8proc's way, for every ASCII character. */
+static void
+test_fold_ascii_as_utf8proc(void **state)
+{
+	char ascii[4], mixed[8], *fast, *slow, *want;
+	int c;
+
+	for (c = 1; c < 0x80; c++) {
+		snprintf(ascii, sizeof(ascii), "a%cZ", c);
+		snprintf(mixed, sizeof(mixed), "\xd0\xb6%s", ascii);
+		fast = allowlist_fold(ascii);
+		slow = allowlist_fold(mixed);
+		assert_non_null(fast);
+		assert_non_null(slow);
+		want = xasprintf("\xd0\xb6%s", fast);
+		if (strcmp(slow, want) != 0)
+			fail_msg("character %d: '%s' next to '%s'", c, fast,
+			    slow);
+		free(want);
+		free(fast);
+		free(slow);
 	}
 }
 
@@ -449,6 +476,7 @@ main(void)
 		cmocka_unit_test(test_fold_case_and_unicode),
 		cmocka_unit_test(test_fold_other_scripts),
 		cmocka_unit_test(test_fold_refusals_kept),
+		cmocka_unit_test(test_fold_ascii_as_utf8proc),
 		cmocka_unit_test(test_check_path_rules),
 		cmocka_unit_test(test_report_dedup_and_exit),
 		cmocka_unit_test_setup_teardown(test_decide_against_base,

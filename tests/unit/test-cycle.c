@@ -1,8 +1,9 @@
 /*
  * test-cycle.c - unit tests of the cycle's pure parts: the status of a
- * cell from stored sweeps (every row of doc/cycle.md's table, the order of
- * precedence, the gate's completion line of degraded), and the Markdown of a cycle
- * journal (SiliconBench's sections in order, table text escaped).
+ * cell from stored sweeps (every status of warden-cycle(1)'s CELL
+ * STATUSES, the order of precedence, the gate's completion line of
+ * degraded), and the Markdown of a cycle journal (SiliconBench's sections
+ * in order, table text escaped).
  */
 #include "config.h"
 

@@ -96,6 +96,35 @@ test_manifest_diff(void **state)
 	json_decref(b);
 }
 
+/* The same version: the same packages, source commit and tag; not the
+ * same time, toolchain or models. */
+static void
+test_manifest_same_version(void **state)
+{
+	json_t *a, *b;
+
+	(void)state;
+	a = json_pack("{s:{s:s}, s:{s:s, s:s}, s:s, s:{s:s}}", "packages",
+	    "llama", "b1000", "source", "tag", "b1000", "commit", "aaaa",
+	    "created", "2026-12-01T00:00:00Z", "toolchain", "cc", "14");
+	b = json_deep_copy(a);
+	json_object_set_new(b, "created", json_string("2026-12-08T00:00:00Z"));
+	json_object_set_new(b, "toolchain", json_pack("{s:s}", "cc", "15"));
+	assert_true(manifest_same_version(a, b));
+	json_object_set_new(json_object_get(b, "source"), "commit",
+	    json_string("bbbb"));
+	assert_false(manifest_same_version(a, b));
+	json_decref(b);
+	b = json_deep_copy(a);
+	json_object_set_new(json_object_get(b, "packages"), "llama",
+	    json_string("b1001"));
+	assert_false(manifest_same_version(a, b));
+	assert_false(manifest_same_version(NULL, a));
+	assert_false(manifest_same_version(a, NULL));
+	json_decref(a);
+	json_decref(b);
+}
+
 static void
 test_manifest_digest(void **state)
 {
@@ -121,6 +150,7 @@ main(void)
 		cmocka_unit_test(test_tag_patterns),
 		cmocka_unit_test(test_package_names),
 		cmocka_unit_test(test_manifest_diff),
+		cmocka_unit_test(test_manifest_same_version),
 		cmocka_unit_test(test_manifest_digest),
 	};
 
