@@ -48,147 +48,383 @@ show_progress(void *arg, const struct cycle_progress *p)
 		output_progress_live("%s: %s", p->step, p->what);
 }
 
+/*
+ * The summary fits OUTPUT_WIDTH columns at any size of the benchmark
+ * (nine engines, three models, two splits, three levels: 162 cells): a
+ * list wraps under its label and stops after SUMMARY_LINES lines with a
+ * count and where the rest is; version changes are grouped by what moved
+ * (one line for a dependency every engine took), broken cells by engine.
+ */
+#define SUMMARY_LINES 4
+#define SUMMARY_BROKE 6		/* lines of broken cells */
+#define SUMMARY_GROUPS 6	/* version changes: lines of groups */
+#define SUMMARY_ALERTS 5
+#define SUMMARY_APPROVE 5
+#define INDENT "           "	/* under the labels' values */
+
 static void
-print_list(const char *label, const json_t *arr, const char *none)
+print_list(const char *label, const json_t *arr, const char *none,
+    const char *more)
 {
+	struct output_list l;
 	const json_t *v;
 	size_t i;
 
-	printf("%s", label);
-	if (json_array_size(arr) == 0)
-		printf("%s", none);
+	output_list_init(&l, label, NULL, SUMMARY_LINES);
 	json_array_foreach((json_t *)arr, i, v)
 		if (json_is_integer(v))	/* incidents: their numbers */
-			printf("%s#%lld", i ? ", " : "",
+			output_list_add(&l, "#%lld",
 			    (long long)json_integer_value(v));
 		else
-			printf("%s%s", i ? ", " : "", json_is_string(v) ?
+			output_list_add(&l, "%s", json_is_string(v) ?
 			    quote_str(json_string_value(v)) : "?");
-	printf("\n");
+	output_list_print(&l, none, more);
 }
 
-/* The alerts of the cycle's regressions step, one line each. */
+/* Where the whole of what the summary cut is: the cycle's journal. */
+static char *
+journal_pointer(const json_t *res, const char *section)
+{
+	const json_t *j = json_object_get(res, "journal");
+	const char *branch = jsonget_str(j, "official_branch");
+
+	return xasprintf("git show %s:journals/%s.md (%s)",
+	    branch[0] != '\0' ? quote_str(branch) : "official",
+	    quote_str(jsonget_str(res, "cycle")), section);
+}
+
+/* A version change: "PKG OLD -> NEW", the engines that took it. */
+struct change {
+	char *what;
+	json_t *engines;
+};
+
+/* The cycle's version changes grouped by what moved, the change most
+ * engines took first (the shared dependency that broke three of them). */
+static struct change *
+changes_grouped(const json_t *versions, size_t *n)
+{
+	struct change *c = xcalloc(json_array_size(versions) + 1, sizeof(*c));
+	struct change t;
+	const json_t *v;
+	size_t i, k;
+	char *what;
+
+	*n = 0;
+	json_array_foreach((json_t *)versions, i, v) {
+		what = xasprintf("%s %s -> %s", quote_str(jsonget_str(v,
+		    "package")), json_is_string(json_object_get(v, "old")) ?
+		    quote_str(jsonget_str(v, "old")) : "(none)",
+		    json_is_string(json_object_get(v, "new")) ?
+		    quote_str(jsonget_str(v, "new")) : "(removed)");
+		for (k = 0; k < *n && strcmp(c[k].what, what) != 0; k++)
+			;
+		if (k == *n) {
+			c[k].what = what;
+			c[k].engines = json_array();
+			(*n)++;
+		} else
+			free(what);
+		json_array_append_new(c[k].engines,
+		    json_string(jsonget_str(v, "engine")));
+	}
+	for (i = 1; i < *n; i++)	/* stable: first seen first on ties */
+		for (k = i; k > 0 && json_array_size(c[k].engines) >
+		    json_array_size(c[k - 1].engines); k--) {
+			t = c[k];
+			c[k] = c[k - 1];
+			c[k - 1] = t;
+		}
+	return c;
+}
+
+static void
+print_changed(const json_t *res, const json_t *s)
+{
+	const json_t *j = json_object_get(res, "journal"), *v;
+	struct output_list l;
+	struct change *c;
+	size_t i, k, n, lines = 0;
+	char *label, *more;
+
+	c = changes_grouped(json_object_get(s, "versions"), &n);
+	if (json_is_string(json_object_get(j, "previous")))
+		more = xasprintf("warden versions --diff %s %s",
+		    quote_str(jsonget_str(j, "previous")),
+		    quote_str(jsonget_str(res, "cycle")));
+	else
+		more = xasprintf("warden versions --cycle %s",
+		    quote_str(jsonget_str(res, "cycle")));
+	if (n == 0)
+		printf("changed:   nothing\n");
+	for (i = 0; i < n; i++) {
+		if (lines + 1 >= SUMMARY_GROUPS && i + 1 < n) {
+			printf(INDENT "and %zu more changes: %s\n", n - i,
+			    more);
+			break;
+		}
+		label = xasprintf("%s%s: ", i == 0 ? "changed:   " : INDENT,
+		    c[i].what);
+		output_list_init(&l, label, NULL, 2);
+		json_array_foreach(c[i].engines, k, v)
+			output_list_add(&l, "%s", quote_str(json_string_value(v)));
+		lines += output_list_print(&l, NULL, more);
+		free(label);
+	}
+	for (i = 0; i < n; i++) {
+		free(c[i].what);
+		json_decref(c[i].engines);
+	}
+	free(c);
+	free(more);
+}
+
+/* Updates that failed: "llama.cpp (build_failed)". */
+static void
+print_update_failed(const json_t *s)
+{
+	const json_t *failed = json_object_get(s, "update_failed"), *v;
+	struct output_list l;
+	size_t i;
+
+	if (json_array_size(failed) == 0)
+		return;
+	output_list_init(&l, "update:    failed ", NULL, SUMMARY_LINES);
+	json_array_foreach(failed, i, v)
+		output_list_add(&l, "%s (%s)", quote_str(jsonget_str(v,
+		    "engine")), quote_str(jsonget_str(v, "outcome")));
+	output_list_print(&l, NULL, "warden journal show --kind update.");
+}
+
+/*
+ * The broken cells by engine: a cell alone as "ENGINE/MODEL/SPLIT
+ * (STATUS)", an engine's several as "ENGINE: N cells STATUS" or, their
+ * statuses mixed, "ENGINE: N cells (K STATUS, ...)",
+ * so nine engines broken everywhere still read in a few lines.
+ */
+static void
+print_broke(const json_t *res, const json_t *s)
+{
+	const json_t *broke = json_object_get(s, "broke"), *v, *w;
+	json_t *engines = json_array(), *counts;
+	struct output_list l;
+	const char *engine, **keys;
+	size_t i, k, m = 0, nkeys, cells, fixed;
+	struct buf b = BUF_INIT;
+	char *more;
+
+	json_array_foreach(broke, i, v) {
+		engine = jsonget_str(v, "cell");
+		for (k = 0; k < json_array_size(engines); k++)
+			if (strncmp(json_string_value(json_array_get(engines,
+			    k)), engine, strcspn(engine, "/")) == 0 &&
+			    json_string_length(json_array_get(engines, k)) ==
+			    strcspn(engine, "/"))
+				break;
+		if (k == json_array_size(engines))
+			json_array_append_new(engines, json_stringn(engine,
+			    strcspn(engine, "/")));
+	}
+	output_list_init(&l, "broke:     ", NULL, SUMMARY_BROKE);
+	json_array_foreach(engines, k, w) {
+		counts = json_object();
+		cells = fixed = 0;
+		json_array_foreach(broke, i, v) {
+			engine = jsonget_str(v, "cell");
+			if (strncmp(engine, json_string_value(w),
+			    json_string_length(w)) != 0 ||
+			    engine[json_string_length(w)] != '/')
+				continue;
+			cells++;
+			fixed += json_is_true(json_object_get(v, "fixed"));
+			json_object_set_new(counts, jsonget_str(v, "status"),
+			    json_integer(jsonget_int(counts, jsonget_str(v,
+			    "status")) + 1));
+			if (cells == 1)
+				m = i;
+		}
+		if (cells == 1) {
+			v = json_array_get(broke, m);
+			output_list_add(&l, "%s (%s%s)", quote_str(jsonget_str(v,
+			    "cell")), quote_str(jsonget_str(v, "status")),
+			    json_is_true(json_object_get(v, "fixed")) ?
+			    ", fixed" : "");
+		} else {
+			buf_reset(&b);
+			keys = cycle_statuses_ordered(counts, &nkeys);
+			for (i = 0; i < nkeys; i++)
+				buf_printf(&b, "%s%lld %s", i ? ", " : "",
+				    (long long)jsonget_int(counts, keys[i]),
+				    quote_str(keys[i]));
+			free(keys);
+			if (fixed > 0)
+				buf_printf(&b, "; %zu fixed", fixed);
+			output_list_add(&l, nkeys == 1 && fixed == 0 ?
+			    "%s: %zu cells %s" : "%s: %zu cells (%s)",
+			    quote_str(json_string_value(w)), cells,
+			    buf_cstr(&b) + (nkeys == 1 && fixed == 0 ?
+			    strcspn(buf_cstr(&b), " ") + 1 : 0));
+		}
+		json_decref(counts);
+	}
+	more = journal_pointer(res, "Broke");
+	output_list_print(&l, "nothing", more);
+	free(more);
+	buf_free(&b);
+	json_decref(engines);
+}
+
+/* The alerts of the cycle's regressions step, one each (wrapped). */
 static void
 print_alerts(const json_t *r)
 {
 	static const char *const kinds[] = { "opened", "seen", "fixed", NULL };
 	static const char *const how[] = { "new", "seen again",
 	    "back within the threshold" };
+	struct output_list l;
 	const json_t *a;
 	const char *why;
-	size_t i, k, n = 0;
+	size_t i, k, n = 0, total = 0;
 	char *name, *change;
 
 	if (!json_is_object(r))
 		return;
-	printf("alerts:   ");
+	for (k = 0; kinds[k] != NULL; k++)
+		total += json_array_size(json_object_get(r, kinds[k]));
 	for (k = 0; kinds[k] != NULL; k++)
 		json_array_foreach(json_object_get(r, kinds[k]), i, a) {
+			if (n == SUMMARY_ALERTS - 1 && total > SUMMARY_ALERTS) {
+				printf(INDENT "and %zu more alerts: warden "
+				    "regressions\n", total - n);
+				return;
+			}
 			name = regress_series_name(a);
 			change = regress_change_text(a);
-			printf("%s #%lld %s: %s (%+.1f %%), %s, %s\n",
-			    n++ ? "          " : "", (long long)jsonget_int(a,
-			    "id"), quote_str(name), quote_str(change),
-			    json_number_value(json_object_get(a,
-			    "change_pct")), how[k], quote_str(jsonget_str(a,
+			/* wrapped between its parts, never inside one */
+			output_list_init(&l, n++ ? INDENT : "alerts:    ",
+			    " ", 0);
+			output_list_add(&l, "#%lld %s:", (long long)jsonget_int(a,
+			    "id"), quote_str(name));
+			output_list_add(&l, "%s", quote_str(change));
+			output_list_add(&l, "(%+.1f %%),", json_number_value(
+			    json_object_get(a, "change_pct")));
+			output_list_add(&l, "%s,", how[k]);
+			output_list_add(&l, "%s", quote_str(jsonget_str(a,
 			    "state")));
+			output_list_print(&l, NULL, NULL);
 			free(name);
 			free(change);
 		}
+	if (n > 0)
+		return;
 	why = json_string_value(json_object_get(r, "why"));
 	if (why == NULL)
 		why = json_string_value(json_object_get(json_object_get(r,
 		    "baseline"), "why"));
-	if (n == 0 && why != NULL)
-		printf(" none: %s\n", quote_str(why));
-	else if (n == 0)
-		printf(" none (%lld series compared)\n",
+	output_list_init(&l, "alerts:    ", NULL, 0);
+	if (why != NULL)
+		output_list_add(&l, "none: %s", quote_str(why));
+	else
+		output_list_add(&l, "none (%lld series compared)",
 		    (long long)jsonget_int(r, "compared"));
+	output_list_print(&l, NULL, NULL);
+}
+
+/* The snapshot's path as the maintainer finds it: under the repository,
+ * relative to its root. */
+static const char *
+repo_relative(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (strncmp(path, root, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return path;
 }
 
 static void
-print_summary(const json_t *res)
+print_summary(const json_t *res, const char *root)
 {
 	const json_t *j = json_object_get(res, "journal");
 	const json_t *s = json_object_get(j, "summary"), *v, *g;
+	struct output_list l;
 	const char **keys;
-	size_t i, nkeys;
-	int n = 0;
+	char label[64], *more;
+	size_t i, nkeys, n;
 
 	printf("cycle %s (roster %s), round %lld: %s, exit %lld\n",
 	    quote_str(jsonget_str(res, "cycle")), quote_str(jsonget_str(j,
 	    "roster")), (long long)json_integer_value(json_object_get(res,
 	    "round")), quote_str(jsonget_str(res, "state")),
 	    (long long)json_integer_value(json_object_get(res, "exit")));
-	printf("cells:     %lld", (long long)json_integer_value(
-	    json_object_get(s, "cells")));
+	snprintf(label, sizeof(label), "cells:     %lld: ", (long long)
+	    json_integer_value(json_object_get(s, "cells")));
+	output_list_init(&l, label, NULL, 0);
 	keys = cycle_statuses_ordered(json_object_get(s, "statuses"), &nkeys);
 	for (i = 0; i < nkeys; i++)
-		printf("%s%lld %s", n++ ? ", " : " (", (long long)
-		    jsonget_int(json_object_get(s, "statuses"), keys[i]),
+		output_list_add(&l, "%lld %s", (long long)jsonget_int(
+		    json_object_get(s, "statuses"), keys[i]),
 		    quote_str(keys[i]));
 	free(keys);
-	printf("%s\n", n ? ")" : "");
-	printf("changed:  ");
-	if (json_array_size(json_object_get(s, "versions")) == 0)
-		printf(" nothing");
-	json_array_foreach(json_object_get(s, "versions"), i, v)
-		printf("%s %s %s %s -> %s", i ? "," : "",
-		    quote_str(jsonget_str(v, "engine")),
-		    quote_str(jsonget_str(v, "package")),
-		    json_is_string(json_object_get(v, "old")) ?
-		    quote_str(jsonget_str(v, "old")) : "(none)",
-		    json_is_string(json_object_get(v, "new")) ?
-		    quote_str(jsonget_str(v, "new")) : "(removed)");
-	json_array_foreach(json_object_get(s, "update_failed"), i, v)
-		printf("; %s: update %s", quote_str(jsonget_str(v, "engine")),
-		    quote_str(jsonget_str(v, "outcome")));
-	printf("\nbroke:    ");
-	if (json_array_size(json_object_get(s, "broke")) == 0)
-		printf(" nothing");
-	json_array_foreach(json_object_get(s, "broke"), i, v)
-		printf("%s %s (%s%s)", i ? "," : "", quote_str(jsonget_str(v,
-		    "cell")), quote_str(jsonget_str(v, "status")),
-		    json_is_true(json_object_get(v, "fixed")) ? ", fixed" : "");
-	printf("\n");
+	output_list_print(&l, "none", NULL);
+	print_changed(res, s);
+	print_update_failed(s);
+	print_broke(res, s);
 	g = json_object_get(s, "gate");
-	print_list("gate:      passed ", json_object_get(g, "passed"), "none");
-	print_list("           failed ", json_object_get(g, "failed"), "none");
-	print_list("           newly failing ", json_object_get(g,
-	    "regressions"), "none");
+	more = journal_pointer(res, "Summary");
+	print_list("gate:      passed ", json_object_get(g, "passed"), "none",
+	    more);
+	print_list(INDENT "failed ", json_object_get(g, "failed"), "none",
+	    more);
+	print_list(INDENT "newly failing ", json_object_get(g,
+	    "regressions"), "none", more);
+	free(more);
 	if (json_object_get(s, "incidents_opened") == NULL)
 		printf("incidents: no triage ran\n");
 	else {
 		print_list("incidents: opened ", json_object_get(s,
-		    "incidents_opened"), "none");
-		print_list("           fixed ", json_object_get(s,
-		    "incidents_fixed"), "none");
+		    "incidents_opened"), "none", "warden incident list");
+		print_list(INDENT "fixed ", json_object_get(s,
+		    "incidents_fixed"), "none", "warden incident list");
 	}
 	print_alerts(json_object_get(j, "regressions"));
-	printf("review:   ");
-	if (json_array_size(json_object_get(s, "reviews_waiting")) == 0)
-		printf(" nothing waiting");
+	output_list_init(&l, "review:    ", NULL, SUMMARY_LINES);
 	json_array_foreach(json_object_get(s, "reviews_waiting"), i, v)
-		printf("%s #%lld (%s)", i ? "," : "", (long long)
+		output_list_add(&l, "#%lld (%s)", (long long)
 		    json_integer_value(json_object_get(v, "id")),
 		    quote_str(jsonget_str(v, "source")));
-	printf("\n");
+	output_list_print(&l, "nothing waiting", "warden review list");
 	v = json_object_get(s, "published");
-	if (v != NULL)
-		printf("published: snapshot %s, commit %.12s, tag %s\n"
-		    "           %s\n", quote_str(jsonget_str(v, "snapshot")),
-		    quote_str(jsonget_str(v, "commit")),
-		    quote_str(jsonget_str(v, "tag")), quote_str(jsonget_str(v,
-		    "path")));
-	else
-		printf("published: no: %s\n", quote_str(jsonget_str(s,
+	output_list_init(&l, "published: ", NULL, 0);
+	if (v != NULL) {
+		output_list_add(&l, "snapshot %s", quote_str(jsonget_str(v,
+		    "snapshot")));
+		output_list_add(&l, "commit %.12s", quote_str(jsonget_str(v,
+		    "commit")));
+		output_list_add(&l, "tag %s", quote_str(jsonget_str(v, "tag")));
+		output_list_print(&l, NULL, NULL);
+		printf(INDENT "%s\n", quote_str(repo_relative(jsonget_str(v,
+		    "path"), root)));
+	} else {
+		output_list_add(&l, "no: %s", quote_str(jsonget_str(s,
 		    "not_published")));
-	json_array_foreach(json_object_get(res, "approve"), i, v)
-		printf("%s %s\n", i ? "          " : "approve:  ",
+		output_list_print(&l, NULL, NULL);
+	}
+	n = json_array_size(json_object_get(res, "approve"));
+	json_array_foreach(json_object_get(res, "approve"), i, v) {
+		if (i == SUMMARY_APPROVE - 1 && n > SUMMARY_APPROVE) {
+			printf(INDENT "and %zu more: warden review list\n",
+			    n - i);
+			break;
+		}
+		printf("%s%s\n", i ? INDENT : "approve:   ",
 		    quote_str(json_string_value(v)));
+	}
 	if (strcmp(jsonget_str(res, "state"), "waiting") == 0)
-		printf("then:      warden cycle   (measures again at the new "
-		    "official tip and publishes)\n");
+		printf("then:      warden cycle (measures again at the new "
+		    "official tip, publishes)\n");
 	printf("journal:   git show %s:journals/%s.md\n",
 	    quote_str(jsonget_str(j, "official_branch"))[0] ?
 	    quote_str(jsonget_str(j, "official_branch")) : "official",
@@ -261,7 +497,7 @@ cycle_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (ctx->json)
 		output_json(res);
 	else
-		print_summary(res);
+		print_summary(res, o.repo_root);
 	if (json_integer_value(json_object_get(res, "exit")) == WEXIT_WAITING)
 		err = werr_new(WEXIT_WAITING, "cycle %s: waiting for review",
 		    jsonget_str(res, "cycle"));

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
@@ -158,17 +159,19 @@ print_table(const json_t *doc)
 	const json_t *task = json_object_get(doc, "task"), *row, *ref;
 	long long items = json_integer_value(json_object_get(task, "items"));
 	long long asked = json_integer_value(json_object_get(doc, "items"));
+	struct buf title = BUF_INIT;
 	size_t i;
 
-	printf("fidelity run %s (task %s, sha256 %.12s, ",
+	buf_printf(&title, "fidelity run %s (task %s, sha256 %.12s, ",
 	    quote_str(json_string_value(json_object_get(doc, "run_id"))),
 	    quote_str(json_string_value(json_object_get(task, "name"))),
 	    quote_str(json_string_value(json_object_get(task, "sha256"))));
 	if (asked > 0 && asked < items)
-		printf("%lld of ", asked);
-	printf("%lld items%s)\n", items,
+		buf_printf(&title, "%lld of ", asked);
+	output_line(4, "%s%lld items%s)", buf_cstr(&title), items,
 	    json_is_true(json_object_get(task, "synthetic")) ?
 	    ", synthetic" : "");
+	buf_free(&title);
 	if (json_is_string(json_object_get(doc, "reference")))
 		printf("reference: run %s, engine %s\n",
 		    quote_str(json_string_value( json_object_get(doc,
@@ -177,27 +180,33 @@ print_table(const json_t *doc)
 	else
 		printf("reference: none (warden fidelity import-reference FILE, "
 		    "or mark-reference RUN)\n");
-	printf("\n%-16s %-16s %5s %6s %6s %6s %8s %7s %6s %6s  %s\n", "engine",
-	    "model", "shots", "wF1", "mF1", "acc", "vs ref", "agree",
-	    "unpars", "failed", "outcome");
+	/* Within OUTPUT_WIDTH at nine engines: a row per model and shots
+	 * under its engine's line, model names cut at 15 columns. */
+	printf("\n%-17s %5s %5s %5s %5s %6s %6s %4s %4s  %s\n", "engine/model",
+	    "shots", "wF1", "mF1", "acc", "vs ref", "agree", "unp", "fail",
+	    "outcome");
 	json_array_foreach(json_object_get(doc, "rows"), i, row) {
+		const char *engine = json_string_value(json_object_get(row,
+		    "engine")), *model = quote_str(json_string_value(
+		    json_object_get(row, "model")));
+
+		if (i == 0 || strcmp(engine, json_string_value(json_object_get(
+		    json_array_get(json_object_get(doc, "rows"), i - 1),
+		    "engine"))) != 0)
+			printf("%s\n", quote_str(engine));
 		ref = json_object_get(row, "reference");
-		printf("%-16s %-16s %5lld",
-		    quote_str(json_string_value(json_object_get(row,
-		    "engine"))),
-		    quote_str(json_string_value(json_object_get(row, "model"))),
-		    (long long)json_integer_value(json_object_get(row,
-		    "shots")));
-		print_pct(json_object_get(row, "weighted_f1"), 6);
-		print_pct(json_object_get(row, "macro_f1"), 6);
-		print_pct(json_object_get(row, "accuracy"), 6);
+		printf("  %-15.15s %5lld", model, (long long)json_integer_value(
+		    json_object_get(row, "shots")));
+		print_pct(json_object_get(row, "weighted_f1"), 5);
+		print_pct(json_object_get(row, "macro_f1"), 5);
+		print_pct(json_object_get(row, "accuracy"), 5);
 		if (json_is_number(json_object_get(ref, "delta_pp")))
-			printf(" %+8.2f", json_number_value(json_object_get(ref,
+			printf(" %+6.2f", json_number_value(json_object_get(ref,
 			    "delta_pp")));
 		else
-			printf(" %8s", "-");
-		print_pct(json_object_get(ref, "agreement"), 6);
-		printf("%s %6lld %6lld  %s\n",
+			printf(" %6s", "-");
+		print_pct(json_object_get(ref, "agreement"), 5);
+		printf("%s %4lld %4lld  %s\n",
 		    json_is_number(json_object_get(ref, "agreement")) ? "%" :
 		    " ", (long long)json_integer_value(json_object_get(row,
 		    "parse_failures")),
@@ -207,10 +216,10 @@ print_table(const json_t *doc)
 		    "outcome"))));
 	}
 	printf("\nwF1, mF1 (weighted and macro F1) and acc in %%; vs ref: "
-	    "weighted F1 minus the reference's, in\npercentage points, over "
-	    "the items both answered; agree: items with the same label;\n"
-	    "unpars: answers without exactly one label; failed: requests that "
-	    "failed or never ran.\nBoth count as wrong (class 'none').\n");
+	    "weighted F1 minus the\nreference's, in percentage points, over "
+	    "the items both answered; agree: items\nwith the same label; "
+	    "unp: answers without exactly one label; fail: requests\nthat "
+	    "failed or never ran. Both count as wrong (class 'none').\n");
 }
 
 static struct werr *

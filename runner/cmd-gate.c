@@ -33,24 +33,92 @@ mark(const json_t *check)
 	    "\u2717";
 }
 
-static void
-print_items(const char *label, const json_t *list, const char *end)
-{
-	const json_t *v;
-	size_t i;
+/*
+ * The table fits OUTPUT_WIDTH columns: a row per engine, its three
+ * verdicts and what is reported beside them, narrow columns named by the
+ * note under the table. An engine's failures follow, at most
+ * GATE_FAILURES lines a check (at 162 cells one check can fail in 18),
+ * the rest counted with where they are whole (--json).
+ */
+#define GATE_FAILURES 3
+#define GATE_LIST_LINES 4
 
-	printf("%s", label);
-	if (json_array_size(list) == 0)
-		printf(" none");
-	json_array_foreach(list, i, v)
-		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
-	printf("%s", end);
-}
-
+/* A list of strings after label, wrapped, "none" when empty. */
 static void
 print_list(const char *label, const json_t *list)
 {
-	print_items(label, list, "\n");
+	struct output_list l;
+	const json_t *v;
+	size_t i;
+
+	output_list_init(&l, label, NULL, GATE_LIST_LINES);
+	json_array_foreach(list, i, v)
+		output_list_add(&l, "%s", quote_str(json_string_value(v)));
+	output_list_print(&l, "none", "warden --json gate");
+}
+
+/* The runs judged: "campaign a, b; fidelity f; reference r". */
+static void
+print_runs(const json_t *g)
+{
+	static const char *const kinds[] = { "campaign", "fidelity",
+	    "reference", NULL };
+	const json_t *runs = json_object_get(g, "runs"), *v;
+	struct output_list l;
+	struct buf b = BUF_INIT;
+	char label[64];
+	size_t i, k;
+
+	snprintf(label, sizeof(label), "gate over results %.16s: ",
+	    quote_str(json_string_value(json_object_get(g,
+	    "results_sha256"))));
+	output_list_init(&l, label, "; ", 0);
+	for (k = 0; kinds[k] != NULL; k++) {
+		buf_reset(&b);
+		json_array_foreach(json_object_get(runs, kinds[k]), i, v)
+			buf_printf(&b, "%s%s", i ? ", " : " ",
+			    quote_str(json_string_value(v)));
+		output_list_add(&l, "%s%s", kinds[k], b.len > 0 ?
+		    buf_cstr(&b) : " none");
+	}
+	output_list_print(&l, NULL, NULL);
+	buf_free(&b);
+}
+
+static void
+print_thresholds(const json_t *th)
+{
+	struct output_list l;
+	struct buf b = BUF_INIT;
+	const json_t *v;
+	size_t i;
+
+	output_list_init(&l, "thresholds: ", "; ", 0);
+	buf_printf(&b, "completion >= %lld/%lld at every level of",
+	    (long long)json_integer_value(json_object_get(th, "completion_min")),
+	    (long long)json_integer_value(json_object_get(th, "completion_of")));
+	json_array_foreach(json_object_get(th, "concurrency"), i, v)
+		buf_printf(&b, "%s%lld", i ? "," : " c=",
+		    (long long)json_integer_value(v));
+	buf_puts(&b, " on");
+	json_array_foreach(json_object_get(th, "splits"), i, v)
+		buf_printf(&b, "%s %s", i ? "," : "",
+		    quote_str(json_string_value(v)));
+	output_list_add(&l, "%s", buf_cstr(&b));
+	if (json_is_string(json_object_get(th, "fidelity_not_gated")))
+		output_list_add(&l, "fidelity not gated (%s)", quote_str(
+		    jsonget_str(th, "fidelity_not_gated")));
+	else
+		output_list_add(&l, "fidelity within %.2f pp of the reference",
+		    json_number_value(json_object_get(th,
+		    "fidelity_band_pp")));
+	buf_reset(&b);
+	json_array_foreach(json_object_get(th, "required_models"), i, v)
+		buf_printf(&b, "%s %s", i ? "," : "",
+		    quote_str(json_string_value(v)));
+	output_list_add(&l, "models%s", b.len > 0 ? buf_cstr(&b) : " none");
+	output_list_print(&l, NULL, NULL);
+	buf_free(&b);
 }
 
 /* A check mark in a column of width w (the marks are 3 bytes, 1 wide). */
@@ -60,105 +128,111 @@ print_mark(const json_t *check, int w)
 	printf(" %s%*s", mark(check), w - 1, "");
 }
 
+/* GiB in five columns: two decimals under 10, one above. */
 static void
 print_gib(const json_t *v)
 {
-	if (json_is_integer(v))
-		printf(" %7.2f", (double)json_integer_value(v) / 1073741824.0);
-	else
-		printf(" %7s", "-");
+	double gib;
+
+	if (!json_is_integer(v)) {
+		printf(" %5s", "-");
+		return;
+	}
+	gib = (double)json_integer_value(v) / 1073741824.0;
+	printf(gib < 10 ? " %5.2f" : " %5.1f", gib);
 }
 
 static void
 print_pct(const json_t *v)
 {
 	if (json_is_number(v))
-		printf(" %5.0f%%", json_number_value(v) * 100);
+		printf(" %3.0f%%", json_number_value(v) * 100);
 	else
-		printf(" %6s", "-");
+		printf(" %4s", "-");
+}
+
+/* An engine's failures of one check, at most GATE_FAILURES lines. */
+static void
+print_failures(const char *engine, const char *check, const json_t *fails)
+{
+	struct output_list l;
+	const json_t *f;
+	size_t i, n = json_array_size(fails);
+	char *label = xasprintf("%s %s \u2717 ", engine, check);
+
+	json_array_foreach(fails, i, f) {
+		if (i == GATE_FAILURES - 1 && n > GATE_FAILURES) {
+			printf("%sand %zu more: warden --json gate\n", label,
+			    n - i);
+			break;
+		}
+		output_list_init(&l, label, NULL, 0);
+		output_list_add(&l, "%s", quote_msg(json_string_value(
+		    json_object_get(f, "why"))));
+		output_list_print(&l, NULL, NULL);
+	}
+	free(label);
 }
 
 void
 cmd_gate_print(const json_t *g)
 {
-	const json_t *th = json_object_get(g, "thresholds"), *e, *f, *mem, *v;
+	const json_t *e, *mem, *v;
 	static const char *const checks[] = { "completion", "fidelity",
 	    "coverage", NULL };
-	size_t i, j, k;
+	size_t i, k;
 
-	printf("gate over results %.16s: ", quote_str(json_string_value(
-	    json_object_get(g, "results_sha256"))));
-	print_items("campaign", json_object_get(json_object_get(g, "runs"),
-	    "campaign"), "; ");
-	print_items("fidelity", json_object_get(json_object_get(g, "runs"),
-	    "fidelity"), "; ");
-	print_list("reference", json_object_get(json_object_get(g, "runs"),
-	    "reference"));
-	printf("thresholds: completion >= %lld/%lld at every level of",
-	    (long long)json_integer_value(json_object_get(th, "completion_min")),
-	    (long long)json_integer_value(json_object_get(th, "completion_of")));
-	json_array_foreach(json_object_get(th, "concurrency"), i, v)
-		printf("%s%lld", i ? "," : " c=", (long long)json_integer_value(v));
-	printf(" on");
-	json_array_foreach(json_object_get(th, "splits"), i, v)
-		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
-	if (json_is_string(json_object_get(th, "fidelity_not_gated")))
-		printf("; fidelity not gated (%s); models", quote_str(
-		    jsonget_str(th, "fidelity_not_gated")));
-	else
-		printf("; fidelity within %.2f pp of the reference; models",
-		    json_number_value(json_object_get(th,
-		    "fidelity_band_pp")));
-	json_array_foreach(json_object_get(th, "required_models"), i, v)
-		printf("%s %s", i ? "," : "", quote_str(json_string_value(v)));
-	printf("\n\n%-16s %-10s %-8s %-8s %-6s %10s %8s %6s %6s %7s\n",
-	    "engine", "completion", "fidelity", "coverage", "result",
-	    "best tok/s", "peak GiB", "of RAM", "of hint", "growth");
+	print_runs(g);
+	print_thresholds(json_object_get(g, "thresholds"));
+	printf("\n%-15s %-8s %-8s %-8s %-6s %7s %5s %4s %4s %6s\n",
+	    "engine", "complete", "fidelity", "coverage", "result", "tok/s",
+	    "GiB", "RAM", "hint", "growth");
 	json_array_foreach(json_object_get(g, "engines"), i, e) {
 		mem = json_object_get(e, "memory");
-		printf("%-16s", quote_str(json_string_value(json_object_get(e,
+		printf("%-15s", quote_str(json_string_value(json_object_get(e,
 		    "engine"))));
-		print_mark(json_object_get(e, "completion"), 10);
+		print_mark(json_object_get(e, "completion"), 8);
 		print_mark(json_object_get(e, "fidelity"), 8);
 		print_mark(json_object_get(e, "coverage"), 8);
 		printf(" %-6s", json_is_true(json_object_get(e, "pass")) ?
 		    "pass" : "FAIL");
 		v = json_object_get(e, "best_output_throughput");
 		if (json_is_number(v))
-			printf(" %10.1f", json_number_value(v));
+			printf(" %7.1f", json_number_value(v));
 		else
-			printf(" %10s", "-");
+			printf(" %7s", "-");
 		print_gib(json_object_get(mem, "peak_system_memory_bytes"));
 		print_pct(json_object_get(mem, "peak_vs_ram"));
 		print_pct(json_object_get(mem, "peak_vs_hint"));
 		v = json_object_get(json_object_get(mem, "growth"), "ratio");
 		if (json_is_number(v))
-			printf(" %6.2fx\n", json_number_value(v));
+			printf(" %5.2fx\n", json_number_value(v));
 		else
-			printf(" %7s\n", "-");
+			printf(" %6s\n", "-");
 	}
 	printf("\n");
 	json_array_foreach(json_object_get(g, "engines"), i, e)
 		for (k = 0; checks[k] != NULL; k++)
-			json_array_foreach(json_object_get(json_object_get(e,
-			    checks[k]), "failures"), j, f)
-				printf("%s %s \u2717 %s\n",
-				    quote_str(json_string_value(
-				    json_object_get(e, "engine"))), checks[k],
-				    quote_msg(json_string_value(
-				    json_object_get(f, "why"))));
-	printf("\nspeed and memory are reported, never gated; peak is system "
-	    "memory in use, growth the\nengine's footprint from the lowest "
-	    "to the highest level\n");
-	print_list("passed:", json_object_get(g, "passed"));
-	print_list("failed:", json_object_get(g, "failed"));
+			print_failures(quote_str(json_string_value(
+			    json_object_get(e, "engine"))), checks[k],
+			    json_object_get(json_object_get(e, checks[k]),
+			    "failures"));
+	printf("\ntok/s is the best output throughput; GiB the peak system "
+	    "memory in use, RAM and\nhint its share of RAM and of the Metal "
+	    "working-set hint; growth the engine's\nfootprint from the "
+	    "lowest level to the highest. Speed and memory are reported,\n"
+	    "never gated.\n");
+	print_list("passed: ", json_object_get(g, "passed"));
+	print_list("failed: ", json_object_get(g, "failed"));
 	if (json_is_object(json_object_get(g, "previous"))) {
-		printf("last published (%.12s) ", quote_str(json_string_value(
-		    json_object_get(json_object_get(g, "previous"),
-		    "commit"))));
-		print_list("passed:", json_object_get(json_object_get(g,
+		char label[64];
+
+		snprintf(label, sizeof(label), "last published (%.12s) "
+		    "passed: ", quote_str(json_string_value(json_object_get(
+		    json_object_get(g, "previous"), "commit"))));
+		print_list(label, json_object_get(json_object_get(g,
 		    "previous"), "passed"));
-		print_list("now failing after passing there:",
+		print_list("now failing after passing there: ",
 		    json_object_get(g, "regressions"));
 	}
 }

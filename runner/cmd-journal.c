@@ -36,10 +36,18 @@ count_one(void *arg, const struct journal_entry *e)
 	return NULL;
 }
 
+/*
+ * One entry in OUTPUT_WIDTH columns, as git log prints a commit: a line
+ * of seq, time, cycle, kind and subject, then the body under it,
+ * indented and wrapped (a long one wraps rather than runs off); with
+ * --full the whole body, compact JSON on one line, exact as it is.
+ */
 static struct werr *
 show_one(void *arg, const struct journal_entry *e)
 {
 	struct show_state *s = arg;
+	struct output_list l;
+	char seq[32];
 	char *body;
 
 	if (s->skip > 0) {
@@ -51,11 +59,23 @@ show_one(void *arg, const struct journal_entry *e)
 		json_array_append_new(s->arr, journal_entry_json(e));
 		return NULL;
 	}
+	snprintf(seq, sizeof(seq), "%6lld  ", (long long)e->seq);
+	output_list_init(&l, seq, "  ", 0);
+	output_list_add(&l, "%s", e->time);
+	output_list_add(&l, "%s", quote_str(e->cycle));
+	output_list_add(&l, "%s", quote_str(e->kind));
+	if (e->subject[0] != '\0')
+		output_list_add(&l, "%s", quote_str(e->subject));
+	output_list_print(&l, NULL, NULL);
 	body = s->full ? json_dumps(e->body, JSON_COMPACT | JSON_SORT_KEYS) :
 	    journal_body_short(e->body);
-	printf("%6lld  %s  %-10s %-18s %s  %s\n", (long long)e->seq, e->time,
-	    quote_str(e->cycle), quote_str(e->kind), e->subject[0] != '\0' ?
-	    quote_str(e->subject) : "-", quote_msg(body != NULL ? body : ""));
+	if (s->full && body != NULL)	/* exact: one line, as git log's body */
+		printf("        %s\n", quote_msg(body));
+	else if (body != NULL && body[0] != '\0') {
+		output_list_init(&l, "        ", NULL, 0);
+		output_list_add(&l, "%s", quote_msg(body));
+		output_list_print(&l, NULL, NULL);
+	}
 	free(body);
 	return NULL;
 }
@@ -139,6 +159,7 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (optind != argc)
 		return cmd_usage_error(&cmd_journal_entry, "'journal show' takes no arguments");
+	cmd_pager(ctx);
 	if ((err = cmd_ctx_store_readonly(ctx, &store)) != NULL)
 		return err;
 	memset(&s, 0, sizeof(s));
@@ -405,12 +426,16 @@ const struct cmd_entry cmd_journal_entry = {
 	"note [--subject S] TEXT\n"
 	"adopt COMMIT",
 	"show, verify, export or annotate the hash-chained maintenance journal",
-	"show     entries in order; --since TIME from that time on (ISO 8601:\n"
-	"         2026-12-01, 2026-12-01T10:00[:30[.250]], with Z, +02:00 or\n"
-	"         -0500; no zone is UTC); --kind K matches exactly or, ending\n"
+	"show     entries in order, each a line of seq, time, cycle, kind and\n"
+	"         subject and its body wrapped under it, through a pager when\n"
+	"         stdout is a terminal ($WARDEN_PAGER, $PAGER, less; not with\n"
+	"         --no-pager or --json); --since TIME from that time on (ISO\n"
+	"         8601: 2026-12-01, 2026-12-01T10:00[:30[.250]], with Z, +02:00\n"
+	"         or -0500; no zone is UTC); --kind K matches exactly or, ending\n"
 	"         in '.', as a prefix (e.g. 'review.'); a malformed value is\n"
 	"         an error (exit 2); each body in short (a list by its\n"
-	"         length, a long text cut), --full as its whole JSON; --json\n"
+	"         length, a long text cut), --full as its whole JSON on one\n"
+	"         line (not wrapped); --json\n"
 	"         prints the entries as a JSON array; -n N only the newest N\n"
 	"         of them (still oldest first)\n"
 	"verify   recompute the hash chain and check it against every\n"

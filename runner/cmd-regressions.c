@@ -14,6 +14,7 @@
 
 #include <git2.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "jsonget.h"
 #include "output.h"
@@ -22,17 +23,32 @@
 #include "util.h"
 
 #define STATES "untriaged, acknowledged, invalid or fixed"
+#define ROW_INDENT "     "	/* the lines under a row */
 
+/* An alert in two lines within OUTPUT_WIDTH: id, state, cycle and its
+ * series (engine, model, split, level, metric: wrapped under the row when
+ * the real engines' names make it long), then the change and p under it. */
 static void
 print_row(const json_t *a)
 {
 	char *name = regress_series_name(a), *change = regress_change_text(a);
+	struct output_list l;
+	char *label;
 
-	printf("%-4lld %-12s %-12s %s: %s (%+.1f %%), p %.2g\n",
-	    (long long)jsonget_int(a, "id"), quote_str(jsonget_str(a,
-	    "state")), quote_str(jsonget_str(a, "cycle")), quote_str(name),
-	    quote_str(change), json_number_value(json_object_get(a,
-	    "change_pct")), json_number_value(json_object_get(a, "p_value")));
+	label = xasprintf("%-4lld %-12s %-12s ", (long long)jsonget_int(a,
+	    "id"), quote_str(jsonget_str(a, "state")), quote_str(jsonget_str(a,
+	    "cycle")));
+	output_list_init(&l, label, NULL, 0);
+	l.indent = strlen(ROW_INDENT);
+	output_list_add(&l, "%s", quote_str(name));
+	output_list_print(&l, NULL, NULL);
+	output_list_init(&l, ROW_INDENT, NULL, 0);
+	output_list_add(&l, "%s (%+.1f %%)", quote_str(change),
+	    json_number_value(json_object_get(a, "change_pct")));
+	output_list_add(&l, "p %.2g", json_number_value(json_object_get(a,
+	    "p_value")));
+	output_list_print(&l, NULL, NULL);
+	free(label);
 	free(name);
 	free(change);
 }
@@ -85,18 +101,19 @@ print_show(const json_t *a)
 {
 	const json_t *rec = json_object_get(a, "record"), *x, *b;
 	char *name = regress_series_name(a), *change = regress_change_text(a);
+	struct buf bl = BUF_INIT;
 	size_t i;
 
 	printf("regression alert %lld: %s\n", (long long)jsonget_int(a, "id"),
 	    quote_str(jsonget_str(a, "state")));
-	printf("series:   %s\n", quote_str(name));
-	printf("change:   %s (%+.1f %%, %.1f %% worse; threshold %g %%)\n",
+	output_line(10, "series:   %s", quote_str(name));
+	output_line(10, "change:   %s (%+.1f %%, %.1f %% worse; threshold %g %%)",
 	    quote_str(change), json_number_value(json_object_get(a,
 	    "change_pct")), json_number_value(json_object_get(rec,
 	    "worse_pct")), json_number_value(json_object_get(rec,
 	    "threshold_pct")));
-	printf("test:     Mann-Whitney U = %.1f, z = %.2f, one-sided (%s), "
-	    "p = %.3g (alpha %g); %lld samples now, %lld before\n",
+	output_line(10, "test:     Mann-Whitney U = %.1f, z = %.2f, one-sided "
+	    "(%s), p = %.3g (alpha %g); %lld samples now, %lld before",
 	    json_number_value(json_object_get(rec, "u")),
 	    json_number_value(json_object_get(rec, "z")),
 	    quote_str(jsonget_str(rec, "alternative")),
@@ -104,21 +121,26 @@ print_show(const json_t *a)
 	    json_number_value(json_object_get(rec, "alpha")),
 	    (long long)jsonget_int(rec, "n_after"),
 	    (long long)jsonget_int(rec, "n_before"));
-	printf("before:   %s\n", quote_str(jsonget_str(rec, "before_is")));
+	output_line(10, "before:   %s", quote_str(jsonget_str(rec,
+	    "before_is")));
 	b = json_object_get(rec, "baseline");
-	printf("baseline: cycles");
+	buf_puts(&bl, "baseline: cycles");
 	json_array_foreach(json_object_get(b, "cycles"), i, x)
-		printf("%s %s", i ? "," : "", quote_str(json_string_value(x)));
-	printf("; runs");
+		buf_printf(&bl, "%s %s", i ? "," : "",
+		    quote_str(json_string_value(x)));
+	buf_puts(&bl, "; runs");
 	json_array_foreach(json_object_get(b, "runs"), i, x)
-		printf("%s %s", i ? "," : "", quote_str(json_string_value(x)));
-	printf("\nfound:    cycle %s round %lld, run %s; last seen in %s\n",
+		buf_printf(&bl, "%s %s", i ? "," : "",
+		    quote_str(json_string_value(x)));
+	output_line(10, "%s", buf_cstr(&bl));
+	buf_free(&bl);
+	output_line(10, "found:    cycle %s round %lld, run %s; last seen in %s",
 	    quote_str(jsonget_str(a, "cycle")), (long long)jsonget_int(a,
 	    "round"), quote_str(jsonget_str(a, "run_id")),
 	    quote_str(jsonget_str(a, "last_cycle")));
 	json_array_foreach(json_object_get(rec, "seen"), i, x)
-		printf("seen:     cycle %s round %lld: %.1f (%+.1f %% worse)%s\n",
-		    quote_str(jsonget_str(x, "cycle")),
+		output_line(10, "seen:     cycle %s round %lld: %.1f (%+.1f %% "
+		    "worse)%s", quote_str(jsonget_str(x, "cycle")),
 		    (long long)jsonget_int(x, "round"),
 		    json_number_value(json_object_get(x, "after")),
 		    json_number_value(json_object_get(x, "worse_pct")),
@@ -126,9 +148,9 @@ print_show(const json_t *a)
 		    ": back within the threshold" : "");
 	printf("transitions:\n");
 	json_array_foreach(json_object_get(a, "transitions"), i, x)
-		printf("  %s %s \u2192 %s by %s: %s\n", quote_str(jsonget_str(x,
-		    "time")), json_is_string(json_object_get(x, "from")) ?
-		    quote_str(jsonget_str(x, "from")) : "(new)",
+		output_line(4, "  %s %s \u2192 %s by %s: %s", quote_str(
+		    jsonget_str(x, "time")), json_is_string(json_object_get(x,
+		    "from")) ? quote_str(jsonget_str(x, "from")) : "(new)",
 		    quote_str(jsonget_str(x, "to")), quote_str(jsonget_str(x,
 		    "who")), quote_msg(jsonget_str(x, "reason")));
 	free(name);
@@ -284,12 +306,14 @@ const struct cmd_entry cmd_regressions_entry = {
 	"performance regression alerts, and a maintainer's transition",
 	"Each cycle compares every series (engine x model x split x\n"
 	"concurrency x metric: output_throughput, median_ttft_ms, p99_ttft_ms,\n"
-	"median_tpot_ms, peak_engine_memory_bytes) of its campaign with the last published\n"
-	"cycles measured on the same machine: the Mann-Whitney U test on the\n"
-	"per-request samples (one-sided, p < policy regressions.alpha) and the\n"
-	"figure worse by at least regressions.threshold_pct raise an alert.\n"
+	"median_tpot_ms, peak_engine_memory_bytes) of its campaign with the\n"
+	"last published cycles measured on the same machine: the Mann-Whitney\n"
+	"U test on the per-request samples (one-sided, p < policy\n"
+	"regressions.alpha) and the figure worse by at least\n"
+	"regressions.threshold_pct raise an alert.\n"
 	"list          every alert, oldest first: number, state, the cycle that\n"
-	"              found it, the series, before -> after, change, p-value\n"
+	"              found it, the series; under it before -> after, change,\n"
+	"              p-value\n"
 	"--state S     only alerts in state S: untriaged, acknowledged,\n"
 	"              invalid, fixed\n"
 	"--engine E    only alerts of engine E\n"

@@ -56,14 +56,23 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if (ctx->json)
 		output_json(rows);
 	else
-		json_array_foreach(rows, i, row)
-			printf("%-5lld %-9s %-10s %-20s %s %s\n",
+		json_array_foreach(rows, i, row) {
+			/* author and note, past the line, go under the row,
+			 * wrapped (a triage note names engines) */
+			char *label = xasprintf("%-5lld %-9s %-10s %-24s ",
 			    (long long)json_integer_value(json_object_get(row,
 			    "id")), quote_str(jsonget_str(row, "status")),
 			    quote_str(jsonget_str(row, "source")),
-			    quote_str(jsonget_str(row, "created")),
-			    quote_str(jsonget_str(row, "author")),
-			    quote_str(jsonget_str(row, "note")));
+			    quote_str(jsonget_str(row, "created")));
+			struct output_list l;
+
+			output_list_init(&l, label, NULL, 0);
+			l.indent = 6;
+			output_list_add(&l, "%s %s", quote_str(jsonget_str(row,
+			    "author")), quote_str(jsonget_str(row, "note")));
+			output_list_print(&l, NULL, NULL);
+			free(label);
+		}
 	json_decref(rows);
 	return NULL;
 }

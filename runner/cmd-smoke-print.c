@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "jsonget.h"
+#include "output.h"
 #include "quote.h"
 #include "util.h"
 
@@ -113,6 +115,7 @@ cmd_print_smoke_speed(const json_t *smoke, const char *indent)
 {
 	const json_t *sp = json_object_get(smoke, "speed"), *c, *m;
 	const json_t *pol = json_object_get(sp, "policy");
+	struct buf head = BUF_INIT;
 	char b[48], a[48];
 	size_t i, j;
 
@@ -128,20 +131,23 @@ cmd_print_smoke_speed(const json_t *smoke, const char *indent)
 	}
 	if (json_array_size(json_object_get(sp, "cells")) == 0)
 		return;
+	/* the lines wrap within OUTPUT_WIDTH, further lines 4 deeper */
 	if (json_is_string(json_object_get(sp, "before_is")))
-		printf("%sspeed (before: %s; after: %s; ", indent,
-		    quote_str(jsonget_str(sp, "before_is")),
-		    quote_str(jsonget_str(sp, "after_is")));
+		buf_printf(&head, "before: %s; after: %s", quote_str(
+		    jsonget_str(sp, "before_is")), quote_str(jsonget_str(sp,
+		    "after_is")));
 	else
-		printf("%sspeed (%lld interleaved round%s a side; ", indent,
+		buf_printf(&head, "%lld interleaved round%s a side",
 		    (long long)jsonget_int(sp, "rounds"),
 		    jsonget_int(sp, "rounds") == 1 ? "" : "s");
-	printf("regressions policy: %g %% worse at p < %g):\n",
-	    json_number_value(json_object_get(pol, "threshold_pct")),
-	    json_number_value(json_object_get(pol, "alpha")));
+	output_line(4, "%sspeed (%s; regressions policy: %g %% worse at p < "
+	    "%g):", indent, buf_cstr(&head), json_number_value(
+	    json_object_get(pol, "threshold_pct")), json_number_value(
+	    json_object_get(pol, "alpha")));
+	buf_free(&head);
 	json_array_foreach(json_object_get(sp, "cells"), i, c) {
-		printf("%s  %s %s/%s c=%lld (%lld \u2192 %lld requests): %s\n",
-		    indent, quote_str(jsonget_str(c, "engine")),
+		output_line(4, "%s  %s %s/%s c=%lld (%lld \u2192 %lld requests): "
+		    "%s", indent, quote_str(jsonget_str(c, "engine")),
 		    quote_str(jsonget_str(c, "model")),
 		    quote_str(jsonget_str(c, "split")),
 		    (long long)jsonget_int(c, "concurrency"),

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -56,17 +57,22 @@ stale_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		output_json(rows);
 	else
 		json_array_foreach(rows, i, r) {
-			age = json_object_get(r, "age_days");
-			printf("%-16s %-5s %-7s ",
+			/* the last column wraps under itself within
+			 * OUTPUT_WIDTH */
+			struct output_list l;
+			char *label = xasprintf("%-16s %-5s %-7s ",
 			    quote_str(json_string_value(json_object_get(r,
 			    "engine"))),
 			    quote_str(json_string_value(json_object_get(r,
 			    "kind"))),
 			    quote_str(json_string_value(json_object_get(r,
 			    "status"))));
+
+			age = json_object_get(r, "age_days");
+			output_list_init(&l, label, NULL, 0);
 			if (json_is_number(age))
-				printf("%.0f days since %s (%s; retire after %lld)\n",
-				    json_number_value(age),
+				output_list_add(&l, "%.0f days since %s (%s; "
+				    "retire after %lld)", json_number_value(age),
 				    quote_str(json_string_value(
 				    json_object_get(r, "last_activity"))),
 				    quote_str(json_string_value(
@@ -74,9 +80,11 @@ stale_exec(struct cmd_ctx *ctx, int argc, char **argv)
 				    (long long)json_integer_value(json_object_get(r,
 				    "retirement_days")));
 			else
-				printf("%s\n",
+				output_list_add(&l, "%s",
 				    quote_msg(json_string_value(
 				    json_object_get(r, "detail"))));
+			output_list_print(&l, NULL, NULL);
+			free(label);
 		}
 	json_decref(rows);
 	if (stale > 0)

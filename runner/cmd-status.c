@@ -47,29 +47,42 @@ print_summary(const json_t *sum)
 	const char *key, **keys;
 	size_t i, nkeys;
 
+	struct output_list l;
+	char label[64];
+
 	json_object_foreach((json_t *)cells, key, v)
 		n += json_integer_value(v);
-	printf("cells:    ");
-	if (n == 0)
-		printf("none judged yet");
-	else {
-		printf("%lld: ", (long long)n);
-		keys = cycle_statuses_ordered(cells, &nkeys);
-		for (i = 0; i < nkeys; i++)
-			printf("%s%lld %s", i ? ", " : "", (long long)
-			    jsonget_int(cells, keys[i]), quote_str(keys[i]));
-		free(keys);
-	}
-	printf("\nsnapshot: %s\n", json_is_string(json_object_get(sum,
+	snprintf(label, sizeof(label), "cells:    %lld: ", (long long)n);
+	output_list_init(&l, n == 0 ? "cells:    " : label, NULL, 0);
+	keys = cycle_statuses_ordered(cells, &nkeys);
+	for (i = 0; i < nkeys && n > 0; i++)
+		output_list_add(&l, "%lld %s", (long long)jsonget_int(cells,
+		    keys[i]), quote_str(keys[i]));
+	free(keys);
+	output_list_print(&l, "none judged yet", NULL);
+	printf("snapshot: %s\n", json_is_string(json_object_get(sum,
 	    "published")) ? quote_str(jsonget_str(sum, "published")) :
 	    "none published");
-	printf("waiting:  %lld review%s; %zu incident%s open",
-	    (long long)waiting, waiting == 1 ? "" : "s",
+	snprintf(label, sizeof(label), "waiting:  %lld review%s; %zu "
+	    "incident%s open", (long long)waiting, waiting == 1 ? "" : "s",
 	    json_array_size(open), json_array_size(open) == 1 ? "" : "s");
+	if (json_array_size(open) > 0)
+		strcat(label, ": ");
+	output_list_init(&l, label, NULL, 3);
 	json_array_foreach((json_t *)open, i, v)
-		printf("%s#%lld", i == 0 ? " (" : ", ",
-		    (long long)json_integer_value(v));
-	printf("%s\n", json_array_size(open) > 0 ? ")" : "");
+		output_list_add(&l, "#%lld", (long long)json_integer_value(v));
+	output_list_print(&l, NULL, "warden incident list");
+}
+
+/* One line of status: label and text, wrapped under the text. */
+static void
+print_line(const char *label, const char *text)
+{
+	struct output_list l;
+
+	output_list_init(&l, label, NULL, 0);
+	output_list_add(&l, "%s", text);
+	output_list_print(&l, NULL, NULL);
 }
 
 static void
@@ -77,7 +90,7 @@ print_status(const json_t *s)
 {
 	char d[40];
 	const json_t *eta = json_object_get(s, "eta_s"), *r;
-	size_t i;
+	size_t i, wstep = 0, wstate = 0;
 
 	printf("cycle %s (roster %s): %s, round %lld", quote_str(jsonget_str(s,
 	    "cycle")), quote_str(jsonget_str(s, "roster")),
@@ -94,29 +107,41 @@ print_status(const json_t *s)
 		    span(json_object_get(json_object_get(s, "summary"),
 		    "duration_s"), d, sizeof(d)));
 	print_summary(json_object_get(s, "summary"));
-	if (json_is_string(json_object_get(s, "step")))
-		printf("step:     %s%s%s\n", quote_str(jsonget_str(s, "step")),
+	if (json_is_string(json_object_get(s, "step"))) {
+		char *t = xasprintf("%s%s%s", quote_str(jsonget_str(s, "step")),
 		    json_is_string(json_object_get(s, "what")) ? ": " : "",
 		    quote_str(jsonget_str(s, "what")));
+
+		print_line("step:     ", t);
+		free(t);
+	}
 	if (json_is_number(eta))
 		printf("eta:      %.0f s (%.0f min)\n", json_number_value(eta),
 		    json_number_value(eta) / 60);
 	else if (strcmp(jsonget_str(s, "state"), "running") == 0)
 		printf("eta:      unknown (no earlier cycle to go by yet)\n");
 	if (json_is_string(json_object_get(s, "unrecorded")))
-		printf("official: %s\n", quote_str(jsonget_str(s,
+		print_line("official: ", quote_str(jsonget_str(s,
 		    "unrecorded")));
 	if (json_is_string(json_object_get(s, "blocked")))
-		printf("blocked:  %s\n", quote_str(jsonget_str(s, "blocked")));
+		print_line("blocked:  ", quote_str(jsonget_str(s, "blocked")));
 	else if (strcmp(jsonget_str(s, "state"), "interrupted") == 0)
 		printf("          continue it with 'warden cycle --resume'\n");
 	if (strcmp(jsonget_str(s, "state"), "waiting") == 0)
 		printf("          waiting for review: 'warden review list', then "
 		    "'warden cycle'\n");
+	/* The steps as a table: each column as wide as its widest value. */
+	json_array_foreach(json_object_get(s, "steps"), i, r) {
+		if (strlen(quote_str(jsonget_str(r, "step"))) > wstep)
+			wstep = strlen(quote_str(jsonget_str(r, "step")));
+		if (strlen(quote_str(jsonget_str(r, "state"))) > wstate)
+			wstate = strlen(quote_str(jsonget_str(r, "state")));
+	}
 	json_array_foreach(json_object_get(s, "steps"), i, r)
-		printf("  round %lld %-9s %-8s %12s  from %.8s\n",
-		    (long long)jsonget_int(r, "round"), quote_str(jsonget_str(r,
-		    "step")), quote_str(jsonget_str(r, "state")),
+		printf("  round %lld  %-*s  %-*s  %12s  from %.8s\n",
+		    (long long)jsonget_int(r, "round"), (int)wstep,
+		    quote_str(jsonget_str(r, "step")), (int)wstate,
+		    quote_str(jsonget_str(r, "state")),
 		    span(json_object_get(r, "duration_s"), d, sizeof(d)),
 		    quote_str(jsonget_str(r, "started")) + 11);
 }

@@ -217,7 +217,8 @@ cmd_print_overview(FILE *fp)
 		;
 	others = xcalloc(i + 1, sizeof(*others));
 
-	fprintf(fp, "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
+	fprintf(fp, "usage: warden [--repo DIR] [--json] [--no-pager] [-q | -v] "
+	    "COMMAND [ARGS]\n"
 	    "       warden --version | --help\n\n"
 	    "warden keeps an LLM-serving benchmark honest while the engines it\n"
 	    "measures change. Commands, by task:\n\n");
@@ -295,7 +296,7 @@ cmd_help_json(const struct cmd_entry *entry)
 		json_array_append_new(globals, json_sprintf("--%s",
 		    cmd_global_options[i].name));
 	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s}", "usage",
-	    "warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]",
+	    "warden [--repo DIR] [--json] [--no-pager] [-q | -v] COMMAND [ARGS]",
 	    "global_options", globals, "commands", cmds, "groups", groups,
 	    "exit_codes", codes, "bug_report", PACKAGE_BUGREPORT);
 }

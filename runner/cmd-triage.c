@@ -17,6 +17,7 @@
 
 #include <git2.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "output.h"
 #include "policy.h"
@@ -53,57 +54,63 @@ str_or(const json_t *v, const char *dflt)
 
 /* "commit 1a2b3c4 (review 3) "subject": adapters/engines/x.json" */
 static void
-print_commit(const json_t *x)
+add_commit(struct buf *b, const json_t *x)
 {
 	json_t *p;
 	size_t i;
 
-	printf("commit %.7s", str_or(json_object_get(x, "commit"), "?"));
+	buf_printf(b, "commit %.7s", str_or(json_object_get(x, "commit"), "?"));
 	if (json_integer_value(json_object_get(x, "review")) > 0)
-		printf(" (review %lld)", (long long)json_integer_value(
+		buf_printf(b, " (review %lld)", (long long)json_integer_value(
 		    json_object_get(x, "review")));
-	printf(" \"%s\":", str_or(json_object_get(x, "summary"), ""));
+	buf_printf(b, " \"%s\":", str_or(json_object_get(x, "summary"), ""));
 	json_array_foreach(json_object_get(x, "paths"), i, p)
-		printf("%s %s", i ? "," : "", str_or(p, "?"));
+		buf_printf(b, "%s %s", i ? "," : "", str_or(p, "?"));
 }
 
-/* "shared 1.0 → 2.0 and tok 1.0 → 1.1", or print_commit() */
+/* "shared 1.0 → 2.0 and tok 1.0 → 1.1", or add_commit() */
 static void
-print_culprits(const json_t *culprits)
+add_culprits(struct buf *b, const json_t *culprits)
 {
 	json_t *x;
 	size_t i;
 
 	json_array_foreach((json_t *)culprits, i, x)
 		if (json_is_string(json_object_get(x, "commit"))) {
-			printf("%s", i ? " and " : "");
-			print_commit(x);
+			buf_puts(b, i ? " and " : "");
+			add_commit(b, x);
 		} else
-			printf("%s%s %s \u2192 %s", i ? " and " : "",
+			buf_printf(b, "%s%s %s \u2192 %s", i ? " and " : "",
 			    str_or(json_object_get(x, "package"), "?"),
 			    str_or(json_object_get(x, "from"), "(none)"),
 			    str_or(json_object_get(x, "to"), "(removed)"));
 }
 
+/* The lines of the report wrap within OUTPUT_WIDTH, a line's further
+ * lines HANG deeper than it, deeper than the lines under it. */
+#define HANG 4
+
 static void
 print_suspects(const json_t *suspects)
 {
+	struct output_list l;
 	json_t *s;
 	size_t i;
 
-	printf("  suspects:");
+	output_list_init(&l, "  suspects: ", NULL, 0);
 	json_array_foreach((json_t *)suspects, i, s) {
 		if (i == 6) {
-			printf(" ... (%zu more)", json_array_size(suspects) - i);
+			output_list_add(&l, "... (%zu more)",
+			    json_array_size(suspects) - i);
 			break;
 		}
-		printf("%s %s %s \u2192 %s (%+lld)", i ? "," : "",
+		output_list_add(&l, "%s %s \u2192 %s (%+lld)",
 		    str_or(json_object_get(s, "package"), "?"),
 		    str_or(json_object_get(s, "from"), "(none)"),
 		    str_or(json_object_get(s, "to"), "(removed)"),
 		    (long long)json_integer_value(json_object_get(s, "score")));
 	}
-	printf("\n");
+	output_list_print(&l, NULL, NULL);
 }
 
 static void
@@ -112,44 +119,42 @@ print_search(const json_t *s)
 	const char *kind = str_or(json_object_get(s, "kind"), "?");
 	json_int_t runs = json_integer_value(json_object_get(s, "runs"));
 	json_int_t bound = json_integer_value(json_object_get(s, "bound"));
+	struct buf c = BUF_INIT;
 
-	if (strcmp(kind, "covered") == 0) {
-		printf("  already explained by incident %lld\n",
+	add_culprits(&c, json_object_get(s, "culprits"));
+	if (strcmp(kind, "covered") == 0)
+		output_line(HANG, "  already explained by incident %lld",
 		    (long long)json_integer_value(json_object_get(s,
 		    "incident")));
-		return;
+	else if (strcmp(kind, "commit") == 0) {
+		output_line(HANG, "  culprit: %s", buf_cstr(&c));
+		output_line(HANG, "  confirmed in %lld smoke run%s of official's "
+		    "trees (at most %lld): healthy at its parent, failing at "
+		    "it", (long long)runs, runs == 1 ? "" : "s",
+		    (long long)bound);
+	} else if (strcmp(kind, "single") == 0 ||
+	    strcmp(kind, "own_release") == 0 ||
+	    strcmp(kind, "combination") == 0)
+		output_line(HANG, "  culprit: %s%s, confirmed by pinning back "
+		    "in %lld smoke run%s (one culprit: at most %lld)%s",
+		    strcmp(kind, "own_release") == 0 ? "its own release " : "",
+		    buf_cstr(&c), (long long)runs, runs == 1 ? "" : "s",
+		    (long long)bound, json_is_true(json_object_get(s,
+		    "ddmin")) ? " with ddmin" : "");
+	else {
+		output_line(HANG, "  no culprit confirmed (%s): %s", kind,
+		    str_or(json_object_get(s, "why"), "-"));
+		if (json_object_get(s, "commits") != NULL)
+			output_line(HANG, "  commits on official: %s: %s",
+			    str_or(json_object_get(json_object_get(s,
+			    "commits"), "kind"), "?"), str_or(
+			    json_object_get(json_object_get(s, "commits"),
+			    "why"), "-"));
+		if (json_array_size(json_object_get(s, "culprits")) > 0)
+			output_line(HANG, "  smallest failing set so far: %s",
+			    buf_cstr(&c));
 	}
-	if (strcmp(kind, "commit") == 0) {
-		printf("  culprit: ");
-		print_culprits(json_object_get(s, "culprits"));
-		printf("\n  confirmed in %lld smoke run%s of official's trees "
-		    "(at most %lld): healthy at its parent, failing at it\n",
-		    (long long)runs, runs == 1 ? "" : "s", (long long)bound);
-		return;
-	}
-	if (strcmp(kind, "single") == 0 || strcmp(kind, "own_release") == 0 ||
-	    strcmp(kind, "combination") == 0) {
-		printf("  culprit: %s", strcmp(kind, "own_release") == 0 ?
-		    "its own release " : "");
-		print_culprits(json_object_get(s, "culprits"));
-		printf(", confirmed by pinning back in %lld smoke run%s "
-		    "(one culprit: at most %lld)%s\n", (long long)runs,
-		    runs == 1 ? "" : "s", (long long)bound,
-		    json_is_true(json_object_get(s, "ddmin")) ? " with ddmin" : "");
-		return;
-	}
-	printf("  no culprit confirmed (%s): %s\n", kind,
-	    str_or(json_object_get(s, "why"), "-"));
-	if (json_object_get(s, "commits") != NULL)
-		printf("  commits on official: %s: %s\n", str_or(
-		    json_object_get(json_object_get(s, "commits"), "kind"), "?"),
-		    str_or(json_object_get(json_object_get(s, "commits"),
-		    "why"), "-"));
-	if (json_array_size(json_object_get(s, "culprits")) > 0) {
-		printf("  smallest failing set so far: ");
-		print_culprits(json_object_get(s, "culprits"));
-		printf("\n");
-	}
+	buf_free(&c);
 }
 
 static void
@@ -166,13 +171,14 @@ print_incidents(struct store *store, const json_t *ids, const char *what)
 			werr_free(err);
 			continue;
 		}
-		printf("incident %lld %s (%s): %s\n", (long long)json_integer_value(
-		    id), what, str_or(json_object_get(inc, "state"), "?"),
+		output_line(HANG, "incident %lld %s (%s): %s",
+		    (long long)json_integer_value(id), what, str_or(json_object_get(inc, "state"), "?"),
 		    str_or(json_object_get(inc, "summary"), ""));
 		tr = json_object_get(inc, "transitions");
 		if (strcmp(what, "updated") != 0 && json_array_size(tr) > 0)
-			printf("  %s\n", str_or(json_object_get(json_array_get(tr,
-			    json_array_size(tr) - 1), "reason"), ""));
+			output_line(HANG, "  %s", str_or(json_object_get(
+			    json_array_get(tr, json_array_size(tr) - 1),
+			    "reason"), ""));
 		json_decref(inc);
 	}
 }
@@ -182,11 +188,12 @@ print_report(struct store *store, const struct triage_result *res)
 {
 	const json_t *r = res->report, *engines, *e, *x;
 	const char *engine, *status;
-	size_t nb = 0, nh = 0, i, n;
+	size_t nb = 0, nh = 0, i, n, k;
+	struct buf b = BUF_INIT;
 
 	if (res->cycle == NULL) {
-		printf("%s\n", str_or(json_object_get(r, "why"), "nothing to "
-		    "triage"));
+		output_line(HANG, "%s", str_or(json_object_get(r, "why"),
+		    "nothing to triage"));
 		return;
 	}
 	engines = json_object_get(r, "engines");
@@ -202,23 +209,23 @@ print_report(struct store *store, const struct triage_result *res)
 	json_array_foreach(res->broken, i, x) {
 		engine = json_string_value(x);
 		e = json_object_get(engines, engine);
-		printf("%s: broken (healthy in %s); %zu package%s changed",
-		    engine, str_or(json_object_get(e, "good_cycle"), "?"),
-		    json_object_size(json_object_get(e, "changes")),
-		    json_object_size(json_object_get(e, "changes")) == 1 ? "" :
-		    "s");
 		n = json_array_size(json_object_get(e, "commits"));
+		k = json_object_size(json_object_get(e, "changes"));
+		buf_reset(&b);
+		buf_printf(&b, "%s: broken (healthy in %s); %zu package%s "
+		    "changed", engine, str_or(json_object_get(e, "good_cycle"),
+		    "?"), k, k == 1 ? "" : "s");
 		if (n > 0)
-			printf(", %zu commit%s on official changed what it runs "
-			    "with", n, n == 1 ? "" : "s");
-		printf("\n");
+			buf_printf(&b, ", %zu commit%s on official changed what "
+			    "it runs with", n, n == 1 ? "" : "s");
+		output_line(HANG, "%s", buf_cstr(&b));
 		if (json_array_size(json_object_get(e, "environment")) > 0) {
 			struct buf env = BUF_INIT;
 
 			environment_text(&env, json_object_get(e,
 			    "environment"));
-			printf("  also changed, which no smoke run can test: "
-			    "%s\n", quote_msg(buf_cstr(&env)));
+			output_line(HANG, "  also changed, which no smoke run "
+			    "can test: %s", quote_msg(buf_cstr(&env)));
 			buf_free(&env);
 		}
 		if (json_array_size(json_object_get(json_object_get(r,
@@ -229,7 +236,7 @@ print_report(struct store *store, const struct triage_result *res)
 		    engine));
 	}
 	json_array_foreach(res->cannot_compare, i, x)
-		printf("%s: broken, cannot compare: %s\n",
+		output_line(HANG, "%s: broken, cannot compare: %s",
 		    str_or(json_object_get(x, "engine"), "?"),
 		    str_or(json_object_get(x, "why"), "?"));
 	print_incidents(store, res->reopened, "reopened");
@@ -243,8 +250,9 @@ print_report(struct store *store, const struct triage_result *res)
 	if (res->nothing_broke)
 		printf("nothing broke in cycle %s: nothing to do\n", res->cycle);
 	else if (res->nothing_to_compare)
-		printf("nothing to compare in cycle %s: no engine that failed "
-		    "was healthy in an earlier cycle\n", res->cycle);
+		output_line(HANG, "nothing to compare in cycle %s: no engine "
+		    "that failed was healthy in an earlier cycle", res->cycle);
+	buf_free(&b);
 }
 
 static struct werr *

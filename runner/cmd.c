@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "official.h"
+#include "output.h"
 #include "policy.h"
 #include "quote.h"
 #include "repo.h"
@@ -50,13 +51,15 @@ const struct cmd_entry *const cmd_table[] = {
 	NULL,
 };
 
-enum { OPT_REPO = 0x100, OPT_JSON, OPT_QUIET = 'q', OPT_VERBOSE = 'v' };
+enum { OPT_REPO = 0x100, OPT_JSON, OPT_NO_PAGER, OPT_QUIET = 'q',
+    OPT_VERBOSE = 'v' };
 /* The most options one command may have (the globals come on top). */
 #define CMD_MAX_OPTIONS 40
 
 const struct option cmd_global_options[] = {
 	{ "repo", required_argument, NULL, OPT_REPO },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "no-pager", no_argument, NULL, OPT_NO_PAGER },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ NULL, 0, NULL, 0 },
@@ -71,6 +74,9 @@ cmd_global_option(struct cmd_ctx *ctx, int ch, const char *arg)
 		return 1;
 	case OPT_JSON:
 		ctx->json = 1;
+		return 1;
+	case OPT_NO_PAGER:
+		ctx->no_pager = 1;
 		return 1;
 	case OPT_QUIET:
 		ctx->verbosity = -1;
@@ -332,7 +338,7 @@ cmd_ctx_repo(struct cmd_ctx *ctx, const char **root)
 struct werr *
 cmd_ctx_policy(struct cmd_ctx *ctx, struct policy **policy)
 {
-	const char *root;
+	const char *root, *branch;
 	struct werr *err;
 	char *path;
 
@@ -350,8 +356,12 @@ cmd_ctx_policy(struct cmd_ctx *ctx, struct policy **policy)
 	}
 	err = policy_load_file(&ctx->policy, path, "policy/warden.json", NULL);
 	free(path);
+	if (err == NULL)	/* the name is the clone's, never the file's */
+		err = cmd_ctx_official_branch(ctx, &branch);
 	if (err != NULL)
 		return err;
+	free(ctx->policy->official_branch);
+	ctx->policy->official_branch = xstrdup(branch);
 	*policy = ctx->policy;
 	return NULL;
 }
@@ -400,6 +410,13 @@ cmd_ctx_official_branch(struct cmd_ctx *ctx, const char **branch)
 
 static struct werr *ctx_store_open(struct cmd_ctx *ctx, struct store **store,
     int readonly);
+
+void
+cmd_pager(struct cmd_ctx *ctx)
+{
+	if (!ctx->json && !ctx->no_pager)
+		output_pager_start();
+}
 
 struct werr *
 cmd_ctx_store(struct cmd_ctx *ctx, struct store **store)

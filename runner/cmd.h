@@ -34,6 +34,7 @@ struct cmd_ctx {
 	const char *progname;
 	const char *repo_arg;	/* --repo DIR, or NULL */
 	int json;		/* --json: machine output on stdout */
+	int no_pager;		/* --no-pager: never page (cmd_pager) */
 	int verbosity;		/* -q: -1, default 0, -v: 1; the last wins */
 	char *repo_root;	/* resolved by cmd_ctx_repo() */
 	struct policy *policy;	/* loaded by cmd_ctx_policy() */
@@ -133,6 +134,9 @@ struct werr *cmd_ctx_trusted_policy(struct cmd_ctx *ctx,
  * policy's; the branch need not exist. */
 struct werr *cmd_ctx_official_branch(struct cmd_ctx *ctx,
     const char **branch);
+/* Long output goes through a pager from here on (output_pager_start),
+ * unless --no-pager or --json: for `journal show`. */
+void cmd_pager(struct cmd_ctx *ctx);
 /* Open (creating and migrating) .warden/warden.db. */
 struct werr *cmd_ctx_store(struct cmd_ctx *ctx, struct store **store);
 /* For commands that only read it: store_open_readonly(), so they work on

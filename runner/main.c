@@ -127,7 +127,8 @@ global_words(char **argv, int i, int argc)
 {
 	const char *a = argv[i];
 
-	if (strcmp(a, "--json") == 0 || strcmp(a, "-q") == 0 ||
+	if (strcmp(a, "--json") == 0 || strcmp(a, "--no-pager") == 0 ||
+	    strcmp(a, "-q") == 0 ||
 	    strcmp(a, "-v") == 0 || strcmp(a, "--quiet") == 0 ||
 	    strcmp(a, "--verbose") == 0 || strncmp(a, "--repo=", 7) == 0)
 		return 1;
@@ -163,7 +164,8 @@ static int
 global_usage_error(const char *msg)
 {
 	output_error(msg,
-	    "usage: warden [--repo DIR] [--json] [-q | -v] COMMAND [ARGS]\n"
+	    "usage: warden [--repo DIR] [--json] [--no-pager] [-q | -v] COMMAND "
+	    "[ARGS]\n"
 	    "       warden help");
 	quote_release();
 	return WEXIT_INPUT;
@@ -175,7 +177,7 @@ main(int argc, char **argv)
 	enum { OPT_VERSION = 'V', OPT_HELP = 'h' };
 	static char version_name[] = "version";
 	static char *version_argv[] = { version_name, NULL };
-	struct option opts[8];
+	struct option opts[9];
 	struct cmd_ctx ctx;
 	const struct cmd_entry *entry;
 	struct werr *err;
@@ -270,5 +272,6 @@ run:
 		    errno != 0 ? strerror(errno) : "write error");
 		code = WEXIT_ENV;
 	}
+	output_pager_end();
 	return code;
 }

@@ -55,4 +55,62 @@ void output_error(const char *msg, const char *trailer);
 /* End a live line still drawn (before an error is printed under it). */
 void output_progress_end(void);
 
+/*
+ * Text that grows with the benchmark (cells, engines, entries) fits this
+ * many columns whatever the terminal, as git's and got's do: lists wrap,
+ * long ones are cut with a pointer to where they are whole.
+ */
+#define OUTPUT_WIDTH 80
+
+/*
+ * A list after a label (output-wrap.c): items joined by sep (NULL: ", ")
+ * and wrapped to OUTPUT_WIDTH, each line after the first indented as wide
+ * as the label, or l.indent when set after init: a table's row as the
+ * label and its last text under it (an item that does not fit after the
+ * row starts on the next line); an item wider than a line breaks between
+ * words. At most
+ * max_lines lines (0: no bound): past them, the last line says
+ * "and N more: MORE", MORE where the whole list is (a command). Items are
+ * printed as given: quote what is untrusted before adding it.
+ *
+ *	struct output_list l;
+ *	output_list_init(&l, "gate:      passed ", NULL, 4);
+ *	output_list_add(&l, "%s", quote_str(name));	(for each)
+ *	output_list_print(&l, "none", "warden gate");	(prints, frees)
+ */
+struct output_list {
+	const char *label;
+	const char *sep;
+	size_t max_lines;
+	size_t indent;		/* of the lines after the first */
+	char **item;
+	size_t n, cap;
+};
+void output_list_init(struct output_list *l, const char *label,
+    const char *sep, size_t max_lines);
+void output_list_add(struct output_list *l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Print the list on stdout (none after the label when it is empty, NULL:
+ * nothing) and free its items; returns the lines printed. */
+size_t output_list_print(struct output_list *l, const char *none,
+    const char *more);
+
+/* One line of prose within OUTPUT_WIDTH (output-wrap.c): its leading
+ * blanks kept, the rest wrapped between words, each further line
+ * indented hang columns more than the first. Quote what is untrusted. */
+void output_line(size_t hang, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Long output through a pager, git's way (output-pager.c): only when
+ * stdout is a terminal; the program is $WARDEN_PAGER, else $PAGER, else
+ * "less", with LESS=FRX when LESS is unset (quit if one screen, raw
+ * colour, no clearing); an empty value or "cat" is none. Standard error
+ * goes to it too when it is a terminal. A pager that cannot be started is
+ * no pager. output_pager_end() (main, before exit) closes its input and
+ * waits for it; a signal does the same before it ends warden.
+ */
+void output_pager_start(void);
+void output_pager_end(void);
+
 #endif

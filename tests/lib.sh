@@ -146,6 +146,19 @@ expect_grep() {
 	fi
 }
 
+# unwrap FILE: FILE's lines as warden wrapped them to 80 columns, each on
+# one line again: a line indented 4 or more deeper than the line that
+# began its paragraph continues it (warden wraps prose that way; lines
+# under a line are less deep), joined with a blank.
+unwrap() {
+	awk '{ match($0, /^ */); ind = RLENGTH }
+	    NR > 1 && $0 != "" && ind >= base + 4 {
+		sub(/^ +/, ""); line = line " " $0; next }
+	    NR > 1 { print line }
+	    { line = $0; base = ind }
+	    END { if (NR > 0) print line }' "$1"
+}
+
 # expect_no_grep PATTERN FILE
 expect_no_grep() {
 	if grep -q -e "$1" "$2"; then

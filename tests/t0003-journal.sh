@@ -12,33 +12,41 @@ test_expect_success 'setup: a repository with journal entries' '
 	WARDEN_CYCLE=2026-11-30 warden journal note "in a cycle" >/dev/null
 '
 
+# entries FILE: how many entries journal show printed (a line each, its
+# body indented under it).
+entries() {
+	grep -c "^ *[0-9][0-9]*  " "$1"
+}
+
 test_expect_success 'journal show lists the entries in order' '
 	cd bench && warden journal show >out &&
-	test "$(wc -l <out)" = 5 &&
+	test "$(entries out)" = 5 &&
 	expect_grep "^ *1 .* repo.init " out &&
-	expect_grep "^ *2 .* note  *llama.cpp .*pinned to b5000" out
+	expect_grep "^ *2  .*  note  llama.cpp$" out &&
+	expect_grep "^        text pinned to b5000" out &&
+	! grep -n "^.\{81,\}" out
 '
 
 test_expect_success 'journal show filters by cycle and kind' '
 	cd bench &&
 	warden journal show --cycle 2026-11-30 >out &&
-	test "$(wc -l <out)" = 1 &&
+	test "$(entries out)" = 1 &&
 	warden journal show --kind repo.init >out &&
-	test "$(wc -l <out)" = 1 &&
+	test "$(entries out)" = 1 &&
 	warden journal show --kind repo. >out &&
-	test "$(wc -l <out)" = 1
+	test "$(entries out)" = 1
 '
 
 test_expect_success 'journal show -n N: the newest N entries selected, oldest first' '
 	cd bench &&
 	warden journal show -n 2 >out &&
-	test "$(wc -l <out)" = 2 &&
-	expect_grep "^ *4 .* note .*third note" out &&
-	expect_grep "^ *5 .* note .*in a cycle" out &&
+	test "$(entries out)" = 2 &&
+	expect_grep "^ *4  .*  note$" out && expect_grep "^        text third note" out &&
+	expect_grep "^ *5  .*  note$" out && expect_grep "^        text in a cycle" out &&
 	warden journal show -n 1 --kind note --cycle 2026-11-30 >out &&
-	test "$(wc -l <out)" = 1 &&
+	test "$(entries out)" = 1 &&
 	warden journal show -n 99 >out &&
-	test "$(wc -l <out)" = 5 &&
+	test "$(entries out)" = 5 &&
 	warden journal show -n 0 >out &&
 	test ! -s out &&
 	warden --json journal show -n 3 >out &&

@@ -19,7 +19,7 @@ test_expect_success 'setup: entries at known times' '
 # shown ARGS...: the seqs journal show prints, space separated.
 shown() {
 	warden journal show "$@" >out || return 1
-	awk "{printf \"%s \", \$1}" out
+	awk "/^ *[0-9]+  / {printf \"%s \", \$1}" out
 }
 
 test_expect_success '--since takes a date, a time, a zone' '

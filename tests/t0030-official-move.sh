@@ -71,7 +71,8 @@ test_expect_success 'killed after the move, before the outcome: completed on the
 	expect_grep "^3 *approved" list &&
 	test "$(sqlite3 bench/.warden/warden.db "SELECT merged_commit FROM reviews WHERE id = 3")" = "$(cat moved)" &&
 	warden --repo bench journal show --kind review.approved --full >j &&
-	expect_grep "review/3 .*\"commit\":\"$(cat moved)\"" j &&
+	expect_grep "  review.approved  review/3$" j &&
+	expect_grep "\"commit\":\"$(cat moved)\"" j &&
 	warden --repo bench journal show --kind official.recovered --full >j &&
 	expect_grep "\"op\":\"3\",\"outcome\":\"completed\"" j &&
 	expect_exit 2 warden --repo bench review approve 3 --as "M <m@example.org>" &&

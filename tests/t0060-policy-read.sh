@@ -122,18 +122,23 @@ test_expect_success 'a NUL byte in a workload line is an error at that line, not
 	rm workloads/chat.jsonl
 '
 
-test_expect_success 'review approve takes the official branch from the trusted policy' '
+test_expect_success 'a working tree policy naming another official branch moves nothing' '
 	cd bench &&
 	git branch decoy official &&
-	sed "s/\"official_branch\": \"official\"/\"official_branch\": \"decoy\"/" \
-	    policy/warden.json >p && mv p policy/warden.json &&
-	expect_grep "\"decoy\"" policy/warden.json &&
+	python3 - policy/warden.json <<-PY &&
+	import json, sys
+	p = json.load(open(sys.argv[1]))
+	p["official_branch"] = "decoy"
+	json.dump(p, open(sys.argv[1], "w"), indent=2)
+	PY
 	decoy=$(git rev-parse decoy) &&
 	expect_exit 0 warden review approve 1 --as "M <m@example.org>" &&
 	test "$(git rev-parse decoy)" = "$decoy" &&
 	test "$(git rev-parse official)" != "$decoy" &&
 	git log -1 --format=%B official >msg &&
 	expect_grep "Reviewed-by: M <m@example.org>" msg &&
+	expect_exit 1 warden lint &&
+	expect_grep "policy/warden.json:[0-9]*:[0-9]*: .official_branch. is no longer read: the official branch is named by .git config warden.officialBranch." out &&
 	git checkout -q -- policy/warden.json
 '
 
@@ -148,22 +153,31 @@ test_expect_success 'the trusted policy must be a regular file on the official b
 	expect_grep "policy/warden.json of .official. is not a regular file (mode 120000)" err
 '
 
-test_expect_success 'git config warden.officialBranch names the official branch' '
+test_expect_success 'git config warden.officialBranch alone names the official branch' '
 	rm -rf named && warden init named >/dev/null && cd named &&
 	expect_exit 0 warden patch check ../ok.patch &&
 	git branch -m official release &&
 	expect_exit 3 warden patch check ../ok.patch &&
 	expect_grep "no official branch .official." err &&
 	git config warden.officialBranch release &&
-	expect_exit 3 warden patch check ../ok.patch &&
-	expect_grep "the policy on branch .release. names .official. as the official branch" err &&
-	git checkout -q release &&
-	sed "s/\"official_branch\": \"official\"/\"official_branch\": \"release\"/" \
-	    policy/warden.json >p && mv p policy/warden.json &&
-	git commit -q -am "the official branch is release" &&
-	git checkout -q - &&
 	expect_exit 0 warden patch check ../ok.patch &&
 	expect_grep "checked against refs/heads/release" err
+'
+
+test_expect_success 'a policy that still names the official branch is refused at its line' '
+	cd named &&
+	git checkout -q release &&
+	python3 - policy/warden.json <<-PY &&
+	import json, sys
+	p = json.load(open(sys.argv[1]))
+	p["official_branch"] = "release"
+	json.dump(p, open(sys.argv[1], "w"), indent=2)
+	PY
+	line=$(grep -n "\"official_branch\"" policy/warden.json | cut -d: -f1) &&
+	git commit -q -am "the official branch named in policy too" &&
+	git checkout -q --detach release &&
+	expect_exit 2 warden patch check ../ok.patch &&
+	expect_grep "policy of .release.: policy/warden.json:$line:[0-9]*: .official_branch. is no longer read: the official branch is named by .git config warden.officialBranch. in each clone" err
 '
 
 test_done

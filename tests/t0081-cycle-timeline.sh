@@ -65,7 +65,7 @@ test_expect_success 'one engine moved: updated, the other unchanged' '
 	echo 1.1 >"$TEST_DIR/moving.version" &&
 	expect_exit 0 warden cycle --id c3 &&
 	test "$(update_line c3)" = "still unchanged, moving updated" &&
-	expect_grep "^changed:   moving moving 1.0 -> 1.1$" out
+	expect_grep "^changed:   moving 1.0 -> 1.1: moving$" out
 '
 
 test_done

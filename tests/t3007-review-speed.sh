@@ -68,7 +68,7 @@ test_expect_success 'a bench with a working simulated engine' '
 
 test_expect_success 'a change that leaves the speed alone: no measurable change, on a busy machine' '
 	edit patience "a[\"serve\"][\"ready_timeout_s\"] = 45" &&
-	expect_exit 0 bw review smoke 1 &&
+	expect_exit 0 bw review smoke 1 && unwrap out >out.u && mv out.u out &&
 	expect_grep "^review 1: passes before and after the change$" out &&
 	expect_grep "^  simfix  qwen3-0.6b  chat   1  complete 8/8  complete 8/8$" out &&
 	expect_grep "^  speed (2 interleaved rounds a side; regressions policy: 10 % worse at p < 0.01):$" out &&
@@ -86,7 +86,7 @@ test_expect_success 'a change that leaves the speed alone: no measurable change,
 
 test_expect_success 'a change that makes decode 5x slower: review smoke flags it' '
 	edit slower "$SLOWER" &&
-	expect_exit 1 bw review smoke 2 &&
+	expect_exit 1 bw review smoke 2 && unwrap out >out.u && mv out.u out &&
 	expect_grep "^review 2: passes before and after the change, REGRESSES after it$" out &&
 	expect_grep "^    simfix qwen3-0.6b/chat c=1 (8 → 8 requests): .*slower decode: TPOT p50 [0-9.]* → [0-9.]* ms, p [<=] 0\.0" out &&
 	expect_grep "^      median_tpot_ms .* regressed$" out &&
@@ -108,7 +108,7 @@ test_expect_success 'a change that makes decode 5x slower: review smoke flags it
 '
 
 test_expect_success 'review show renders the verdicts' '
-	expect_exit 0 bw review show 2 &&
+	expect_exit 0 bw review show 2 && unwrap out >out.u && mv out.u out &&
 	expect_grep "^evidence .* smoke: passes before and after the change, REGRESSES after it" out &&
 	expect_grep "^    simfix qwen3-0.6b/chat c=1 (8 → 8 requests): .*slower decode: TPOT p50" out
 '
@@ -121,7 +121,7 @@ test_expect_success 'the agent'"'"'s smoke measures it the same way: its evidenc
 	echo "slower-agent: done"
 	EOF
 	agent_policy bench "agent.command=[\"sh\", \"$TEST_DIR/slower-agent.sh\", \"{prompt_file}\"]" &&
-	expect_exit 0 bw agent run --engine simfix &&
+	expect_exit 0 bw agent run --engine simfix && unwrap out >out.u && mv out.u out &&
 	expect_grep "^smoke:    passes before and after the change, REGRESSES after it$" out &&
 	expect_grep "slower decode: TPOT p50 " out &&
 	id=$(sqlite3 $DB "select max(id) from reviews where source = '"'"'agent'"'"'") &&
@@ -145,7 +145,7 @@ test_expect_success 'pr-check --smoke fails a pull request that slows the engine
 	PY
 	git -C bench commit -q -am "slower" &&
 	git -C bench checkout -q --detach official &&
-	expect_exit 1 bw pr-check official pr-slow --smoke &&
+	expect_exit 1 bw pr-check official pr-slow --smoke && unwrap out >out.u && mv out.u out &&
 	expect_grep "^smoke: passes before and after the change, REGRESSES after it$" out &&
 	expect_grep "slower decode: TPOT p50" out &&
 	expect_grep "^pr-check: FAIL" out

@@ -70,7 +70,7 @@ test_expect_success 'cycle c2: shared 2.0 and selfy 2.0 released; three engines 
 
 test_expect_success 'triage names shared, confirms it by pinning back within the bound, and selfy as its own release' '
 	WARDEN_CYCLE=c2 expect_exit 1 tb triage &&
-	cp out triage.out && cp err triage.err &&
+	unwrap out >triage.out && cp err triage.err &&
 	expect_grep "^cycle c2: 4 engines broken, 2 healthy$" triage.out &&
 	expect_grep "^  culprit: shared 1.0 → 2.0, confirmed by pinning back in 3 smoke runs (one culprit: at most 3)$" triage.out &&
 	expect_grep "^  culprit: its own release selfy 1.0 → 2.0, confirmed by pinning back in 1 smoke run (one culprit: at most 1)$" triage.out &&
@@ -131,13 +131,14 @@ test_expect_success 'one pin patch, clean through the gate, names all three engi
 
 test_expect_success 'incident show: culprit, engines, evidence and transitions' '
 	expect_exit 0 tb incident show 1 &&
-	expect_grep "^incident 1: confirmed$" out &&
-	expect_grep "^culprit:  shared 1.0 → 2.0$" out &&
-	expect_grep "^engines:  mlxlm vmetal vmlx$" out &&
-	expect_grep "^  vmetal: healthy in c1 (manifest [0-9]*), broken in c2 (manifest [0-9]*); 2 changes; single in 2 smoke runs (one culprit: at most 2)$" out &&
-	expect_grep "mlxlm sufficiency pinned {fmt 1.0, tok 1.0}: fail: qwen3-0.6b chat c=1: complete 0/3 all-failed" out &&
-	expect_grep "vmlx confirm pinned {shared 1.0}: pass" out &&
-	expect_grep "(new) → confirmed by warden triage: confirmed by pinning back: healthy with shared back at 1.0, failing with shared 2.0 alone (smoke runs: mlxlm 3, vmetal 2, vmlx 1)$" out &&
+	unwrap out >show.txt &&
+	expect_grep "^incident 1: confirmed$" show.txt &&
+	expect_grep "^culprit:  shared 1.0 → 2.0$" show.txt &&
+	expect_grep "^engines:  mlxlm vmetal vmlx$" show.txt &&
+	expect_grep "^  vmetal: healthy in c1 (manifest [0-9]*), broken in c2 (manifest [0-9]*); 2 changes; single in 2 smoke runs (one culprit: at most 2)$" show.txt &&
+	expect_grep "mlxlm sufficiency pinned {fmt 1.0, tok 1.0}: fail: qwen3-0.6b chat c=1: complete 0/3 all-failed" show.txt &&
+	expect_grep "vmlx confirm pinned {shared 1.0}: pass" show.txt &&
+	expect_grep "(new) → confirmed by warden triage: confirmed by pinning back: healthy with shared back at 1.0, failing with shared 2.0 alone (smoke runs: mlxlm 3, vmetal 2, vmlx 1)$" show.txt &&
 	expect_exit 0 tb incident list &&
 	expect_grep "^1    confirmed     dependency   c2" out &&
 	expect_grep "^2    upstream      own_release  c2" out

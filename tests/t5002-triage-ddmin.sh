@@ -50,7 +50,7 @@ test_expect_success 'cycle c1 healthy; c2 moves pa and pb to 2.0 and pairy break
 '
 
 test_expect_success 'ddmin finds the pair: the incident names pa and pb together' '
-	WARDEN_CYCLE=c2 expect_exit 1 tb triage &&
+	WARDEN_CYCLE=c2 expect_exit 1 tb triage && unwrap out >out.u && mv out.u out &&
 	expect_grep "^  culprit: pa 1.0 → 2.0 and pb 1.0 → 2.0, confirmed by pinning back in 3 smoke runs (one culprit: at most 2) with ddmin$" out &&
 	expect_grep "^incident 1 opened (confirmed): pa 1.0 → 2.0 together with pb 1.0 → 2.0 broke pairy$" out &&
 	expect_grep "failing with pa 2.0 and pb 2.0 together, healthy with any one of them alone" out &&

@@ -75,7 +75,7 @@ test_expect_success 'cycle c2: nothing moved in the packages; enga fails, engb d
 
 test_expect_success 'triage names the community commit, proven at its parent, and the review it came in by' '
 	WARDEN_CYCLE=c2 expect_exit 1 tb triage &&
-	cp out triage.out &&
+	cp out triage.out && unwrap out >out.u && mv out.u out &&
 	expect_grep "^enga: broken (healthy in c1); 0 packages changed, 2 commits on official changed what it runs with$" out &&
 	expect_grep "^  culprit: commit $(cut -c1-7 breaking) (review 1) \"enga: answer faster\": adapters/engines/enga.json$" out &&
 	expect_grep "^  confirmed in 3 smoke runs of official.s trees (at most 3): healthy at its parent, failing at it$" out &&

@@ -65,7 +65,7 @@ test_expect_success 'wheels and a bench: slowy slows down with shared 2.0, stead
 
 test_expect_success 'cycle c1: both engines fast, published' '
 	WARDEN_CYCLE=c1 expect_exit 0 tb cycle &&
-	expect_grep "^cells:     2 (2 ok)$" out &&
+	expect_grep "^cells:     2: 2 ok$" out &&
 	expect_grep "^published: snapshot " out
 '
 
@@ -74,7 +74,7 @@ test_expect_success 'cycle c2: shared 2.0 slows slowy ten-fold; nothing breaks, 
 	    fmt-1.1-py3-none-any.whl wheels/ &&
 	WARDEN_CYCLE=c2 expect_exit 4 tb cycle &&
 	cp out c2.out &&
-	expect_grep "^cells:     2 (2 ok)$" c2.out &&
+	expect_grep "^cells:     2: 2 ok$" c2.out &&
 	expect_grep "^broke:     nothing$" c2.out &&
 	tb --json regressions list >alerts.json &&
 	cycle_json alerts.json \
@@ -119,7 +119,7 @@ test_expect_success 'the incident is confirmed and its pin queued for review, as
 	expect_grep "^incidents: opened #1$" c2.out &&
 	expect_grep "^approve:   warden review approve 2 " c2.out &&
 	expect_grep "^alerts:    #[12] slowy qwen3-0.6b/chat c=1 " c2.out &&
-	tb incident show 1 >inc.txt &&
+	tb incident show 1 >inc.raw && unwrap inc.raw >inc.txt &&
 	expect_grep "^    qwen3-0.6b chat c=1: \(output_throughput\|median_tpot_ms\) [0-9.]* .*regression alert [0-9]*$" inc.txt &&
 	test $(grep -c "^    qwen3-0.6b chat c=1: " inc.txt) -eq $(sort -u inc.txt | grep -c "^    qwen3-0.6b chat c=1: ") &&
 	tb journal verify
@@ -132,7 +132,7 @@ test_expect_success 'the pin carries its speed: the smoke run that failed agains
 	cycle_json rev.json \
 	    "[e for e in j[\"evidence\"] if e[\"kind\"] == \"triage-smoke\"][0][\"body\"][\"speed\"][\"cells\"][0][\"engine\"] == \"slowy\"" \
 	    "[m[\"ratio\"] for m in [e for e in j[\"evidence\"] if e[\"kind\"] == \"triage-smoke\"][0][\"body\"][\"speed\"][\"cells\"][0][\"metrics\"] if m[\"metric\"] == \"median_tpot_ms\"][0] < 0.3" &&
-	tb review show 2 >show.out &&
+	tb review show 2 >show.raw && unwrap show.raw >show.out &&
 	expect_grep "^  speed (before: the smoke runs that failed; after: the smoke runs that passed; regressions policy: 100 % worse at p < 0.01):$" show.out &&
 	expect_grep "^    slowy qwen3-0.6b/chat c=1 (3 → 3 requests): too few samples to tell$" show.out
 '
@@ -160,7 +160,8 @@ test_expect_success 'the pin approved, round 2 is fast again: the alerts and the
 	tb review approve 2 --as "Test Maintainer <maintainer@example.org>" >/dev/null &&
 	expect_exit 0 tb cycle &&
 	expect_grep "^cycle c2 (roster test), round 2: done, exit 0$" out &&
-	expect_grep "^           #2 slowy qwen3-0.6b/chat c=1 median_tpot_ms: .*, back within the threshold, fixed$" out &&
+	summary_alerts out >alerts.txt &&
+	expect_grep "^           #2 slowy qwen3-0.6b/chat c=1 median_tpot_ms: .*, back within the threshold, fixed$" alerts.txt &&
 	expect_grep "^published: snapshot " out &&
 	tb --json regressions list >fixed.json &&
 	cycle_json fixed.json "[a[\"state\"] for a in j] == [\"fixed\", \"fixed\"]" \

@@ -55,7 +55,7 @@ test_expect_success 'cycle c1 healthy; in c2 the machine moved and the engine an
 '
 
 test_expect_success 'triage lists what else changed, and opens an unexplained incident that says so' '
-	WARDEN_CYCLE=c2 expect_exit 1 tb triage &&
+	WARDEN_CYCLE=c2 expect_exit 1 tb triage && unwrap out >out.u && mv out.u out &&
 	expect_grep "^simv: broken (healthy in c1); 0 packages changed$" out &&
 	expect_grep "^  also changed, which no smoke run can test: os Linux 5.10.0-old → Linux 6.1.0-new; toolchain cc: cc (Debian 12.2.0) 12.2.0 → cc (Debian 13.1.0) 13.1.0; model qwen3-0.6b: sha256 aaaaaaaa → sha256 bbbbbbbb$" out &&
 	expect_grep "^incident 1 opened (untriaged): simv broke: its version manifest is the same as in its healthy cycle: not a version change; changed meanwhile, which no smoke run can test: os Linux 5.10.0-old → Linux 6.1.0-new; " out &&
@@ -63,7 +63,7 @@ test_expect_success 'triage lists what else changed, and opens an unexplained in
 '
 
 test_expect_success 'incident show and --json carry the changes' '
-	expect_exit 0 tb incident show 1 &&
+	expect_exit 0 tb incident show 1 && unwrap out >out.u && mv out.u out &&
 	expect_grep "^    also changed, which no smoke run can test: os Linux 5.10.0-old → Linux 6.1.0-new; toolchain cc: " out &&
 	expect_exit 0 tb --json incident show 1 &&
 	python3 - out <<-PY

@@ -11,6 +11,11 @@ q() {
 	sqlite3 bench/.warden/warden.db "$1"
 }
 
+# rows ENGINE FILE: the rows of the table in FILE under ENGINE's line.
+rows() {
+	sed -n "/^$1\$/,/^[^ ]/{/^  /p;}" "$2"
+}
+
 test_expect_success 'a bench with an accurate, a buggy and a crashing engine' '
 	results_bench bench &&
 	fid_adapter bench simgood --accuracy 0.8 --seed 7 &&
@@ -24,10 +29,14 @@ test_expect_success 'a bench with an accurate, a buggy and a crashing engine' '
 test_expect_success 'fidelity scores every cell and prints the table' '
 	expect_exit 0 warden --repo bench fidelity --limit 200 --shots 0 \
 	    --concurrency 4 --run-id f1 &&
+	cols=$(awk "{ if (length > m) m = length } END { print m }" out) &&
+	echo "widest line: $cols" && test "$cols" -le 80 &&
+	unwrap out >out.u && mv out.u out &&
 	expect_grep "^fidelity run f1 (task gmrid-synthetic, sha256 [0-9a-f]\{12\}, 200 of 240 items, synthetic)" out &&
-	expect_grep "^simgood  *qwen3-0.6b  *0 .* complete$" out &&
-	expect_grep "^simbug  *qwen3-0.6b  *0 .* complete$" out &&
-	expect_grep "^simcrash  *qwen3-0.6b  *0 .* server_crash$" out &&
+	rows simgood out >row && expect_grep "^  qwen3-0.6b  *0 .* complete$" row &&
+	rows simbug out >row && expect_grep "^  qwen3-0.6b  *0 .* complete$" row &&
+	rows simcrash out >row &&
+	expect_grep "^  qwen3-0.6b  *0 .* server_crash$" row &&
 	cp out table.out &&
 	test $(grep -c "^cell [1-3]/3 .* answered, weighted F1" err) -eq 2 &&
 	expect_grep "^cell [1-3]/3 simcrash qwen3-0.6b 0-shot: server_crash, [0-9]*/200 answered, no score, " err &&
@@ -60,7 +69,8 @@ test_expect_success 'a crash keeps every item, and its cell has no figures: no s
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"request_failures\"] == 200 - $ok" \
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"accuracy\"] is None" \
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"weighted_f1\"] is None" &&
-	expect_grep "^simcrash  *qwen3-0.6b  *0  *-  *-  *- " table.out &&
+	rows simcrash table.out >row &&
+	expect_grep "^  qwen3-0.6b  *0  *-  *-  *- " row &&
 	q "select detail from fidelity_cells where engine = '"'"'simcrash'"'"'" >detail &&
 	expect_grep "SIGABRT" detail
 '
@@ -88,7 +98,8 @@ test_expect_success 'an imported reference gives the F1 difference in pp and per
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"reference\"][\"delta_pp\"] is None" \
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simcrash\"][0][\"reference\"][\"not_measured\"] == \"server_crash\"" &&
 	warden --repo bench fidelity show f1 >f1r.txt &&
-	expect_grep "^simcrash  *qwen3-0.6b  *0  *-  *-  *-  *- " f1r.txt
+	rows simcrash f1r.txt >row &&
+	expect_grep "^  qwen3-0.6b  *0  *-  *-  *-  *- " row
 '
 
 test_expect_success 'an imported reference with failed answers: they count as wrong, never dropped' '
@@ -107,7 +118,8 @@ test_expect_success 'an imported reference with failed answers: they count as wr
 	    "abs(o[\"rows\"][0][\"accuracy\"] - 228 / 240) < 1e-9" \
 	    "0 < o[\"rows\"][0][\"weighted_f1\"] < 1" &&
 	warden --repo bench fidelity show ref2 >ref2.txt &&
-	expect_grep "^vllm-nulls  *qwen3-0.6b  *0  *[0-9.]*  *[0-9.]*  *95.0 .* 12  *imported$" ref2.txt &&
+	rows vllm-nulls ref2.txt >row &&
+	expect_grep "^  qwen3-0.6b  *0  *[0-9.]*  *[0-9.]*  *95.0 .* 12  *imported$" row &&
 	expect_exit 0 warden --repo bench fidelity import-reference \
 	    --engine vllm-a100 --run-id ref3 ref.jsonl
 '
@@ -149,7 +161,7 @@ test_expect_success 'a run killed inside a cell resumes: the cell runs again, no
 	q "select state, count(*) from fidelity_cells where run_id = '"'"'f2'"'"' group by state order by state" >states &&
 	printf "done|1\nrunning|1\n" >want && expect_equal want states &&
 	expect_exit 0 warden --repo bench fidelity --resume --run-id f2 &&
-	expect_grep "^simgood  *qwen3-0.6b  *5 " out &&
+	rows simgood out >row && expect_grep "^  qwen3-0.6b  *5 " row &&
 	test "$(q "select count(*) from fidelity_cells where run_id = '"'"'f2'"'"' and state = '"'"'done'"'"'")" = 2 &&
 	test "$(q "select count(*) from fidelity_predictions p join fidelity_cells c on c.id = p.cell_id where c.run_id = '"'"'f2'"'"'")" = 60 &&
 	test "$(q "select count(*) from journal where kind = '"'"'fidelity.cell.discard'"'"'")" = 1 &&

@@ -50,8 +50,11 @@ test_expect_success 'the first cycle was healthy and published' '
 '
 
 test_expect_success 'the release broke three engines, each its own way, the adapter change a fourth, and the cycle waited' '
-	expect_grep "^changed:   sim-mlx-lm simmlx 0.31.1 -> 0.31.2, sim-vllm-metal simmlx 0.31.1 -> 0.31.2, sim-vllm-mlx simmlx 0.31.1 -> 0.31.2$" "$DEMO/cycle-2.out" &&
-	expect_grep "^broke:     sim-padded/qwen3-0.6b/chat (crashed), sim-mlx-lm/qwen3-0.6b/chat (crashed), sim-vllm-metal/qwen3-0.6b/chat (crashed), sim-vllm-mlx/qwen3-0.6b/chat (all-failed)$" "$DEMO/cycle-2.out" &&
+	expect_grep "^changed:   simmlx 0.31.1 -> 0.31.2: sim-mlx-lm, sim-vllm-metal, sim-vllm-mlx$" "$DEMO/cycle-2.out" &&
+	expect_grep "^broke:     sim-padded/qwen3-0.6b/chat (crashed),$" "$DEMO/cycle-2.out" &&
+	expect_grep "^           sim-mlx-lm/qwen3-0.6b/chat (crashed),$" "$DEMO/cycle-2.out" &&
+	expect_grep "^           sim-vllm-metal/qwen3-0.6b/chat (crashed),$" "$DEMO/cycle-2.out" &&
+	expect_grep "^           sim-vllm-mlx/qwen3-0.6b/chat (all-failed)$" "$DEMO/cycle-2.out" &&
 	expect_grep "^           newly failing sim-mlx-lm, sim-padded, sim-vllm-metal, sim-vllm-mlx$" "$DEMO/cycle-2.out" &&
 	expect_grep "^incidents: opened #1, #2$" "$DEMO/cycle-2.out" &&
 	expect_grep "^review:    #2 (triage), #3 (triage)$" "$DEMO/cycle-2.out" &&

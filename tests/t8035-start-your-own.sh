@@ -66,7 +66,7 @@ test_expect_success 'with cycle.publish a commit made on official by hand is ado
 	git -C bench commit -q -am "README: a note" &&
 	git -C bench checkout -q --detach official &&
 	note=$(git -C bench rev-parse official | cut -c1-12) &&
-	expect_exit 0 warden --repo bench status &&
+	expect_exit 0 warden --repo bench status && unwrap out >out.u && mv out.u out &&
 	expect_grep "^official: official commit $note is recorded by no journal entry yet: the next publish adopts it" out &&
 	expect_no_grep "^blocked:" out &&
 	expect_exit 0 warden --repo bench cycle &&
@@ -115,7 +115,7 @@ test_expect_success 'a commit made on official outside warden: refused at checko
 	expect_no_grep "^update\|^campaign" err &&
 	warden campaign list >runs.after 2>/dev/null &&
 	expect_equal runs.before runs.after &&
-	expect_exit 0 warden status &&
+	expect_exit 0 warden status && unwrap out >out.u && mv out.u out &&
 	expect_grep "^blocked:  official commit $fix .*warden journal adopt $fix" out &&
 	expect_no_grep "warden cycle --resume" out &&
 	warden --json status >st.json &&

@@ -47,7 +47,6 @@ static const char default_policy[] =
 "                     \"omlx\", \"sglang\", \"hf_transformers\", \"mistral.rs\"]\n"
 "  },\n"
 "  \"default_roster\": \"siliconbench\",\n"
-"  \"official_branch\": \"official\",\n"
 "  \"agent\": {\n"
 "    \"preset\": \"claude-code\",\n"
 "    \"time_limit_s\": 3600,\n"
@@ -407,6 +406,24 @@ static const struct schema s_regressions = { .type = SCHEMA_OBJECT,
 static const struct schema s_schema_version = { .type = SCHEMA_INTEGER, .has_min = 1,
     .min = 1, .has_max = 1, .max = 1 };
 
+/*
+ * The official branch is named in one place, the clone's git config
+ * (policy_official_branch): a policy that still names it would be read by
+ * nobody, so it is refused, where it stands, saying where the name goes.
+ */
+static int
+check_official_branch(const json_t *v, struct buf *why)
+{
+	(void)v;
+	buf_puts(why, "is no longer read: the official branch is named by "
+	    "'git config warden.officialBranch' in each clone (default "
+	    "'official'); remove the field, and set the git config if it "
+	    "named another branch");
+	return -1;
+}
+static const struct schema s_official_branch = { .type = SCHEMA_ANY,
+    .check = check_official_branch };
+
 static const struct schema_field f_policy[] = {
 	{ "schema", &s_schema_version, 1 },
 	{ "allowlist", &s_strings1, 1 },
@@ -418,7 +435,7 @@ static const struct schema_field f_policy[] = {
 	{ "models", &s_strings1, 1 },
 	{ "rosters", &s_rosters, 1 },
 	{ "default_roster", &s_string, 1 },
-	{ "official_branch", &s_string, 1 },
+	{ "official_branch", &s_official_branch, 0 },
 	{ "agent", &s_agent, 1 },
 	{ "retirement_days", &s_pos_int, 1 },
 	{ "store", &s_store, 1 },

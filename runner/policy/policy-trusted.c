@@ -7,10 +7,11 @@
  * calls policy_load_trusted().
  *
  * The one thing that cannot come from the official tree is that branch's
- * name: it is `git config warden.officialBranch`, else "official" (the
- * policy's default), and the policy found there must name the same
- * branch. Neither a patch nor a pull request can change a repository's
- * git config, and the working tree is never read.
+ * name: it is `git config warden.officialBranch`, else "official", and
+ * nowhere else (policy/warden.json's 'official_branch' is refused: a name
+ * read from a tree would have to be found on the branch it names).
+ * Neither a patch nor a pull request can change a repository's git
+ * config, and the working tree is never read.
  *
  * Reads blobs only; never writes, never prints.
  */
@@ -26,7 +27,6 @@
 
 #define POLICY_PATH "policy/warden.json"
 #define OFFICIAL_CONFIG "warden.officialBranch"
-#define OFFICIAL_DEFAULT "official"
 
 char *
 policy_official_branch(git_repository *repo)
@@ -41,7 +41,14 @@ policy_official_branch(git_repository *repo)
 		out = xstrdup(name.ptr);
 	git_buf_dispose(&name);
 	git_config_free(cfg);
-	return out != NULL ? out : xstrdup(OFFICIAL_DEFAULT);
+	return out != NULL ? out : xstrdup(POLICY_OFFICIAL_DEFAULT);
+}
+
+void
+policy_set_official(struct policy *p, git_repository *repo)
+{
+	free(p->official_branch);
+	p->official_branch = policy_official_branch(repo);
 }
 
 int
@@ -132,6 +139,8 @@ policy_load_commit(struct policy **out, git_repository *repo,
 	    POLICY_PATH, NULL);
 	if (err != NULL)
 		err = werr_wrap(err, "policy of '%s'", rev);
+	else
+		policy_set_official(*out, repo);
 out:
 	buf_free(&text);
 	return err;
@@ -158,16 +167,6 @@ policy_load_trusted(struct policy **out, git_oid *commit_out,
 	}
 	if ((err = policy_load_commit(out, repo, commit, branch)) != NULL)
 		goto out;
-	if (strcmp((*out)->official_branch, branch) != 0) {
-		err = werr_new(WEXIT_ENV, "the policy on branch '%s' names "
-		    "'%s' as the official branch; run 'git config %s %s' if "
-		    "that is the official branch", branch,
-		    (*out)->official_branch, OFFICIAL_CONFIG,
-		    (*out)->official_branch);
-		policy_free(*out);
-		*out = NULL;
-		goto out;
-	}
 	if (commit_out != NULL)
 		git_oid_cpy(commit_out, git_commit_id(commit));
 out:

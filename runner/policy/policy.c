@@ -329,7 +329,7 @@ policy_load_buffer(struct policy **out, const char *text, size_t len,
 		i++;
 	}
 	p->default_roster = xstrdup(str(doc, "default_roster"));
-	p->official_branch = xstrdup(str(doc, "official_branch"));
+	p->official_branch = xstrdup(POLICY_OFFICIAL_DEFAULT);
 	o = json_object_get(doc, "agent");
 	policy_agent_load(p, o);
 	p->agent.time_limit_s = num(o, "time_limit_s");

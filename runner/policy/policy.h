@@ -85,6 +85,11 @@ struct policy {
 	char *default_roster;
 	struct strlist models;
 
+	/* The official branch: never read from the file, whose
+	 * 'official_branch' is refused. `git config warden.officialBranch`
+	 * (policy_official_branch), set by the loaders that have the
+	 * repository (policy_load_trusted, policy_load_commit,
+	 * policy_set_official); POLICY_OFFICIAL_DEFAULT otherwise. */
 	char *official_branch;
 	struct {
 		struct strlist command;	/* argv template, see agent.h;
@@ -211,15 +216,21 @@ int policy_check_pin_spec(const json_t *v, struct buf *why);
  * Policy from git (policy-trusted.c). The trusted policy is the one on
  * the official branch's tip: what patch, review and journal commands use,
  * whatever the working tree holds. The official branch is named by
- * `git config warden.officialBranch` (default "official"), and its policy
- * must name it too. Blobs only: a symlink or an oversized blob is refused.
+ * `git config warden.officialBranch` (default "official") only: a policy
+ * that names it is refused. Blobs only: a symlink or an oversized blob is
+ * refused.
  */
 struct git_repository;
 struct git_commit;
 struct git_oid;
 
-/* The official branch's name (caller frees). */
+#define POLICY_OFFICIAL_DEFAULT "official"
+/* The official branch's name: `git config warden.officialBranch`, else
+ * POLICY_OFFICIAL_DEFAULT, the one place it is named (caller frees). */
 char *policy_official_branch(struct git_repository *repo);
+/* Set p->official_branch from repo's config (a policy loaded from a
+ * working tree's file). */
+void policy_set_official(struct policy *p, struct git_repository *repo);
 /* Is there a git repository at repo_root with its official branch? */
 int policy_official_exists(const char *repo_root);
 /*
