@@ -329,7 +329,7 @@ const struct cmd_entry cmd_regressions_entry = {
 	"Examples:\n"
 	"  warden regressions --state untriaged\n"
 	"  warden regressions show 3\n"
-	"  warden regressions set 3 invalid --reason \"throttled\" --by \"Ann "
-	"<ann@localhost>\"\n",
+	"  warden regressions set 3 invalid --reason throttled --by \"Ann "
+	"<ann@lab>\"\n",
 	regressions_exec,
 };

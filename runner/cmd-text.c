@@ -11,7 +11,9 @@
 
 #include <jansson.h>
 
+#include "buf.h"
 #include "cmd.h"
+#include "output.h"
 #include "quote.h"
 #include "util.h"
 
@@ -68,18 +70,59 @@ const struct cmd_exit_code cmd_exit_codes[] = {
 	{ 0, NULL },
 };
 
+/*
+ * Print prefix and the words of text (len bytes) after it, a blank
+ * between, within OUTPUT_WIDTH columns, breaking only at a blank outside
+ * brackets (so "[--json [--per-request]]" stays whole) and, when brk is
+ * not 0, only at one after brk (a list "a b, c d"); each further line
+ * is indented one column past prefix, which is how warden wraps
+ * (tests/lib.sh's unwrap joins them again).
+ */
+static void
+print_wrapped(FILE *fp, const char *prefix, const char *text, size_t len,
+    char brk)
+{
+	size_t hang = strlen(prefix) + 1, col = hang - 1, i = 0, start;
+	int depth;
+
+	fputs(prefix, fp);
+	for (;;) {
+		while (i < len && text[i] == ' ')
+			i++;
+		if (i == len)
+			break;
+		for (start = i, depth = 0; i < len && (text[i] != ' ' ||
+		    depth > 0 || (brk != 0 && text[i - 1] != brk)); i++)
+			depth += text[i] == '[' ? 1 : text[i] == ']' ? -1 : 0;
+		if (col > hang && col + 1 + (i - start) > OUTPUT_WIDTH) {
+			fprintf(fp, "\n%*s", (int)hang, "");
+			col = hang;
+		} else {
+			fputc(' ', fp);
+			col++;
+		}
+		fprintf(fp, "%.*s", (int)(i - start), text + start);
+		col += i - start;
+	}
+	fputc('\n', fp);
+}
+
 void
 cmd_print_usage(FILE *fp, const struct cmd_entry *entry)
 {
 	const char *u = entry->usage;
 	const char *nl;
+	char *prefix;
 	int first = 1;
 
 	/* usage may hold several synopsis lines separated by '\n'. */
 	do {
 		nl = strchr(u, '\n');
-		fprintf(fp, "%s warden %s %.*s\n", first ? "usage:" : "      ",
-		    entry->name, nl != NULL ? (int)(nl - u) : (int)strlen(u), u);
+		prefix = xasprintf("%s warden %s", first ? "usage:" : "      ",
+		    entry->name);
+		print_wrapped(fp, prefix, u, nl != NULL ? (size_t)(nl - u) :
+		    strlen(u), 0);
+		free(prefix);
 		first = 0;
 		u = nl != NULL ? nl + 1 : NULL;
 	} while (u != NULL);
@@ -121,16 +164,18 @@ exits_of(const struct cmd_entry *entry)
 static void
 print_exit_codes(FILE *fp, const struct cmd_entry *entry)
 {
+	struct buf b = BUF_INIT;
 	unsigned mask = exits_of(entry);
 	size_t i;
 	int n = 0;
 
-	fputs("Exit status:", fp);
 	for (i = 0; cmd_exit_codes[i].meaning != NULL; i++)
 		if (mask & EXIT(cmd_exit_codes[i].code))
-			fprintf(fp, "%s %d %s", n++ ? "," : "",
+			buf_printf(&b, "%s %d %s", n++ ? "," : "",
 			    cmd_exit_codes[i].code, cmd_exit_codes[i].meaning);
-	fputs(".\n", fp);
+	buf_puts(&b, ".");
+	print_wrapped(fp, "Exit status:", buf_cstr(&b), b.len, ',');
+	buf_free(&b);
 }
 
 /* Edits (insert, delete, substitute, swap two neighbours) from a to b. */
@@ -198,12 +243,17 @@ static void
 print_group(FILE *fp, const char *title, const char *const *names)
 {
 	const struct cmd_entry *e;
+	char *name;
 	size_t i;
 
 	fprintf(fp, "%s:\n", title);
 	for (i = 0; names[i] != NULL; i++)
-		if ((e = cmd_find(names[i])) != NULL)
-			fprintf(fp, "  %-11s %s\n", e->name, e->summary);
+		if ((e = cmd_find(names[i])) != NULL) {
+			name = xasprintf("  %-11s", e->name);
+			print_wrapped(fp, name, e->summary, strlen(e->summary),
+			    0);
+			free(name);
+		}
 	fputc('\n', fp);
 }
 

@@ -121,15 +121,15 @@ test_expect_success 'a mistyped command: did you mean, exit 2, one message' '
 '
 
 test_expect_success 'each command help lists only the exit codes it can return' '
-	warden help cycle >out &&
+	warden help cycle >raw && unwrap raw >out &&
 	expect_grep "^Exit status: 0 ok, 1 a problem found, 2 usage or input error, 3 environment error, 4 waiting for review\.$" out &&
 	for c in campaign gate lint review triage; do
-		warden help $c >out &&
+		warden help $c >raw && unwrap raw >out &&
 		expect_grep "^Exit status: 0 ok, 1 a problem found, 2 usage or input error, 3 environment error\.$" out || exit 1
 	done &&
-	warden help init >out &&
+	warden help init >raw && unwrap raw >out &&
 	expect_grep "^Exit status: 0 ok, 2 usage or input error, 3 environment error\.$" out &&
-	warden help version >out &&
+	warden help version >raw && unwrap raw >out &&
 	expect_grep "^Exit status: 0 ok, 3 environment error\.$" out &&
 	warden --json help >h.json &&
 	python3 -c "import json; d = json.load(open(\"h.json\")); w = [c[\"name\"] for c in d[\"commands\"] if 4 in c[\"exit_codes\"]]; assert w == [\"cycle\"], w"
@@ -140,6 +140,20 @@ test_expect_success 'cycle --id names a new cycle; a bad id is a usage error' '
 	expect_grep "^warden: .--id ../x. is not a cycle id" err &&
 	warden help cycle >out &&
 	expect_grep "^  --id ID " out
+'
+
+test_expect_success 'warden help and every command help fit 80 columns, usage wrapped whole' '
+	warden help >out &&
+	awk "length > 80 { print FILENAME \": \" \$0; bad = 1 } END { exit bad }" out &&
+	for c in $(warden help | sed -n "s/^  \([a-z][a-z-]*\) .*/\1/p"); do
+		warden help $c >out &&
+		awk "length > 80 { print \"$c: \" \$0; bad = 1 } END { exit bad }" out ||
+		exit 1
+	done &&
+	warden help campaign >raw &&
+	test $(grep -c "^  *\[" raw) -ge 1 &&
+	unwrap raw >out &&
+	expect_grep "^usage: warden campaign \[--roster R\] .* \[--progress-interval S\] \[--json \[--per-request\]\]" out
 '
 
 test_done
