@@ -344,6 +344,22 @@ repo_relative(const char *path, const char *root)
 	return path;
 }
 
+/* A command to copy, after prefix (as wide as INDENT): one line, or where
+ * that passes OUTPUT_WIDTH, broken before its " --as " with a backslash,
+ * so that it still pastes whole into a shell. */
+static void
+print_command(const char *prefix, const char *cmd)
+{
+	const char *as = strstr(cmd, " --as ");
+
+	if (strlen(INDENT) + strlen(cmd) <= OUTPUT_WIDTH || as == NULL) {
+		printf("%s%s\n", prefix, cmd);
+		return;
+	}
+	printf("%s%.*s \\\n" INDENT "    %s\n", prefix, (int)(as - cmd), cmd,
+	    as + 1);
+}
+
 static void
 print_summary(const json_t *res, const char *root)
 {
@@ -419,7 +435,7 @@ print_summary(const json_t *res, const char *root)
 			    n - i);
 			break;
 		}
-		printf("%s%s\n", i ? INDENT : "approve:   ",
+		print_command(i ? INDENT : "approve:   ",
 		    quote_str(json_string_value(v)));
 	}
 	if (strcmp(jsonget_str(res, "state"), "waiting") == 0)

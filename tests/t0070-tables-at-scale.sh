@@ -2,8 +2,9 @@
 # t0070: what warden prints fits 80 columns at the benchmark's scale. Nine
 # engines with the real engines' names (1 model x 2 splits x 3 levels: 54
 # cells; 162 with three models), pip engines installed by the substitute
-# shim, sharing two dependencies; a release of one breaks six of them. The
-# cycle summary groups the version changes by what moved and the broken
+# shim, sharing two dependencies; a release of one breaks five of them and
+# an adapter commit a sixth, and triage names both culprits (its scratch
+# installs run the same shim, in the sandbox). The cycle summary groups the version changes by what moved and the broken
 # cells by engine, and cuts what is past its bound with a count and the
 # command that shows it whole; `gate`, `status`, `journal show`,
 # `incident list|show` (failing cells grouped), `review list`, `campaign
@@ -106,7 +107,7 @@ test_expect_success 'the second cycle: changes grouped by what moved, cut with a
 	PY
 	cycle_commit bench "omlx: a new flag" &&
 	rc=0 && WARDEN_CYCLE=c2 warden --repo bench cycle >c2.out 2>c2.err || rc=$? &&
-	test "$rc" = 1 &&
+	test "$rc" = 4 &&
 	cat c2.out &&
 	cols c2.out &&
 	expect_grep "^changed:   common 1.0 -> 1.1: llama.cpp, ollama, mlx-lm, vllm-metal, vllm-mlx,$" c2.out &&
@@ -118,13 +119,16 @@ test_expect_success 'the second cycle: changes grouped by what moved, cut with a
 	expect_grep "^           vllm-mlx: 2 cells crashed, omlx: 2 cells crashed,$" c2.out &&
 	expect_grep "^           sglang: 2 cells all-failed, hf-transformers: 2 cells all-failed$" c2.out &&
 	expect_grep "^journal:   git show official:journals/c2.md$" c2.out &&
+	grep -Fqx "approve:   warden review approve 3 \\" c2.out &&
+	grep -Fqx "               --as \"Test Maintainer <maintainer@example.org>\"" c2.out &&
 	warden --repo bench versions --diff c1 c2 >diff.out &&
 	expect_grep "shared" diff.out
 '
 
 test_expect_success 'gate: the table and its failures within 80 columns, the rest counted' '
-	expect_exit 0 warden --repo bench gate &&
+	expect_exit 1 warden --repo bench gate &&
 	cp out gate.out &&
+	expect_grep "^gate over results [0-9a-f]*: campaign c2-r1-campaign;$" gate.out &&
 	cols gate.out &&
 	expect_grep "^engine  *complete fidelity coverage result   tok/s   GiB  RAM hint growth$" gate.out &&
 	expect_grep "^llama.cpp  *✓  *✓  *✓  *pass" gate.out &&
@@ -155,20 +159,26 @@ test_expect_success 'journal show: each entry a line and its body wrapped, withi
 test_expect_success 'incidents, reviews, campaigns and triage within 80 columns' '
 	expect_exit 0 warden --repo bench incident list &&
 	cp out incidents.out && cols incidents.out &&
-	test "$(grep -c "^[1-6]    untriaged  *[a-z_]*  *c2$" incidents.out)" = 6 &&
-	expect_grep "^     hf-transformers broke" incidents.out &&
-	for i in 1 2 3 4 5 6; do
+	test "$(grep -c "^[12]    confirmed  *[a-z]*  *c2$" incidents.out)" = 2 &&
+	expect_grep "^     shared 1.0 → 2.0 broke mlx-lm, vllm-metal, vllm-mlx, sglang and$" incidents.out &&
+	expect_grep "^     hf-transformers$" incidents.out &&
+	for i in 1 2; do
 		warden --repo bench incident show $i >show$i.out &&
 		cols show$i.out || exit 1
 	done &&
-	expect_grep "^engines:  mlx-lm$" show1.out &&
+	expect_grep "^engines:  mlx-lm vllm-metal vllm-mlx sglang hf-transformers$" show1.out &&
 	expect_grep "^    not_ready 0/2 crashed: qwen3-0.6b chat c=1,8,16, qwen3-0.6b agent c=1,8,16$" show1.out &&
-	expect_grep "^    complete 0/2 all-failed: qwen3-0.6b chat c=1,8,16, qwen3-0.6b agent c=1,8,16$" show6.out &&
+	expect_grep "^    complete 0/2 all-failed: qwen3-0.6b chat c=1,8,16, qwen3-0.6b agent c=1,8,16$" show1.out &&
+	expect_grep "^    and 1 more line: warden --json incident show 1$" show1.out &&
 	expect_no_grep "^    qwen3-0.6b" show1.out &&
+	expect_grep "^culprit:  commit [0-9a-f]\{40\} \"omlx: a new flag\"$" show2.out &&
+	expect_grep "^proposal: triage: incident 2: revert [0-9a-f]* (review 2), which broke omlx:$" show2.out &&
 	expect_exit 0 warden --repo bench review list &&
 	cp out reviews.out && cols reviews.out &&
 	expect_grep "^1     approved  community  [0-9T:.Z-]*$" reviews.out &&
 	expect_grep "^      Contributor <c@example.org> nine engines$" reviews.out &&
+	expect_grep "^3     pending   triage     [0-9T:.Z-]*$" reviews.out &&
+	expect_grep "^      in mlx-lm, vllm-metal, vllm-mlx, sglang and hf-transformers$" reviews.out &&
 	expect_exit 0 warden --repo bench campaign list && cols out &&
 	expect_exit 0 warden --repo bench stale && cols out &&
 	expect_grep "^hf-transformers  pip   unknown no release dates for .hf_transformers.: policy$" out &&
@@ -180,11 +190,14 @@ test_expect_success 'incidents, reviews, campaigns and triage within 80 columns'
 	cols out &&
 	expect_exit 1 warden --repo bench triage --cycle c2 &&
 	cp out triage.out && cols triage.out &&
+	expect_grep "^cycle c2: 6 engines broken, 3 healthy$" triage.out &&
 	expect_grep "^hf-transformers: broken (healthy in c1); 3 packages changed$" triage.out &&
 	expect_grep "^  suspects: common 1.0 → 1.1 (+3), shared 1.0 → 2.0 (+3),$" triage.out &&
 	expect_grep "^            hf-transformers 1.0 → 2.0 (+1)$" triage.out &&
-	expect_grep "^incident 6 updated (untriaged): hf-transformers broke: pinning back every$" triage.out &&
-	expect_grep "^    changed package does not make it healthy$" triage.out
+	expect_grep "^omlx: broken (healthy in c1); 3 packages changed, 1 commit on official changed$" triage.out &&
+	test "$(grep -c "^  already explained by incident 1$" triage.out)" = 5 &&
+	expect_grep "^incident 1 updated (confirmed): shared 1.0 → 2.0 broke mlx-lm, vllm-metal,$" triage.out &&
+	expect_grep "^    vllm-mlx, sglang and hf-transformers$" triage.out
 '
 
 test_done

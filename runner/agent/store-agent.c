@@ -198,10 +198,7 @@ store_agent_engine_sweeps(struct store *store, const char *engine,
 	    (err = store_prepare(store, &st, "SELECT s.run_id FROM "
 	    "campaign_sweeps s JOIN campaign_runs r ON r.run_id = s.run_id "
 	    "WHERE s.engine = ? AND s.state = 'done' "
-	    /* not a smoke run of another tree (an agent's) or of another
-	     * environment (triage's) */
-	    "AND json_extract(r.provenance, '$.tree') IS NULL "
-	    "AND json_extract(r.provenance, '$.env_dirs') IS NULL "
+	    "AND " STORE_CAMPAIGN_MEASURED_RUN " "
 	    "AND s.run_id NOT LIKE 'agent-%' ORDER BY s.id DESC LIMIT 1")) != NULL)
 		return err;
 	store_bind_text(st, 1, engine);

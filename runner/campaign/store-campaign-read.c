@@ -285,8 +285,9 @@ store_campaign_run_latest(struct store *store, char **run_id)
 	struct werr *err;
 
 	*run_id = NULL;
-	if ((err = store_prepare(store, &st, "SELECT run_id FROM campaign_runs "
-	    "WHERE state = 'done' ORDER BY finished DESC, rowid DESC LIMIT 1"))
+	if ((err = store_prepare(store, &st, "SELECT run_id FROM campaign_runs r "
+	    "WHERE state = 'done' AND " STORE_CAMPAIGN_MEASURED_RUN " "
+	    "ORDER BY finished DESC, rowid DESC LIMIT 1"))
 	    != NULL)
 		return err;
 	if (sqlite3_step(st) == SQLITE_ROW)

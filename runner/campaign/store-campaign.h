@@ -221,7 +221,16 @@ void campaign_sweep_names(json_t *sweep);
  * [...], "engine_bytes": [...]}, seconds from its first sample. */
 struct werr *store_campaign_memory_json(struct store *store, int64_t sweep_id,
     json_t **out);
-/* The newest finished run (*run_id NULL if none). */
+/*
+ * SQL: campaign run r (the table's alias must be r) is measured evidence,
+ * not a smoke run of another tree (an agent's change, a pull request) nor
+ * of other environments (triage's scratch installs).
+ */
+#define STORE_CAMPAIGN_MEASURED_RUN \
+	"json_extract(r.provenance, '$.tree') IS NULL AND " \
+	"json_extract(r.provenance, '$.env_dirs') IS NULL"
+/* The newest finished measured run (*run_id NULL if none): what `warden
+ * gate` judges by default, never a smoke or triage scratch run. */
 struct werr *store_campaign_run_latest(struct store *store, char **run_id);
 
 #endif

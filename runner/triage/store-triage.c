@@ -10,15 +10,10 @@
 #include <sqlite3.h>
 
 #include "journal.h"
+#include "store-campaign.h"
 #include "store-json.h"
 #include "store-triage.h"
 #include "util.h"
-
-/* A campaign run that is some cycle's evidence: not a smoke run of
- * another tree (the agent's) or of another environment (triage's). */
-#define EVIDENCE_RUN \
-	"json_extract(r.provenance, '$.tree') IS NULL AND " \
-	"json_extract(r.provenance, '$.env_dirs') IS NULL"
 
 static char *
 dump(const json_t *v)
@@ -66,7 +61,7 @@ store_triage_cycles(struct store *store, json_t **out)
 
 	if ((err = store_prepare(store, &st, "SELECT j.cycle FROM journal j "
 	    "JOIN campaign_runs r ON r.run_id = j.subject "
-	    "WHERE j.kind = 'campaign.run.start' AND " EVIDENCE_RUN " "
+	    "WHERE j.kind = 'campaign.run.start' AND " STORE_CAMPAIGN_MEASURED_RUN " "
 	    "GROUP BY j.cycle ORDER BY min(j.seq)")) != NULL)
 		return err;
 	return strings(store, st, out);
@@ -81,7 +76,7 @@ store_triage_cycle_runs(struct store *store, const char *cycle, json_t **out)
 	if ((err = store_prepare(store, &st, "SELECT r.run_id FROM journal j "
 	    "JOIN campaign_runs r ON r.run_id = j.subject "
 	    "WHERE j.kind = 'campaign.run.start' AND j.cycle = ?1 AND "
-	    EVIDENCE_RUN " ORDER BY j.seq")) != NULL)
+	    STORE_CAMPAIGN_MEASURED_RUN " ORDER BY j.seq")) != NULL)
 		return err;
 	store_bind_text(st, 1, cycle);
 	return strings(store, st, out);
