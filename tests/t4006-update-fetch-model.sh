@@ -20,8 +20,8 @@ cp "$TOP_SRCDIR/tests/fixtures/update/fake-ollama" "$TEST_DIR/bin/ollama"
 PATH="$TEST_DIR/bin:$PATH"
 export PATH
 
-# dir_digest DIR: the directory digest as doc/update.md defines it, computed
-# with the shell tools the definition names.
+# dir_digest DIR: the directory digest warden-update(1) defines, computed
+# with the shell tools doc/update.md names.
 dir_digest() {
 	(cd "$1" && find -L . -name '.?*' -prune -o -type f -print |
 	    sed 's|^\./||' | LC_ALL=C sort |
