@@ -83,9 +83,12 @@ test_expect_success() {
 	_desc=$1
 	_body=$2
 	test_count=$((test_count + 1))
+	[ -z "${WARDEN_TEST_TIMES:-}" ] || _t0=$(date +%s%N)
 	if (cd "$TEST_DIR" && set -e && eval "$_body") \
 	    >"$TEST_DIR/.out.$test_count" 2>&1; then
 		echo "ok $test_count - $_desc"
+		[ -z "${WARDEN_TEST_TIMES:-}" ] ||
+		    echo "# $(( ($(date +%s%N) - _t0) / 1000000 )) ms"
 	else
 		echo "not ok $test_count - $_desc"
 		sed 's/^/# /' "$TEST_DIR/.out.$test_count"
@@ -179,6 +182,23 @@ expect_equal() {
 # free_port: print a TCP port on 127.0.0.1 that nothing listens on now.
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_until SECONDS CONDITION: poll the shell condition every 0.1 s
+# until it holds; fails after SECONDS, so an && chain stops there. Use it
+# rather than "n=0; while ...": a ";" inside a test body ends its && chain,
+# and set -e ignores a failure anywhere but at a chain's end, so what came
+# before would fail unseen.
+wait_until() {
+	_wu_n=$(( $1 * 10 ))
+	while ! eval "$2"; do
+		if [ "$_wu_n" -le 0 ]; then
+			echo "timed out after $1 s waiting until: $2"
+			return 1
+		fi
+		sleep 0.1
+		_wu_n=$((_wu_n - 1))
+	done
 }
 
 # wait_http URL [SECONDS]: wait until URL answers 200.

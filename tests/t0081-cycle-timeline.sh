@@ -37,6 +37,9 @@ test_expect_success 'setup: a bench of two engines, each versioned by a file' '
 	p["rosters"][p["default_roster"]] = ["still", "moving"]
 	p["cycle"]["fidelity"] = False
 	p["cycle"]["publish"] = False
+	# only the update step is asserted: a small campaign
+	p["cycle"]["limit"] = 2
+	p["campaign"]["concurrency"] = [1]
 	json.dump(p, open("policy/warden.json", "w"), indent=2)
 	PY
 	git add -A && git commit -q -m "two engines" &&

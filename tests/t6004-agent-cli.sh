@@ -179,21 +179,22 @@ test_expect_success 'an agent program that does not exist is an environment erro
 
 test_expect_success 'a warden killed mid-run leaves a row that reads interrupted, then is marked so' '
 	agent_use bench sleeper &&
-	("$WARDEN" --repo "$TEST_DIR/bench" agent run --engine simfix >/dev/null 2>&1 &
-	    echo $! >warden.pid; wait) &
-	n=0; while [ ! -e bench/.warden/agent/5/tmp/started ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done &&
-	test -e bench/.warden/agent/5/tmp/started &&
+	{ ("$WARDEN" --repo "$TEST_DIR/bench" agent run --engine simfix >/dev/null 2>&1 &
+	    echo $! >warden.pid; wait) & } &&
+	wait_until 120 "ls bench/.warden/agent/*/tmp/started >/dev/null 2>&1" &&
+	started=$(ls bench/.warden/agent/*/tmp/started) &&
+	id=$(echo "$started" | sed "s|.*/agent/\([0-9]*\)/tmp/started|\1|") &&
+	test "$(sqlite3 bench/.warden/warden.db "select max(id) from agent_runs")" = "$id" &&
 	kill -9 $(cat warden.pid) &&
-	n=0; while kill -0 $(cat warden.pid) 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done &&
-	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = 5")" = running &&
-	expect_exit 0 bw agent show 5 &&
-	expect_grep "^agent run 5: interrupted$" out &&
+	wait_until 60 "! kill -0 $(cat warden.pid) 2>/dev/null" &&
+	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = $id")" = running &&
+	expect_exit 0 bw agent show $id &&
+	expect_grep "^agent run $id: interrupted$" out &&
 	agent_use bench env-dump &&
 	expect_exit 1 bw agent run --engine simfix &&
-	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = 5")" = interrupted &&
+	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = $id")" = interrupted &&
 	bw journal verify &&
-	n=0; while [ "$(ps -eo args | grep -c "^sleep 271828")" != 0 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done &&
-	test "$(ps -eo args | grep -c "^sleep 271828")" = 0
+	wait_until 60 "test \"\$(ps -eo args | grep -c \"^sleep 271828\")\" = 0"
 '
 
 test_expect_success 'agent.sandbox is one of required, best-effort, off' '

@@ -85,7 +85,7 @@ test_expect_success_if $NET '"host" reaches the local port; it is the rule that 
 	expect_grep "connected to 127.0.0.1:" bench/.warden/agent/2/agent.log &&
 	expect_grep "sent a datagram to 127.0.0.1:" bench/.warden/agent/2/agent.log &&
 	expect_grep "connection to the tcp" connections &&
-	n=0; while ! grep -q "datagram to the udp" connections && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done &&
+	wait_until 30 "grep -q \"datagram to the udp\" connections" &&
 	expect_grep "datagram to the udp" connections &&
 	! grep -q "ssh agent" connections &&
 	no_secret

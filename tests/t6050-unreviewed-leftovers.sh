@@ -147,8 +147,8 @@ test_expect_success 'a killed run leaves its folder; the next unreviewed run rem
 
 test_expect_success 'a maintainer reads the store while an agent runs: the run is not quarantined' '
 	agent_use bench wait-then-fix &&
-	("$WARDEN" --repo "$TEST_DIR/bench" agent run --engine simfix >run.out 2>run.err; echo $? >run.rc) &
-	n=0; while [ -z "$(ls bench/.warden/agent/*/tmp/started 2>/dev/null)" ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done &&
+	{ ("$WARDEN" --repo "$TEST_DIR/bench" agent run --engine simfix >run.out 2>run.err; echo $? >run.rc) & } &&
+	wait_until 120 "ls bench/.warden/agent/*/tmp/started >/dev/null 2>&1" &&
 	started=$(ls bench/.warden/agent/*/tmp/started) &&
 	id=$(echo "$started" | sed "s|.*/agent/\([0-9]*\)/tmp/started|\1|") &&
 	bw agent show "$id" >/dev/null &&
@@ -159,7 +159,7 @@ test_expect_success 'a maintainer reads the store while an agent runs: the run i
 	bw campaign list >/dev/null &&
 	bw status >/dev/null &&
 	touch "$(dirname "$started")/go" &&
-	n=0; while [ ! -e run.rc ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done &&
+	wait_until 300 "test -e run.rc" &&
 	expect_grep "^agent run $id: queued" run.out &&
 	test "$(sqlite3 bench/.warden/warden.db "select state from agent_runs where id = $id")" = queued
 '
