@@ -72,20 +72,24 @@ const struct cmd_exit_code cmd_exit_codes[] = {
 
 /*
  * Print prefix and the words of text (len bytes) after it, a blank
- * between, within OUTPUT_WIDTH columns, breaking only at a blank outside
- * brackets (so "[--json [--per-request]]" stays whole) and, when brk is
- * not 0, only at one after brk (a list "a b, c d"); each further line
- * is indented one column past prefix, which is how warden wraps
- * (tests/lib.sh's unwrap joins them again).
+ * between, as a list (output_list: within OUTPUT_WIDTH columns, each
+ * further line indented one column past prefix, which tests/lib.sh's
+ * unwrap joins again) whose items are the words, but that a blank inside
+ * brackets does not end one (so "[--json [--per-request]]" stays whole)
+ * nor, when brk is not 0, a blank after anything but brk (a list
+ * "a b, c d").
  */
 static void
 print_wrapped(FILE *fp, const char *prefix, const char *text, size_t len,
     char brk)
 {
-	size_t hang = strlen(prefix) + 1, col = hang - 1, i = 0, start;
+	struct output_list l;
+	char *label = xasprintf("%s ", prefix);
+	size_t i = 0, start;
 	int depth;
 
-	fputs(prefix, fp);
+	output_list_init(&l, label, " ", 0);
+	l.fp = fp;
 	for (;;) {
 		while (i < len && text[i] == ' ')
 			i++;
@@ -94,17 +98,10 @@ print_wrapped(FILE *fp, const char *prefix, const char *text, size_t len,
 		for (start = i, depth = 0; i < len && (text[i] != ' ' ||
 		    depth > 0 || (brk != 0 && text[i - 1] != brk)); i++)
 			depth += text[i] == '[' ? 1 : text[i] == ']' ? -1 : 0;
-		if (col > hang && col + 1 + (i - start) > OUTPUT_WIDTH) {
-			fprintf(fp, "\n%*s", (int)hang, "");
-			col = hang;
-		} else {
-			fputc(' ', fp);
-			col++;
-		}
-		fprintf(fp, "%.*s", (int)(i - start), text + start);
-		col += i - start;
+		output_list_add(&l, "%.*s", (int)(i - start), text + start);
 	}
-	fputc('\n', fp);
+	output_list_print(&l, NULL, NULL);
+	free(label);
 }
 
 void

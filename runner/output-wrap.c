@@ -53,6 +53,7 @@ output_list_init(struct output_list *l, const char *label, const char *sep,
 	l->sep = sep != NULL ? sep : ", ";
 	l->max_lines = max_lines;
 	l->indent = columns(label, strlen(label));
+	l->fp = stdout;
 }
 
 void
@@ -111,12 +112,26 @@ layout_break(struct layout *o, const char *sep)
 	layout_newline(o);
 }
 
-/* Put text (glued to what precedes by glue, "" at a line's start) on the
- * lines, breaking before it when it does not fit. */
-static void
-layout_put(struct layout *o, const char *glue, const char *text, size_t len)
+/* Columns of sep's punctuation: what a line that breaks after an item
+ * ends with (layout_break). */
+static size_t
+punctuation(const char *sep)
 {
-	size_t w = columns(text, len), g = o->fresh ? 0 :
+	size_t k = strlen(sep);
+
+	while (k > 0 && sep[k - 1] == ' ')
+		k--;
+	return columns(sep, k);
+}
+
+/* Put text (glued to what precedes by glue, "" at a line's start) on the
+ * lines, breaking before it when it, and the tail columns that may
+ * follow it on its line (a separator's comma), do not fit. */
+static void
+layout_put(struct layout *o, const char *glue, const char *text, size_t len,
+    size_t tail)
+{
+	size_t w = columns(text, len) + tail, g = o->fresh ? 0 :
 	    columns(glue, strlen(glue));
 	/* a fresh continuation line is as far left as text goes; the first
 	 * line, after its label, may be further right than the indent */
@@ -129,14 +144,14 @@ layout_put(struct layout *o, const char *glue, const char *text, size_t len)
 		o->col += g;
 	}
 	buf_add(&o->line[o->n - 1], text, len);
-	o->col += w;
+	o->col += w - tail;
 	o->fresh = 0;
 }
 
 /* An item wider than a line: word by word (the blanks between two words
  * kept, dropped where the line breaks), a word too wide cut. */
 static void
-layout_words(struct layout *o, const char *glue, const char *s)
+layout_words(struct layout *o, const char *glue, const char *s, size_t tail)
 {
 	const char *end, *gap;
 	size_t len, room, k;
@@ -167,7 +182,8 @@ layout_words(struct layout *o, const char *glue, const char *s)
 			s += k;
 			len -= k;
 		}
-		layout_put(o, blanks, s, len);
+		layout_put(o, blanks, s, len, strchr(s + len, ' ') == NULL ?
+		    tail : 0);
 		free(blanks);
 		first = 0;
 		s += len;
@@ -189,12 +205,14 @@ output_list_print(struct output_list *l, const char *none, const char *more)
 		buf_puts(&o.line[0], none);
 	for (i = 0; i < l->n; i++) {
 		const char *glue = i > 0 ? l->sep : "";
-		size_t w = columns(l->item[i], strlen(l->item[i]));
+		size_t tail = i + 1 < l->n ? punctuation(l->sep) : 0;
+		size_t w = columns(l->item[i], strlen(l->item[i])) + tail;
 
 		if (o.indent + w > OUTPUT_WIDTH)
-			layout_words(&o, glue, l->item[i]);
+			layout_words(&o, glue, l->item[i], tail);
 		else
-			layout_put(&o, glue, l->item[i], strlen(l->item[i]));
+			layout_put(&o, glue, l->item[i], strlen(l->item[i]),
+			    tail);
 		o.ended[o.n - 1] = i + 1;
 	}
 	keep = o.n;
@@ -215,12 +233,12 @@ output_list_print(struct output_list *l, const char *none, const char *more)
 		while (o.line[i].len > 0 &&
 		    o.line[i].data[o.line[i].len - 1] == ' ')
 			o.line[i].len--;	/* a label alone on its line */
-		fwrite(o.line[i].data, 1, o.line[i].len, stdout);
-		putchar('\n');
+		fwrite(o.line[i].data, 1, o.line[i].len, l->fp);
+		fputc('\n', l->fp);
 	}
 	if (keep < o.n) {
 		shown = o.ended[keep - 1];
-		printf("%*sand %zu more%s%s\n", (int)o.indent, "",
+		fprintf(l->fp, "%*sand %zu more%s%s\n", (int)o.indent, "",
 		    l->n - shown, more != NULL ? ": " : "",
 		    more != NULL ? more : "");
 	}

@@ -13,6 +13,8 @@
 #ifndef WARDEN_OUTPUT_H
 #define WARDEN_OUTPUT_H
 
+#include <stdio.h>
+
 #include <jansson.h>
 
 /* Put stdout and stderr behind the terminal guard (once, before a
@@ -71,7 +73,10 @@ void output_progress_end(void);
  * words. At most
  * max_lines lines (0: no bound): past them, the last line says
  * "and N more: MORE", MORE where the whole list is (a command). Items are
- * printed as given: quote what is untrusted before adding it.
+ * printed as given: quote what is untrusted before adding it. A line
+ * ends with sep's punctuation where it breaks, counted in its width.
+ * Printed on stdout, or l.fp when set after init (help on a usage error
+ * goes to standard error).
  *
  *	struct output_list l;
  *	output_list_init(&l, "gate:      passed ", NULL, 4);
@@ -83,6 +88,7 @@ struct output_list {
 	const char *sep;
 	size_t max_lines;
 	size_t indent;		/* of the lines after the first */
+	FILE *fp;		/* where it is printed */
 	char **item;
 	size_t n, cap;
 };
@@ -90,7 +96,7 @@ void output_list_init(struct output_list *l, const char *label,
     const char *sep, size_t max_lines);
 void output_list_add(struct output_list *l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Print the list on stdout (none after the label when it is empty, NULL:
+/* Print the list on l->fp (none after the label when it is empty, NULL:
  * nothing) and free its items; returns the lines printed. */
 size_t output_list_print(struct output_list *l, const char *none,
     const char *more);

@@ -164,6 +164,49 @@ test_line_hangs_and_keeps_blanks(void **state)
 	assert_non_null(strstr(s, "  log:\n      xxx"));
 }
 
+/* An item that reaches the last column exactly moves to the next line:
+ * the comma its line would end with is counted; and l.fp is where the
+ * list goes. */
+static void
+test_list_comma_within_the_width(void **state)
+{
+	struct output_list l;
+	FILE *fp;
+	char text[256];
+	size_t n;
+
+	(void)state;
+	/* "label: " (7) + 60 + ", " + 11 = 80: the item fits, its comma
+	 * would not */
+	output_list_init(&l, "label: ", NULL, 0);
+	output_list_add(&l, "%060d", 0);
+	output_list_add(&l, "%011d", 1);
+	output_list_add(&l, "next");
+	output_list_print(&l, NULL, NULL);
+	assert_string_equal(printed(),
+	    "label: 000000000000000000000000000000000000000000000000000000000000,\n"
+	    "       00000000001, next\n");
+	/* the last item has no comma after it: it may reach column 80 */
+	output_list_init(&l, "label: ", NULL, 0);
+	output_list_add(&l, "%060d", 0);
+	output_list_add(&l, "%011d", 1);
+	output_list_print(&l, NULL, NULL);
+	assert_string_equal(printed(),
+	    "label: 000000000000000000000000000000000000000000000000000000000000, "
+	    "00000000001\n");
+	assert_non_null(fp = tmpfile());
+	output_list_init(&l, "usage: warden x ", " ", 0);
+	l.fp = fp;
+	output_list_add(&l, "[--json]");
+	output_list_print(&l, NULL, NULL);
+	assert_string_equal(printed(), "");
+	rewind(fp);
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	text[n] = '\0';
+	assert_string_equal(text, "usage: warden x [--json]\n");
+	fclose(fp);
+}
+
 int
 main(void)
 {
@@ -175,6 +218,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_row_text_goes_under_the_row,
 		    capture, release),
 		cmocka_unit_test_setup_teardown(test_line_hangs_and_keeps_blanks,
+		    capture, release),
+		cmocka_unit_test_setup_teardown(test_list_comma_within_the_width,
 		    capture, release),
 	};
 
