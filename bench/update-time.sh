@@ -156,20 +156,8 @@ echo "git mirror: $COMMITS commits, $(du -sk mirror.git/objects | cut -f1) KB of
 
 for b in $BUILDS; do
 	(WARDEN=$(warden_of "$b") && bench_init "git-$b")
-	python3 - "git-$b" "https://example.org/bench/engine" "$dir/mirror.git" <<'PY'
-import json, sys
-d, url, mirror = sys.argv[1:4]
-a = {"schema": 1, "name": "gitengine", "api": "openai-chat",
-     "source": {"kind": "git", "url": url, "track": "tag", "ref": "b*",
-                "build": [["true"]]},
-     "serve": {"argv": ["{env_dir}/src/server", "--port", "{port}"],
-               "health": "/health"}}
-json.dump(a, open(d + "/adapters/engines/gitengine.json", "w"), indent=2)
-pol = json.load(open(d + "/policy/warden.json"))
-pol["rosters"]["test"].append("gitengine")
-pol["update"]["mirrors"] = {url: "file://" + mirror}
-json.dump(pol, open(d + "/policy/warden.json", "w"), indent=2)
-PY
+	git_mirror_adapter "git-$b" "https://example.org/bench/engine" \
+	    "$dir/mirror.git"
 	: >"$dir/seen-$b"
 done
 # git_update WHAT: each build's update, then the packs that update wrote.

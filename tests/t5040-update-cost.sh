@@ -99,21 +99,8 @@ test_expect_success 'a mirror with a history, another remote s branch, tag b1' '
 	 git checkout -q main 2>/dev/null || git checkout -q -) &&
 	git -C mirror.git tag -a -m b1 b1 main~3 &&
 	bench_init bench2 &&
-	python3 - bench2 "$TEST_DIR/mirror.git" <<-\PY &&
-	import json, sys
-	d, mirror = sys.argv[1:3]
-	url = "https://upstream.invalid/engine.git"
-	a = {"schema": 1, "name": "gitengine", "api": "openai-chat",
-	     "source": {"kind": "git", "url": url, "track": "tag", "ref": "b*",
-	                "build": [["true"]]},
-	     "serve": {"argv": ["{env_dir}/src/server", "--port", "{port}"],
-	               "health": "/health"}}
-	json.dump(a, open(d + "/adapters/engines/gitengine.json", "w"), indent=2)
-	pol = json.load(open(d + "/policy/warden.json"))
-	pol["rosters"]["test"].append("gitengine")
-	pol["update"]["mirrors"] = {url: "file://" + mirror}
-	json.dump(pol, open(d + "/policy/warden.json", "w"), indent=2)
-	PY
+	git_mirror_adapter bench2 https://upstream.invalid/engine.git \
+	    "$TEST_DIR/mirror.git" &&
 	(cd bench2 && expect_exit 0 warden update) &&
 	expect_grep "^gitengine: updated" bench2/out &&
 	expect_grep "^  gitengine (none) → b1$" bench2/out
