@@ -123,12 +123,14 @@ test_expect_success 'a mistyped command: did you mean, exit 2, one message' '
 test_expect_success 'each command help lists only the exit codes it can return' '
 	warden help cycle >raw && unwrap raw >out &&
 	expect_grep "^Exit status: 0 ok, 1 a problem found, 2 usage or input error, 3 environment error, 4 waiting for review\.$" out &&
-	for c in campaign gate lint review triage; do
+	for c in gate lint patch review triage; do
 		warden help $c >raw && unwrap raw >out &&
 		expect_grep "^Exit status: 0 ok, 1 a problem found, 2 usage or input error, 3 environment error\.$" out || exit 1
 	done &&
-	warden help init >raw && unwrap raw >out &&
-	expect_grep "^Exit status: 0 ok, 2 usage or input error, 3 environment error\.$" out &&
+	for c in init campaign snapshot; do
+		warden help $c >raw && unwrap raw >out &&
+		expect_grep "^Exit status: 0 ok, 2 usage or input error, 3 environment error\.$" out || exit 1
+	done &&
 	warden help version >raw && unwrap raw >out &&
 	expect_grep "^Exit status: 0 ok, 3 environment error\.$" out &&
 	warden --json help >h.json &&

@@ -61,6 +61,18 @@ test_expect_success 'every command help ends with the exit codes and the manual'
 	done
 '
 
+test_expect_success 'a command help names the exit codes its page names, no more' '
+	for c in $(warden help | sed -n "s/^  \([a-z][a-z-]*\) .*/\1/p"); do
+		man=$(sed -n "/^# EXIT STATUS/,/^# [A-Z]/p" "$TOP_SRCDIR/doc/warden-$c.1.md" |
+		    grep -o "\*\*[0-9]\*\*" | tr -d "*" | sort -u | tr "\n" " ") &&
+		warden help $c >raw &&
+		help=$(unwrap raw | sed -n "s/^Exit status: //p" |
+		    tr "," "\n" | sed -n "s/^ *\([0-9]\) .*/\1/p" | sort -u | tr "\n" " ") &&
+		test -n "$man" &&
+		test "$man" = "$help" || { echo "$c: page [$man] help [$help]"; exit 1; }
+	done
+'
+
 test_expect_success 'warden help groups every command by task, in text and --json' '
 	warden help --json >help.json &&
 	warden help >help.txt &&
