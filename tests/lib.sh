@@ -4,7 +4,9 @@
 # test_expect_success, then test_done. Output is TAP, read by automake's
 # tap-driver. Each test body runs in a subshell with `set -e`, in the
 # script's scratch directory $TEST_DIR; state carries between tests only
-# through files. On failure the scratch directory is kept and its path
+# through files. set -e ignores a failure anywhere but at the end of an
+# && chain: join a body's statements with && (tests/check-chains.py,
+# run by t0018, finds a chain a newline or ";" ends). On failure the scratch directory is kept and its path
 # printed.
 #
 #   . "$TOP_SRCDIR/tests/lib.sh"
@@ -84,8 +86,13 @@ test_expect_success() {
 	_body=$2
 	test_count=$((test_count + 1))
 	[ -z "${WARDEN_TEST_TIMES:-}" ] || _t0=$(date +%s%N)
-	if (cd "$TEST_DIR" && set -e && eval "$_body") \
-	    >"$TEST_DIR/.out.$test_count" 2>&1; then
+	# A statement of its own, not an if's condition nor part of an &&
+	# or || list: there the shell ignores set -e inside the subshell
+	# too, and a failing statement that ends no chain would go unseen.
+	(cd "$TEST_DIR" && set -e && eval "$_body") \
+	    >"$TEST_DIR/.out.$test_count" 2>&1
+	_rc=$?
+	if [ "$_rc" -eq 0 ]; then
 		echo "ok $test_count - $_desc"
 		[ -z "${WARDEN_TEST_TIMES:-}" ] ||
 		    echo "# $(( ($(date +%s%N) - _t0) / 1000000 )) ms"

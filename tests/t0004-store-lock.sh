@@ -50,7 +50,7 @@ test_expect_success 'a lock held by something that is not warden is reported' '
 '
 
 test_expect_success 'concurrent writers keep the chain intact' '
-	cd bench
+	cd bench &&
 	for i in 1 2 3 4 5 6; do
 		warden journal note "burst $i" >/dev/null &
 	done &&

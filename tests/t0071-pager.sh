@@ -30,7 +30,7 @@ test_expect_success 'a bench with a note' '
 '
 
 test_expect_success_if "$have_script" 'on a terminal: $PAGER, with LESS=FRX' '
-	rm -f paged && unset LESS WARDEN_PAGER 2>/dev/null;
+	rm -f paged && { unset LESS WARDEN_PAGER 2>/dev/null || :; } &&
 	PAGER="$TEST_DIR/pager" on_tty "$WARDEN" --repo bench journal show &&
 	test "$(cat paged)" = "pager LESS=FRX" &&
 	expect_grep "paged note" paged.out &&

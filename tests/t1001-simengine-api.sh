@@ -163,9 +163,9 @@ test_expect_success 'a JSON profile sets options and flags after it override' '
 
 test_expect_success 'SIGTERM while a stream is in flight exits 0 promptly' '
 	sim_start s --itl 200 --output-tokens 100 || exit 1
-	rm -f stream
-	chat s "$(user_body "long")" >stream &
-	cpid=$!
+	rm -f stream &&
+	{ chat s "$(user_body "long")" >stream & } &&
+	cpid=$! &&
 	n=0 &&
 	until grep -q "\"content\"" stream 2>/dev/null; do
 		n=$((n + 1)); [ $n -lt 1200 ] || exit 1; sleep 0.05

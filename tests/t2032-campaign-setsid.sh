@@ -26,7 +26,7 @@ test_expect_success 'a bench whose engine server calls setsid' '
 	bench_init bench &&
 	sim_adapter bench simsetsid --itl 1 --prefill-rate 50000 &&
 	bench_policy bench "campaign.concurrency=[1, 2]" "caps.warmups=1" &&
-	python3 - bench <<-\EOF
+	python3 - bench <<-\EOF &&
 	import json, sys
 	path = sys.argv[1] + "/adapters/engines/simsetsid.json"
 	a = json.load(open(path))

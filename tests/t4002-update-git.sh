@@ -158,7 +158,7 @@ test_expect_success 'stale flags an upstream quiet past retirement_days' '
 	cd bench &&
 	git init -q --bare ../quiet.git &&
 	(cd ../work && git push -q ../quiet.git "b999^{commit}:refs/heads/main" b999) &&
-	python3 - "$TEST_DIR" <<PY
+	python3 - "$TEST_DIR" <<PY &&
 import json, sys; p = "adapters/engines/llama.json"; a = json.load(open(p))
 a["source"]["url"] = "file://" + sys.argv[1] + "/quiet.git"
 json.dump(a, open(p, "w"))

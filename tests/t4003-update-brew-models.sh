@@ -104,7 +104,7 @@ a[\"source\"][\"pin\"] = \"0.5.0\"; json.dump(a, open(p, \"w\"))" &&
 # A `none` engine whose fetch_model copies weights from a "hub" directory.
 test_expect_success 'a bench engine with model weights and fetch_model' '
 	mkdir -p hub && printf "weights v1" >hub/model.bin &&
-	python3 - "$TEST_DIR" <<PY
+	python3 - "$TEST_DIR" <<PY &&
 import json, sys, hashlib
 t = sys.argv[1]
 d = "bench"

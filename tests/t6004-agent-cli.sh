@@ -87,7 +87,7 @@ test_expect_success 'list and show, in text and JSON' '
 	expect_grep "^1  *no-change  *engine  *simfix " out &&
 	expect_grep "^2  *no-change " out &&
 	expect_exit 0 bw --json agent list &&
-	python3 -c "import json; d=json.load(open(\"out\")); assert [r[\"id\"] for r in d] == [1, 2] and d[0][\"state\"] == \"no-change\""
+	python3 -c "import json; d=json.load(open(\"out\")); assert [r[\"id\"] for r in d] == [1, 2] and d[0][\"state\"] == \"no-change\"" &&
 	expect_exit 0 bw --json agent show 1 &&
 	python3 -c "import json; d=json.load(open(\"out\")); r=d[\"record\"]; assert r[\"exit\"][\"exit_code\"] == 0 and r[\"task\"][\"problem\"][\"engines\"] == [\"simfix\"]" &&
 	expect_exit 0 bw agent show 1 &&

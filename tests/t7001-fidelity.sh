@@ -156,8 +156,8 @@ test_expect_success 'bad input is refused with its file, line and field' '
 '
 
 test_expect_success 'a run killed inside a cell resumes: the cell runs again, nothing twice' '
-	WARDEN_FAULT=fidelity.cell:2 warden --repo bench fidelity --engine simgood \
-	    --shots 0,5 --limit 30 --run-id f2 >/dev/null 2>&1; test $? -ne 0 &&
+	! WARDEN_FAULT=fidelity.cell:2 warden --repo bench fidelity --engine simgood \
+	    --shots 0,5 --limit 30 --run-id f2 >/dev/null 2>&1 &&
 	q "select state, count(*) from fidelity_cells where run_id = '"'"'f2'"'"' group by state order by state" >states &&
 	printf "done|1\nrunning|1\n" >want && expect_equal want states &&
 	expect_exit 0 warden --repo bench fidelity --resume --run-id f2 &&

@@ -134,7 +134,7 @@ test_expect_success 'a crash after the branch moved is finished by the next comm
 	git -C crash checkout -q -B hack2 official~1 &&
 	git -C crash branch -f official hack2 && git -C crash checkout -q --detach official &&
 	measure crash w &&
-	WARDEN_FAULT=official.moved warden --repo crash publish >/dev/null 2>&1; test $? -ne 0 &&
+	! WARDEN_FAULT=official.moved warden --repo crash publish >/dev/null 2>&1 &&
 	moved=$(git -C crash rev-parse official) &&
 	id=$(git -C crash log -1 --format=%B official | sed -n "s/^Warden-Snapshot: \([0-9a-f]*\) .*/\1/p") &&
 	test -n "$id" &&
