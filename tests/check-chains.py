@@ -53,46 +53,6 @@ def strip_line(raw, q):
     return line, q
 
 
-def statements(body):
-    """(depth, text) of each line of a body outside quotes and here-
-    documents; depth counts the compounds open before it."""
-    out, buf, q, heredoc, depth, in_case = [], '', None, None, 0, 0
-    for raw in body.split('\n'):
-        if heredoc:
-            if raw.strip() == heredoc:
-                heredoc = None
-            continue
-        line, q = strip_line(raw, q)
-        buf += line
-        h = HEREDOC.search(line)
-        if h and not q:
-            heredoc = h.group(1)
-        if q:
-            buf += '\n'
-            continue
-        s, buf = buf.strip(), ''
-        if not s:
-            continue
-        out.append((depth, s))
-        bare = re.sub(r'"[^"]*"', '""', s)
-        if re.match(r'case\b', bare):
-            in_case += 1
-            depth += 1
-            continue
-        if re.match(r'esac\b', bare):
-            in_case -= 1
-            depth = max(0, depth - 1)
-            continue
-        if in_case:
-            continue
-        opens = len(re.findall(r'(^|[;&|(]\s*)(for|while|until|if)\b', bare))
-        closes = len(re.findall(r'\b(done|fi)\b', bare))
-        opens += bare.count('{') + bare.count('(')
-        closes += bare.count('}') + bare.count(')')
-        depth = max(0, depth + opens - closes)
-    return out
-
-
 def unquoted(s):
     """s with what quotes and command substitutions hold blanked out, so
     that only the shell's own words and operators are left."""
@@ -112,8 +72,11 @@ def unquoted(s):
             out.append('  ')
             j += 2
             continue
-        elif top == '(' and c == ')':
-            stack.pop()
+        elif top == '(' and c in '()':
+            if c == '(':
+                stack.append('(')   # $((i + 1)) and ( ) within
+            else:
+                stack.pop()
             out.append(' ')
         elif top == '"' and c == '"':
             stack.pop()
@@ -127,44 +90,92 @@ def unquoted(s):
     return ''.join(out)
 
 
-WORD = r'(?<![\w.-])%s(?![\w.-])'
-OPENERS = re.compile('|'.join(WORD % w for w in ('for', 'while', 'until',
-                                                   'if', 'case')))
-CLOSERS = re.compile('|'.join(WORD % w for w in ('done', 'fi', 'esac')))
+TOKEN = re.compile(r'[A-Za-z_][\w.-]*|&&|\|\||;;|[{}()&;|]')
+OPENERS = ('for', 'while', 'until', 'if', 'case', '{', '(')
+CLOSERS = ('done', 'fi', 'esac', '}', ')')
+# after these a word is in command position, where a keyword is one
+COMMAND_START = ('&&', '||', ';;', ';', '&', '|', '{', '(', 'then', 'do',
+                 'else')
 
 
-def top_semicolon(s):
-    """Whether s has a ';' outside quotes, compounds and groups with
-    more after it: there the chain before it ends."""
-    bare = unquoted(s)
-    depth = 0
-    for m in re.finditer(r'[A-Za-z_.-]+|[{}()]|;;|;', bare):
+def tokens(bare, in_case=False):
+    """(token, depth before it, its depth change) of the operators, group
+    marks and keywords of the unquoted line bare; a keyword counts only
+    where a command starts, and within a case body no parenthesis does
+    (a pattern's ')' closes nothing)."""
+    depth, start, out = 0, True, []
+    for m in TOKEN.finditer(bare):
         t = m.group(0)
-        if OPENERS.fullmatch(t) or t in ('{', '('):
-            depth += 1
-        elif CLOSERS.fullmatch(t) or t in ('}', ')'):
-            depth = max(0, depth - 1)
-        elif t == ';' and depth == 0 and bare[m.end():].strip():
-            return True
-    return False
+        word = t[0].isalpha() or t[0] == '_'
+        delta = 0
+        if t in ('(', ')') and in_case:
+            delta = 0
+        elif t in OPENERS and (start or not word):
+            delta = 1
+        elif t in CLOSERS and (start or not word):
+            delta = -1
+        out.append((t, depth, delta, m.end()))
+        depth = max(0, depth + delta)
+        start = t in COMMAND_START or (word and start and delta != 0)
+    return out
+
+
+def statements(body):
+    """(depth, text) of each line of a body outside quotes and here-
+    documents; depth counts the compounds open before it."""
+    out, buf, q, heredoc, depth, in_case = [], '', None, None, 0, 0
+    # a body is single-quoted: '"'"' is how it holds a '
+    for raw in body.replace("'\"'\"'", "'").split('\n'):
+        if heredoc:
+            if raw.strip() == heredoc:
+                heredoc = None
+            continue
+        line, q = strip_line(raw, q)
+        buf += line
+        h = HEREDOC.search(line)
+        if h and not q:
+            heredoc = h.group(1)
+        if q:
+            buf += '\n'
+            continue
+        s, buf = buf.strip(), ''
+        if not s:
+            continue
+        out.append((depth, s))
+        for t, _, delta, _ in tokens(unquoted(s), in_case > 0):
+            if t == 'case' and delta:
+                in_case += 1
+            elif t == 'esac' and delta:
+                in_case -= 1
+            depth = max(0, depth + delta)
+    return out
+
+
+def top_semicolon(bare):
+    """Whether the unquoted line bare has a ';' outside compounds and
+    groups with more after it: there the chain before it ends."""
+    return any(t == ';' and depth == 0 and bare[end:].strip()
+               for t, depth, _, end in tokens(bare))
 
 
 def backgrounds_chain(bare, chained):
-    """Whether the unquoted line bare ends with a '&' outside groups that
-    sends an && chain to the background: one continued from the line
-    before (chained), or one with an && of its own outside groups."""
-    depth, and_top = 0, False
-    for m in re.finditer(r'&&|\|\||[{}()]|&', bare):
-        t = m.group(0)
-        if t in '{(':
-            depth += 1
-        elif t in '})':
-            depth = max(0, depth - 1)
-        elif t == '&&' and depth == 0:
+    """Whether the unquoted line bare ends with a '&' outside compounds
+    and groups that sends an && chain to the background: one continued
+    from the line before (chained), or one with an && of its own outside
+    them."""
+    and_top = False
+    for t, depth, _, end in tokens(bare):
+        if t == '&&' and depth == 0:
             and_top = True
-        elif t == '&' and depth == 0 and not bare[m.end():].strip():
+        elif t == '&' and depth == 0 and not bare[end:].strip():
             return bool(chained or and_top)
     return False
+
+
+def opens_group(bare):
+    """Whether the unquoted line bare leaves a compound or group open for
+    the next lines to close."""
+    return sum(delta for _, _, delta, _ in tokens(bare)) > 0
 
 
 def main(paths):
@@ -185,19 +196,15 @@ def main(paths):
                           % (path, line0, s[:60]))
                     bad += 1
                     continue
-                if depth == 0 and top_semicolon(s):
+                if depth == 0 and top_semicolon(bare):
                     print("%s: in the test at line %d: a ';' ends the && "
                           "chain in '%s'" % (path, line0, s[:70]))
                     bad += 1
                     continue
                 if i == len(st) - 1 or depth > 0 or OK_END.search(s):
                     continue
-                if st[i + 1][1].startswith('||'):
+                if st[i + 1][1].startswith('||') or opens_group(bare):
                     continue
-                bare = re.sub(r'"[^"]*"', '""', s)
-                if bare.count('{') + bare.count('(') > \
-                        bare.count('}') + bare.count(')'):
-                    continue    # it opens a group the next lines close
                 print("%s: in the test at line %d: the && chain ends after "
                       "'%s'" % (path, line0, s[:70]))
                 bad += 1
