@@ -6,8 +6,8 @@
 # script's scratch directory $TEST_DIR; state carries between tests only
 # through files. set -e ignores a failure anywhere but at the end of an
 # && chain: join a body's statements with && (tests/check-chains.py,
-# run by t0018, finds a chain a newline or ";" ends). On failure the scratch directory is kept and its path
-# printed.
+# run by t0018, finds a chain a newline or ";" ends). On failure the
+# scratch directory is kept and its path printed.
 #
 #   . "$TOP_SRCDIR/tests/lib.sh"
 #   test_expect_success 'init makes a repository' '
@@ -210,16 +210,7 @@ wait_until() {
 
 # wait_http URL [SECONDS]: wait until URL answers 200.
 wait_http() {
-	_n=$(( ${2:-10} * 10 ))
-	while [ "$_n" -gt 0 ]; do
-		if curl -fs -o /dev/null "$1"; then
-			return 0
-		fi
-		sleep 0.1
-		_n=$((_n - 1))
-	done
-	echo "timed out waiting for $1"
-	return 1
+	wait_until "${2:-10}" "curl -fs -o /dev/null '$1'"
 }
 
 # make_bench_repo DIR: a fresh benchmark repository made by `warden init`.

@@ -14,16 +14,7 @@ LOCK=$WARDEN_LOCK_DIR/warden-campaign.lock
 # wait_for PATTERN FILE [SECONDS]: 120 s unless told (only a defect
 # waits that long)
 wait_for() {
-	_n=$(( ${3:-120} * 10 ))
-	while [ "$_n" -gt 0 ]; do
-		if grep -q -e "$1" "$2" 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.1
-		_n=$((_n - 1))
-	done
-	echo "timed out waiting for /$1/ in $2"
-	return 1
+	wait_until "${3:-120}" "grep -q -e '$1' '$2' 2>/dev/null"
 }
 
 test_expect_success 'two benches, one with a slow engine' '
