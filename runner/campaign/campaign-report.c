@@ -281,13 +281,32 @@ level(const json_t *row)
 	return json_integer_value(json_object_get(row, "concurrency"));
 }
 
+void
+campaign_level_span(const json_t *c, const json_t **lo, const json_t **hi)
+{
+	if (*lo == NULL || level(c) < level(*lo))
+		*lo = c;
+	if (*hi == NULL || level(c) > level(*hi))
+		*hi = c;
+}
+
+json_t *
+campaign_scaling_ratio(const json_t *lo, const json_t *hi)
+{
+	double from = num(lo, "output_throughput");
+
+	return from > 0 && json_is_number(json_object_get(hi,
+	    "output_throughput")) ? json_real(num(hi, "output_throughput") /
+	    from) : json_null();
+}
+
 /* Per engine of a table: throughput at its highest level over its lowest. */
 static void
 table_scaling(json_t *t)
 {
-	json_t *rows = json_object_get(t, "rows"), *a, *b, *lo, *hi;
+	json_t *rows = json_object_get(t, "rows"), *a, *b;
+	const json_t *lo, *hi;
 	const char *eng;
-	double from, to;
 	size_t i, j;
 
 	json_array_foreach(rows, i, a) {
@@ -303,20 +322,13 @@ table_scaling(json_t *t)
 			if (strcmp(json_string_value(json_object_get(b,
 			    "engine")), eng) != 0)
 				continue;
-			if (lo == NULL || level(b) < level(lo))
-				lo = b;
-			if (hi == NULL || level(b) > level(hi))
-				hi = b;
+			campaign_level_span(b, &lo, &hi);
 		}
 		if (lo == hi)
 			continue;
-		from = num(lo, "output_throughput");
-		to = num(hi, "output_throughput");
 		json_array_append_new(json_object_get(t, "scaling"), json_pack(
 		    "{s:s, s:I, s:I, s:o}", "engine", eng, "from", level(lo),
-		    "to", level(hi), "ratio", from > 0 &&
-		    json_is_number(json_object_get(hi, "output_throughput")) ?
-		    json_real(to / from) : json_null()));
+		    "to", level(hi), "ratio", campaign_scaling_ratio(lo, hi)));
 	}
 }
 

@@ -45,6 +45,15 @@ struct werr *campaign_report(json_t **out, struct store *store,
 const char *campaign_level_status(const json_t *level,
     const struct policy *pol);
 
+/* Widen the span *lo..*hi of levels (anything with a "concurrency"; NULL
+ * before the first) to take in level. */
+void campaign_level_span(const json_t *level, const json_t **lo,
+    const json_t **hi);
+
+/* The scaling from level lo to level hi: hi's output_throughput over
+ * lo's, or JSON null where lo has none above 0 or hi none. */
+json_t *campaign_scaling_ratio(const json_t *lo, const json_t *hi);
+
 /* Every run, newest first: run_id, created, finished, state, machine,
  * roster, sweeps, sweeps_done, limit, ad_hoc_levels. */
 struct werr *campaign_run_list(json_t **out, struct store *store);

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "campaign-report.h"
 #include "jsonget.h"
 #include "results/gate-private.h"
 
@@ -76,12 +77,7 @@ gate_report_memory(const json_t *camp, const char *engine)
 				top = c;
 				topdoc = doc;
 			}
-			if (lo == NULL || jsonget_int(c, "concurrency") <
-			    jsonget_int(lo, "concurrency"))
-				lo = c;
-			if (hi == NULL || jsonget_int(c, "concurrency") >
-			    jsonget_int(hi, "concurrency"))
-				hi = c;
+			campaign_level_span(c, &lo, &hi);
 		}
 		if (lo == NULL || lo == hi || jsonget_int(lo,
 		    "peak_engine_memory_bytes") <= 0)

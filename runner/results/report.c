@@ -95,7 +95,8 @@ json_t *
 report_comparison(const struct resultset *rs, const struct policy *pol)
 {
 	json_t *docs = resultset_docs(rs, "campaign"), *tables = json_array();
-	json_t *t, *row, *lo, *hi;
+	json_t *t, *row;
+	const json_t *lo, *hi;
 	const json_t *doc, *c, *sum;
 	size_t i, j, k;
 
@@ -137,12 +138,7 @@ report_comparison(const struct resultset *rs, const struct policy *pol)
 			json_object_set_new(row, "peak_engine_memory_bytes",
 			    bytes_or_null(c, "peak_engine_memory_bytes"));
 			json_array_append(json_object_get(t, "rows"), row);
-			if (lo == NULL || jsonget_int(row, "concurrency") <
-			    jsonget_int(lo, "concurrency"))
-				lo = row;
-			if (hi == NULL || jsonget_int(row, "concurrency") >
-			    jsonget_int(hi, "concurrency"))
-				hi = row;
+			campaign_level_span(row, &lo, &hi);
 			json_decref(row);
 		}
 		if (lo != NULL && lo != hi)
@@ -152,13 +148,7 @@ report_comparison(const struct resultset *rs, const struct policy *pol)
 			    "machine", jsonget_str(doc, "machine"),
 			    "from", jsonget_int(lo, "concurrency"),
 			    "to", jsonget_int(hi, "concurrency"), "ratio",
-			    json_number_value(json_object_get(lo,
-			    "output_throughput")) > 0 && json_is_number(
-			    json_object_get(hi, "output_throughput")) ?
-			    json_real(json_number_value(json_object_get(hi,
-			    "output_throughput")) / json_number_value(
-			    json_object_get(lo, "output_throughput"))) :
-			    json_null()));
+			    campaign_scaling_ratio(lo, hi)));
 	}
 	json_decref(docs);
 	return json_pack("{s:i, s:o, s:o}", "schema", 1, "measured",
