@@ -292,6 +292,8 @@ agent_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (ctx->json)
 		output_json(rows);
+	else if (json_array_size(rows) == 0)
+		cmd_list_empty(ctx, "agent runs");
 	else
 		json_array_foreach(rows, i, row) {
 			json_t *rid = json_object_get(row, "review_id");

@@ -408,11 +408,6 @@ campaign_print_runs(FILE *fp, const json_t *runs)
 	const json_t *r;
 	size_t i, w = 3;
 
-	if (json_array_size(runs) == 0) {
-		fprintf(fp, "no campaign runs (start one with 'warden "
-		    "campaign')\n");
-		return;
-	}
 	json_array_foreach(runs, i, r)
 		if (strlen(jsonget_str(r, "run_id")) > w)
 			w = strlen(jsonget_str(r, "run_id"));

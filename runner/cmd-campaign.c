@@ -242,6 +242,9 @@ campaign_list(struct cmd_ctx *ctx, int argc, char **argv)
 		output_json(runs);
 	else if (fmt == FORMAT_CSV)
 		campaign_print_runs_csv(stdout, runs);
+	else if (json_array_size(runs) == 0)
+		cmd_list_empty(ctx, "campaign runs (start one with 'warden "
+		    "campaign')");
 	else
 		campaign_print_runs(stdout, runs);
 	json_decref(runs);

@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "cmd.h"
+#include "jsonget.h"
 #include "output.h"
 #include "policy.h"
 #include "quote.h"
@@ -265,13 +266,34 @@ fidelity_show(struct cmd_ctx *ctx, int argc, char **argv)
 	return err;
 }
 
+/* The runs as a table under a header, the reference marked. */
+static void
+print_runs(const json_t *runs)
+{
+	const json_t *r;
+	size_t i, n, w = 3;
+
+	json_array_foreach(runs, i, r)
+		if ((n = strlen(quote_str(jsonget_str(r, "run_id")))) > w)
+			w = n;
+	printf("%-*s  %-8s  %-7s  %s\n", (int)w, "run", "kind", "state",
+	    "created");
+	json_array_foreach(runs, i, r)
+		printf("%-*s  %-8s  %-7s  %s%s\n", (int)w,
+		    quote_str(jsonget_str(r, "run_id")),
+		    quote_str(jsonget_str(r, "kind")),
+		    quote_str(jsonget_str(r, "state")),
+		    quote_str(jsonget_str(r, "created")),
+		    json_integer_value(json_object_get(r, "reference")) == 1 ?
+		    "  (reference)" : "");
+}
+
 static struct werr *
 fidelity_list(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct store *store;
 	struct werr *err;
-	json_t *runs, *r;
-	size_t i;
+	json_t *runs;
 
 	if ((err = cmd_no_options(ctx, &cmd_fidelity_entry, argc, argv)) != NULL)
 		return err;
@@ -284,19 +306,9 @@ fidelity_list(struct cmd_ctx *ctx, int argc, char **argv)
 	if (ctx->json)
 		output_json(runs);
 	else if (json_array_size(runs) == 0)
-		printf("no fidelity runs (warden fidelity runs one)\n");
+		cmd_list_empty(ctx, "fidelity runs (warden fidelity runs one)");
 	else
-		json_array_foreach(runs, i, r)
-			printf("%s  %-8s %-7s %s%s\n",
-			    quote_str(json_string_value(json_object_get(r,
-			    "run_id"))),
-			    quote_str(json_string_value(json_object_get(r,
-			    "kind"))),
-			    quote_str(json_string_value(json_object_get(r,
-			    "state"))),
-			    quote_str(json_string_value(json_object_get(r,
-			    "created"))), json_integer_value(json_object_get(r,
-			    "reference")) == 1 ? "  (reference)" : "");
+		print_runs(runs);
 	json_decref(runs);
 	return NULL;
 }

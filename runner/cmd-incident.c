@@ -51,6 +51,9 @@ incident_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (ctx->json)
 		output_json(rows);
+	else if (json_array_size(rows) == 0)
+		cmd_list_empty(ctx, "incidents%s%s", state != NULL ? " in state " :
+		    "", state != NULL ? state : "");
 	else
 		json_array_foreach(rows, i, row) {
 			/* the summary names engines: past the line, it

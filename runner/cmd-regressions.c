@@ -89,6 +89,11 @@ list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (ctx->json)
 		output_json(rows);
+	else if (json_array_size(rows) == 0)
+		cmd_list_empty(ctx, "regression alerts%s%s%s%s",
+		    state != NULL ? " in state " : "", state != NULL ? state : "",
+		    engine != NULL ? " of engine " : "",
+		    engine != NULL ? quote_str(engine) : "");
 	else
 		json_array_foreach(rows, i, row)
 			print_row(row);

@@ -55,6 +55,9 @@ review_list_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (ctx->json)
 		output_json(rows);
+	else if (json_array_size(rows) == 0)
+		cmd_list_empty(ctx, "%s%sreviews", status != NULL ? status : "",
+		    status != NULL ? " " : "");
 	else
 		json_array_foreach(rows, i, row) {
 			/* author and note, past the line, go under the row,

@@ -140,7 +140,7 @@ cmd_print_smoke_speed(const json_t *smoke, const char *indent)
 		buf_printf(&head, "%lld interleaved round%s a side",
 		    (long long)jsonget_int(sp, "rounds"),
 		    jsonget_int(sp, "rounds") == 1 ? "" : "s");
-	output_line(4, "%sspeed (%s; regressions policy: %g %% worse at p < "
+	output_line(4, "%sspeed (%s; regressions rule: %g %% worse at p < "
 	    "%g):", indent, buf_cstr(&head), json_number_value(
 	    json_object_get(pol, "threshold_pct")), json_number_value(
 	    json_object_get(pol, "alpha")));

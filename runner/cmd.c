@@ -470,6 +470,21 @@ ctx_store_open(struct cmd_ctx *ctx, struct store **store, int readonly)
 }
 
 void
+cmd_list_empty(const struct cmd_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->verbosity < 0)
+		return;
+	fflush(stdout);
+	fputs("no ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void
 cmd_ctx_release(struct cmd_ctx *ctx)
 {
 	store_close(ctx->store);

@@ -144,6 +144,11 @@ struct werr *cmd_ctx_store(struct cmd_ctx *ctx, struct store **store);
  * recovery of an interrupted official move, left to the next writer). */
 struct werr *cmd_ctx_store_readonly(struct cmd_ctx *ctx,
     struct store **store);
+/* A list that has nothing in it, as text: standard output stays empty (a
+ * script counts lines), and one line, "no FMT...", says so on standard
+ * error, unless -q. */
+void cmd_list_empty(const struct cmd_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void cmd_ctx_release(struct cmd_ctx *ctx);
 
 /* Every command's entry. */

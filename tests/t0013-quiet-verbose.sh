@@ -53,6 +53,26 @@ test_expect_success 'journal show and review list print their data under -q' '
 	warden review list -q >out && test ! -s out
 '
 
+test_expect_success 'an empty list says so on standard error, and -q drops that' '
+	cd bench &&
+	for c in "review list:no reviews" \
+	    "review list --status pending:no pending reviews" \
+	    "incident list:no incidents" \
+	    "incident list --state fixed:no incidents in state fixed" \
+	    "regressions:no regression alerts" \
+	    "regressions list --engine x:no regression alerts of engine x" \
+	    "agent list:no agent runs" \
+	    "campaign list:no campaign runs (start one with .warden campaign.)" \
+	    "fidelity list:no fidelity runs (warden fidelity runs one)"; do
+		expect_exit 0 warden ${c%%:*} &&
+		test ! -s out && expect_grep "^${c#*:}$" err &&
+		expect_exit 0 warden -q ${c%%:*} &&
+		test ! -s out && test ! -s err &&
+		expect_exit 0 warden --json ${c%%:*} &&
+		test "$(cat out)" = "[]" && test ! -s err || return 1
+	done
+'
+
 test_expect_success 'init: -q drops the confirmation' '
 	warden init quiet -q >out 2>err && test ! -s out && test ! -s err &&
 	test -f quiet/policy/warden.json

@@ -71,7 +71,7 @@ test_expect_success 'a change that leaves the speed alone: no measurable change,
 	expect_exit 0 bw review smoke 1 && unwrap out >out.u && mv out.u out &&
 	expect_grep "^review 1: passes before and after the change$" out &&
 	expect_grep "^  simfix  qwen3-0.6b  chat   1  complete 8/8  complete 8/8$" out &&
-	expect_grep "^  speed (2 interleaved rounds a side; regressions policy: 10 % worse at p < 0.01):$" out &&
+	expect_grep "^  speed (2 interleaved rounds a side; regressions rule: 10 % worse at p < 0.01):$" out &&
 	expect_grep "^    simfix qwen3-0.6b/chat c=1 (8 → 8 requests): no measurable change$" out &&
 	expect_grep "^      median_tpot_ms " out &&
 	test "$(sqlite3 $DB "select count(*) from campaign_runs where run_id like \"review-1-%-simfix-before%\"")" = 2 &&

@@ -133,7 +133,7 @@ test_expect_success 'the pin carries its speed: the smoke run that failed agains
 	    "[e for e in j[\"evidence\"] if e[\"kind\"] == \"triage-smoke\"][0][\"body\"][\"speed\"][\"cells\"][0][\"engine\"] == \"slowy\"" \
 	    "[m[\"ratio\"] for m in [e for e in j[\"evidence\"] if e[\"kind\"] == \"triage-smoke\"][0][\"body\"][\"speed\"][\"cells\"][0][\"metrics\"] if m[\"metric\"] == \"median_tpot_ms\"][0] < 0.3" &&
 	tb review show 2 >show.raw && unwrap show.raw >show.out &&
-	expect_grep "^  speed (before: the smoke runs that failed; after: the smoke runs that passed; regressions policy: 100 % worse at p < 0.01):$" show.out &&
+	expect_grep "^  speed (before: the smoke runs that failed; after: the smoke runs that passed; regressions rule: 100 % worse at p < 0.01):$" show.out &&
 	expect_grep "^    slowy qwen3-0.6b/chat c=1 (3 → 3 requests): too few samples to tell$" show.out
 '
 

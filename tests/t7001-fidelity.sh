@@ -135,7 +135,8 @@ test_expect_success 'a measured run marked as the reference compares with itself
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simgood\"][0][\"reference\"][\"agreement\"] == 1" \
 	    "[r for r in o[\"rows\"] if r[\"engine\"] == \"simbug\"][0][\"reference\"][\"delta_pp\"] != 0" &&
 	warden --repo bench fidelity list >list &&
-	expect_grep "^f1  *measured done .*(reference)$" list &&
+	expect_grep "^run  *kind  *state  *created$" list &&
+	expect_grep "^f1  *measured  done  *2[-0-9T:.]*Z  (reference)$" list &&
 	expect_no_grep "^ref1 .*(reference)" list
 '
 
