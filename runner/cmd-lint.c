@@ -1,7 +1,8 @@
 /*
- * cmd-lint.c - `warden lint [FILE...]`: validate policy, adapters and
- * profiles, listing every problem (not just the first). Exit 1 when a
- * file breaks a rule, 2 when a file cannot be read or parsed at all.
+ * cmd-lint.c - `warden lint [FILE...]`: validate policy, adapters,
+ * profiles, workload splits and the fidelity task, listing every problem
+ * (not just the first; the fidelity task's first). Exit 1 when a file
+ * breaks a rule, 2 when a file cannot be read or parsed at all.
  */
 #include "config.h"
 
@@ -11,13 +12,18 @@
 #include <string.h>
 
 #include "adapter.h"
+#include "campaign/campaign-input.h"
 #include "cmd.h"
+#include "results/fidelity-task.h"
 #include "output.h"
 #include "policy.h"
 #include "quote.h"
 #include "util.h"
 
-enum lint_kind { LINT_POLICY, LINT_ADAPTER, LINT_PROFILE, LINT_UNKNOWN };
+enum lint_kind {
+	LINT_POLICY, LINT_ADAPTER, LINT_PROFILE, LINT_WORKLOAD, LINT_UNKNOWN
+};
+#define FIDELITY_DIR	"workloads/fidelity"	/* as the cycle reads it */
 
 static enum lint_kind
 kind_of(const char *path)
@@ -28,12 +34,16 @@ kind_of(const char *path)
 		return LINT_PROFILE;
 	if (str_endswith(path, "warden.json"))
 		return LINT_POLICY;
+	if (strstr(path, "workloads/") != NULL && str_endswith(path, ".jsonl") &&
+	    strstr(path, FIDELITY_DIR "/") == NULL)
+		return LINT_WORKLOAD;
 	return LINT_UNKNOWN;
 }
 
-/* Sorted *.json names in REPO/DIR. */
+/* Sorted names ending in ext in REPO/DIR. */
 static struct werr *
-list_json(const char *root, const char *dir, struct strlist *out)
+list_files(const char *root, const char *dir, const char *ext,
+    struct strlist *out)
 {
 	char *path = path_join(root, dir);
 	struct dirent *de;
@@ -47,7 +57,7 @@ list_json(const char *root, const char *dir, struct strlist *out)
 	if (d == NULL)
 		return NULL;	/* an absent folder holds nothing to lint */
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || !str_endswith(de->d_name, ".json"))
+		if (de->d_name[0] == '.' || !str_endswith(de->d_name, ext))
 			continue;
 		if (out->n + 1 >= cap) {
 			cap = cap ? cap * 2 : 16;
@@ -81,7 +91,8 @@ lint_file(const char *path, const char *display, struct problems *probs)
 	enum lint_kind kind = kind_of(display);
 	struct werr *err;
 
-	if ((err = file_read(&text, path)) != NULL) {
+	if ((err = file_read_max(&text, path, kind == LINT_WORKLOAD ?
+	    FILE_MAX_DATA : FILE_MAX_CONFIG)) != NULL) {
 		problems_add(probs, display, 0, 0, NULL, "cannot be read: %s",
 		    read_reason(err));
 		probs->v[probs->n - 1].unusable = 1;
@@ -90,9 +101,10 @@ lint_file(const char *path, const char *display, struct problems *probs)
 		return;
 	}
 	if (kind == LINT_UNKNOWN) {
-		problems_add(probs, display, 0, 0, NULL, "is not a policy, adapter "
-		    "or profile (expected policy/warden.json, adapters/engines/*.json "
-		    "or adapters/profiles/*.json)");
+		problems_add(probs, display, 0, 0, NULL, "is not a policy, adapter, "
+		    "profile or workload (expected policy/warden.json, "
+		    "adapters/engines/*.json, adapters/profiles/*.json or "
+		    "workloads/*.jsonl)");
 		probs->v[probs->n - 1].unusable = 1;
 		buf_free(&text);
 		return;
@@ -104,6 +116,8 @@ lint_file(const char *path, const char *display, struct problems *probs)
 	else if (kind == LINT_ADAPTER)
 		err = adapter_load_buffer(&a, buf_cstr(&text), text.len, display,
 		    probs);
+	else if (kind == LINT_WORKLOAD)
+		(void)workload_lint(buf_cstr(&text), text.len, display, probs);
 	else
 		err = profile_load_buffer(&p, buf_cstr(&text), text.len, display,
 		    probs);
@@ -114,11 +128,29 @@ lint_file(const char *path, const char *display, struct problems *probs)
 	profile_free(p);
 }
 
-/* Rules across files: every roster engine has an adapter, every model a
- * profile. */
+/* The fidelity task as the cycle loads it: its first problem. */
 static void
+lint_fidelity(const char *root, struct problems *probs)
+{
+	char *dir = path_join(root, FIDELITY_DIR);
+	struct fidelity_task *task = NULL;
+	struct werr *err;
+
+	if ((err = fidelity_task_load(&task, dir, FIDELITY_DIR)) != NULL) {
+		problems_add_werr(probs, FIDELITY_DIR, err);
+		werr_free(err);
+	}
+	fidelity_task_free(task);
+	free(dir);
+}
+
+/* Rules across files: every roster engine has an adapter, every model a
+ * profile, every split a workload file. Returns whether the cycle runs the
+ * fidelity task. */
+static int
 lint_repo_refs(const char *root, struct problems *probs)
 {
+	int fidelity = 0;
 	struct policy *pol = NULL;
 	struct buf text = BUF_INIT;
 	char *path = path_join(root, "policy/warden.json");
@@ -157,20 +189,38 @@ lint_repo_refs(const char *root, struct problems *probs)
 		free(rel);
 		free(abs);
 	}
+	for (i = 0; i < pol->campaign.splits.n; i++) {
+		char *rel = xasprintf("workloads/%s.jsonl",
+		    pol->campaign.splits.v[i]);
+		char *abs = path_join(root, rel);
+
+		if (!path_exists(abs))
+			problems_add_field(probs, "policy/warden.json", text.data,
+			    text.len, "campaign.splits", "names split '%s', but "
+			    "%s does not exist", pol->campaign.splits.v[i], rel);
+		free(rel);
+		free(abs);
+	}
+	fidelity = pol->cycle.fidelity;
 out:
 	buf_free(&text);
 	policy_free(pol);
 	free(path);
+	return fidelity;
 }
 
-/* Lint one file and, with -v, say how it went. */
+/* Lint one file (or, with root, the fidelity task of root) and, with -v,
+ * say how it went. */
 static void
 lint_one(struct cmd_ctx *ctx, const char *path, const char *display,
-    struct problems *probs)
+    struct problems *probs, const char *root)
 {
 	size_t before = probs->n;
 
-	lint_file(path, display, probs);
+	if (root != NULL)
+		lint_fidelity(root, probs);
+	else
+		lint_file(path, display, probs);
 	if (ctx->verbosity > 0 && !ctx->json) {
 		if (probs->n == before)
 			fprintf(stderr, "%s: ok\n", quote_str(display));
@@ -180,18 +230,20 @@ lint_one(struct cmd_ctx *ctx, const char *path, const char *display,
 	}
 }
 
-/* Every file of the repository lint reads, policy first. */
+/* Every file of the repository lint reads, policy first, then the
+ * adapters, the profiles and the workload splits. */
 static struct strlist
 repo_files(const char *root)
 {
 	struct strlist files = { NULL, 0 }, more;
-	const char *dirs[] = { "adapters/engines", "adapters/profiles" };
+	const char *dirs[][2] = { { "adapters/engines", ".json" },
+	    { "adapters/profiles", ".json" }, { "workloads", ".jsonl" } };
 	size_t i, d;
 
 	files.v = xcalloc(1, sizeof(char *));
 	files.v[files.n++] = xstrdup("policy/warden.json");
-	for (d = 0; d < 2; d++) {
-		list_json(root, dirs[d], &more);
+	for (d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		list_files(root, dirs[d][0], dirs[d][1], &more);
 		for (i = 0; i < more.n; i++) {
 			files.v = xrealloc(files.v, (files.n + 1) * sizeof(char *));
 			files.v[files.n++] = more.v[i];
@@ -254,7 +306,7 @@ lint_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	argv += optind;
 	if (argc > 0) {
 		for (i = 0; i < (size_t)argc; i++)
-			lint_one(ctx, argv[i], argv[i], &probs);
+			lint_one(ctx, argv[i], argv[i], &probs, NULL);
 		nfiles = (size_t)argc;
 	} else {
 		if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
@@ -263,11 +315,14 @@ lint_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		for (i = 0; i < files.n; i++) {
 			char *abs = path_join(root, files.v[i]);
 
-			lint_one(ctx, abs, files.v[i], &probs);
+			lint_one(ctx, abs, files.v[i], &probs, NULL);
 			free(abs);
 		}
 		nfiles = files.n;
-		lint_repo_refs(root, &probs);
+		if (lint_repo_refs(root, &probs)) {
+			lint_one(ctx, NULL, FIDELITY_DIR, &probs, root);
+			nfiles++;
+		}
 		strlist_free(&files);
 	}
 	for (i = 0; i < probs.n; i++)
@@ -284,13 +339,16 @@ lint_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 const struct cmd_entry cmd_lint_entry = {
 	"lint", "[FILE...]",
-	"check policy, adapters and profiles against their schemas",
-	"With no FILE: policy/warden.json, adapters/engines/*.json and\n"
-	"adapters/profiles/*.json of the repository, and that every roster engine\n"
-	"has an adapter and every model a profile. Prints every problem as\n"
-	"FILE:LINE:COLUMN: 'FIELD' MESSAGE. Exit 1 when files break a schema or\n"
-	"cross-file rule; exit 2 when any file cannot be read, is not valid JSON\n"
-	"or is none of the three kinds (every problem is still printed).\n"
+	"check policy, adapters, profiles and workloads against their schemas",
+	"With no FILE: policy/warden.json, adapters/engines/*.json,\n"
+	"adapters/profiles/*.json and workloads/*.jsonl of the repository; that\n"
+	"every roster engine has an adapter, every model a profile and every\n"
+	"split a workload file; and, where the cycle runs it, that the fidelity\n"
+	"task in workloads/fidelity loads (its first problem). Prints every\n"
+	"problem as FILE:LINE:COLUMN: 'FIELD' MESSAGE. Exit 1 when files break a\n"
+	"schema or cross-file rule; exit 2 when any file cannot be read, is not\n"
+	"valid JSON or is none of the four kinds, or the fidelity task does not\n"
+	"load (every problem is still printed).\n"
 	"-v names every file checked; -q drops the closing summary.\n"
 	"--json: {files, problems: [{file, line, column, field, message, class}]},\n"
 	"class \"schema\" (exit 1) or \"input\" (exit 2).\n"

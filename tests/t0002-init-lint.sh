@@ -2,6 +2,7 @@
 # warden init makes a benchmark repository; warden lint checks it and
 # names file, line, column and field for each kind of bad input.
 . "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/fixtures/engines/bench-setup.sh"
 
 test_expect_success 'init creates the layout as one commit with an official branch' '
 	warden init bench >out &&
@@ -30,7 +31,53 @@ test_expect_success 'init refuses a non-empty directory and exits 2' '
 
 test_expect_success 'lint passes on a fresh repository' '
 	cd bench && expect_exit 0 warden lint &&
-	expect_grep "3 files checked, 0 problems" err
+	expect_grep "6 files checked, 0 problems" err &&
+	expect_exit 0 warden -v lint &&
+	expect_grep "^workloads/chat.jsonl: ok$" err &&
+	expect_grep "^workloads/agent.jsonl: ok$" err &&
+	expect_grep "^workloads/fidelity: ok$" err
+'
+
+test_expect_success 'lint names every bad line of a workload split' '
+	cd bench &&
+	sed -i "3s/.*/{\"broken\": /; 5s/.*/[1, 2]/" workloads/chat.jsonl &&
+	expect_exit 2 warden lint &&
+	cat >expect <<-\EOF2 &&
+	workloads/chat.jsonl:3:11: invalid JSON: unexpected token near end of file
+	workloads/chat.jsonl:5: not a workload line (an object with '"'"'messages'"'"')
+	EOF2
+	expect_equal expect out &&
+	expect_exit 2 warden --json lint workloads/chat.jsonl &&
+	python3 -c "
+import json
+d = json.load(open(\"out\"))
+assert d[\"files\"] == 1, d
+assert [(p[\"line\"], p[\"column\"], p[\"class\"]) for p in d[\"problems\"]] == [(3, 11, \"input\"), (5, 0, \"schema\")], d
+" &&
+	git checkout -q workloads/chat.jsonl &&
+	: >workloads/agent.jsonl &&
+	expect_exit 1 warden lint workloads/agent.jsonl &&
+	expect_grep "^workloads/agent.jsonl: no timed prompts$" out &&
+	git checkout -q workloads/agent.jsonl
+'
+
+test_expect_success 'lint catches a split without its workload file' '
+	cd bench &&
+	mv workloads/agent.jsonl workloads/agent2.jsonl &&
+	expect_exit 1 warden lint &&
+	expect_grep "^policy/warden.json:[0-9]*:[0-9]*: .campaign.splits. names split .agent., but workloads/agent.jsonl does not exist$" out &&
+	mv workloads/agent2.jsonl workloads/agent.jsonl
+'
+
+test_expect_success 'lint loads the fidelity task as the cycle does, where the cycle runs it' '
+	cd bench &&
+	sed -i "2s/\"id\": *\"[^\"]*\"/\"id\": \"\"/" workloads/fidelity/items.jsonl &&
+	expect_exit 2 warden lint &&
+	expect_grep "^workloads/fidelity/items.jsonl:2: .id. must be a non-empty string$" out &&
+	bench_policy . "cycle.fidelity=false" &&
+	expect_exit 0 warden lint &&
+	expect_grep "^5 files checked, 0 problems$" err &&
+	git checkout -q workloads/fidelity/items.jsonl policy/warden.json
 '
 
 test_expect_success 'lint names file, line, column and field of a wrong type' '
@@ -108,7 +155,7 @@ assert all(p[\"file\"] == \"adapters/profiles/bad.json\" for p in d[\"problems\"
 test_expect_success 'lint of a file that is none of the three kinds exits 2' '
 	echo "{}" >stray.json &&
 	expect_exit 2 warden lint stray.json &&
-	expect_grep "is not a policy, adapter or profile" out
+	expect_grep "is not a policy, adapter, profile or workload" out
 '
 
 test_expect_success 'lint reports a policy that is not JSON (exit 2)' '

@@ -109,10 +109,10 @@ test_expect_success '2: lint of a file that does not exist or cannot be read' '
 	expect_grep "^d/adapters/engines/dir.json: cannot be read" out
 '
 
-test_expect_success '2: lint of a file that is no policy, adapter or profile' '
+test_expect_success '2: lint of a file that is no policy, adapter, profile or workload' '
 	echo "{}" >stray.json &&
 	expect_exit 2 warden --repo bench lint stray.json &&
-	expect_grep "is not a policy, adapter or profile" out
+	expect_grep "is not a policy, adapter, profile or workload" out
 '
 
 test_expect_success '2 wins over 1: lint lists every problem, exits 2 if any file is unparseable' '

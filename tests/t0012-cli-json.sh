@@ -63,7 +63,7 @@ test_expect_success 'lint --json in either position; entries carry file, line, c
 	python3 -c "
 import json
 d = json.load(open(\"after\"))
-assert d[\"problems\"] == [] and d[\"files\"] == 3, d
+assert d[\"problems\"] == [] and d[\"files\"] == 6, d
 " &&
 	printf "{\"schema\": 2, \"name\": \"bad\"}" >adapters/profiles/bad.json &&
 	both_positions lint adapters/profiles/bad.json &&

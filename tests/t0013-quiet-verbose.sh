@@ -18,14 +18,16 @@ test_expect_success 'setup: a repository, a patch and a pull-request branch' '
 
 test_expect_success 'lint: -q drops the summary, -v names every file' '
 	cd bench &&
-	warden lint 2>err && expect_grep "3 files checked, 0 problems" err &&
+	warden lint 2>err && expect_grep "6 files checked, 0 problems" err &&
 	warden -q lint 2>err && test ! -s err &&
 	warden lint -q 2>err && test ! -s err &&
 	warden lint -v 2>err &&
 	expect_grep "^policy/warden.json: ok$" err &&
 	expect_grep "^adapters/engines/example-sim.json: ok$" err &&
 	expect_grep "^adapters/profiles/qwen3-0.6b.json: ok$" err &&
-	expect_grep "3 files checked" err
+	expect_grep "^workloads/chat.jsonl: ok$" err &&
+	expect_grep "^workloads/fidelity: ok$" err &&
+	expect_grep "6 files checked" err
 '
 
 test_expect_success 'lint -q still prints every problem' '

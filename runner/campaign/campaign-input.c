@@ -33,12 +33,16 @@ workload_free(struct workload *w)
 	free(w->split);
 }
 
-struct werr *
-workload_parse(struct workload *w, const char *text, size_t len,
-    const char *name)
+/*
+ * The lines of a workload into w. Without probs the first bad line is the
+ * error; with probs (lint) every bad line is a problem there (one jansson
+ * cannot parse makes the file unusable, exit 2) and the error is NULL.
+ */
+static struct werr *
+parse_lines(struct workload *w, const char *text, size_t len,
+    const char *name, struct problems *probs)
 {
 	const char *line = text, *end = text + len, *nl;
-	struct werr *err = NULL;
 	json_error_t jerr;
 	json_t *item;
 	int lineno = 0;
@@ -54,16 +58,27 @@ workload_parse(struct workload *w, const char *text, size_t len,
 			continue;
 		/* By length: a NUL byte is jansson's error, not the end. */
 		item = json_loadb(line, n, 0, &jerr);
-		if (item == NULL)
+		if (item == NULL) {
 			/* jansson says why: a syntax error, or a nesting
 			 * deeper than it parses. */
-			return werr_at(name, lineno, jerr.column, NULL, "%s",
-			    jerr.text);
+			if (probs == NULL)
+				return werr_at(name, lineno, jerr.column, NULL,
+				    "%s", jerr.text);
+			problems_add(probs, name, lineno, jerr.column, NULL,
+			    "invalid JSON: %s", jerr.text);
+			probs->v[probs->n - 1].unusable = 1;
+			goto next;
+		}
 		if (!json_is_object(item) ||
 		    !json_is_array(json_object_get(item, "messages"))) {
 			json_decref(item);
-			return werr_at(name, lineno, 0, NULL, "not a workload "
-			    "line (an object with 'messages')");
+			if (probs == NULL)
+				return werr_at(name, lineno, 0, NULL, "not a "
+				    "workload line (an object with "
+				    "'messages')");
+			problems_add(probs, name, lineno, 0, NULL, "not a "
+			    "workload line (an object with 'messages')");
+			goto next;
 		}
 		if (strcmp(json_string_value(json_object_get(item, "set")) ?
 		    json_string_value(json_object_get(item, "set")) : "timed",
@@ -75,12 +90,36 @@ workload_parse(struct workload *w, const char *text, size_t len,
 			    (w->ntimed + 1) * sizeof(*w->timed));
 			w->timed[w->ntimed++] = item;
 		}
+next:
 		if (nl == end)
 			break;
 	}
-	if (w->ntimed == 0)
-		err = werr_new(WEXIT_INPUT, "%s: no timed prompts", name);
-	return err;
+	if (w->ntimed == 0 && probs != NULL)
+		problems_add(probs, name, 0, 0, NULL, "no timed prompts");
+	else if (w->ntimed == 0)
+		return werr_new(WEXIT_INPUT, "%s: no timed prompts", name);
+	return NULL;
+}
+
+struct werr *
+workload_parse(struct workload *w, const char *text, size_t len,
+    const char *name)
+{
+	return parse_lines(w, text, len, name, NULL);
+}
+
+size_t
+workload_lint(const char *text, size_t len, const char *name,
+    struct problems *probs)
+{
+	struct workload w;
+	size_t before = probs->n;
+
+	memset(&w, 0, sizeof(w));
+	w.split = xstrdup(name);
+	werr_free(parse_lines(&w, text, len, name, probs));
+	workload_free(&w);
+	return probs->n - before;
 }
 
 struct werr *

@@ -16,6 +16,7 @@
 #include "adapter.h"
 #include "error.h"
 #include "loadgen.h"
+#include "schema.h"
 #include "sha256.h"
 
 /* The prompts of one split: timed and warmup lines of workloads/S.jsonl. */
@@ -35,6 +36,10 @@ struct werr *workload_load(struct workload *w, const char *repo_root,
  * with 'messages', is an input error at name:LINE:COLUMN. */
 struct werr *workload_parse(struct workload *w, const char *text, size_t len,
     const char *name);
+/* For lint: every bad line of a workload file into probs, as
+ * workload_parse() would refuse the first; returns how many. */
+size_t workload_lint(const char *text, size_t len, const char *name,
+    struct problems *probs);
 void workload_free(struct workload *w);
 
 /* The request bodies of a sweep and the workload ids they came from. */

@@ -34,8 +34,8 @@ static const char readme_text[] =
 "  `chat.jsonl` and `agent.jsonl` are a small example (16 prompts each)\n"
 "- `journals/` - exported maintenance journals\n"
 "- `results/` - official results, written by `warden publish` only\n\n"
-"Run `warden lint` to check policy, adapters and profiles, and\n"
-"`warden campaign` to run the example roster (the simulated engine,\n"
+"Run `warden lint` to check policy, adapters, profiles and workloads,\n"
+"and `warden campaign` to run the example roster (the simulated engine,\n"
 "`warden-simengine`) over the example workload.\n";
 
 static const char gitignore_text[] = "/.warden/\n/snapshots/\n";

@@ -285,6 +285,46 @@ test_profile_engine_model_or_unsupported(void **state)
 	problems_free(&probs);
 }
 
+/* A loader's error as lint's problem: the location split off where the
+ * message starts with one, else all of it about the file given. */
+static void
+test_problems_from_werr(void **state)
+{
+	struct problems pr = { NULL, 0, 0 };
+	struct werr *e[5];
+	size_t i;
+
+	(void)state;
+	e[0] = werr_at("w/items.jsonl", 3, 7, "id", "must be a string");
+	e[1] = werr_at("w/items.jsonl", 12, 0, NULL, "is empty");
+	e[2] = werr_at("w/task.json", 0, 0, NULL, "no labels: at all");
+	e[3] = werr_new(WEXIT_ENV, "open 'w/x.json': No such file");
+	e[4] = werr_new(WEXIT_INPUT, "w/a:b.json:9: odd name");
+	for (i = 0; i < 5; i++) {
+		problems_add_werr(&pr, "w", e[i]);
+		werr_free(e[i]);
+	}
+	assert_int_equal(pr.n, 5);
+	assert_string_equal(pr.v[0].file, "w/items.jsonl");
+	assert_int_equal(pr.v[0].line, 3);
+	assert_int_equal(pr.v[0].col, 7);
+	assert_string_equal(pr.v[0].msg, "'id' must be a string");
+	assert_int_equal(pr.v[0].unusable, 1);
+	assert_int_equal(pr.v[1].line, 12);
+	assert_int_equal(pr.v[1].col, 0);
+	assert_string_equal(pr.v[1].msg, "is empty");
+	assert_string_equal(pr.v[2].file, "w/task.json");
+	assert_int_equal(pr.v[2].line, 0);
+	assert_string_equal(pr.v[2].msg, "no labels: at all");
+	assert_string_equal(pr.v[3].file, "w");
+	assert_string_equal(pr.v[3].msg, "open 'w/x.json': No such file");
+	assert_int_equal(pr.v[3].unusable, 0);
+	assert_string_equal(pr.v[4].file, "w/a:b.json");
+	assert_int_equal(pr.v[4].line, 9);
+	assert_int_equal(pr.v[4].col, 0);
+	problems_free(&pr);
+}
+
 static void
 test_policy_send_tools_defaults_off(void **state)
 {
@@ -318,6 +358,7 @@ main(void)
 		cmocka_unit_test(test_adapter_steps_load),
 		cmocka_unit_test(test_adapter_bad_steps_reported),
 		cmocka_unit_test(test_profile_engine_model_or_unsupported),
+		cmocka_unit_test(test_problems_from_werr),
 		cmocka_unit_test(test_policy_send_tools_defaults_off),
 	};
 
