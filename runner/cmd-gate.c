@@ -180,7 +180,7 @@ cmd_gate_print(const json_t *g)
 	const json_t *e, *mem, *v;
 	static const char *const checks[] = { "completion", "fidelity",
 	    "coverage", NULL };
-	size_t i, k;
+	size_t i, k, nfail = 0;
 
 	print_runs(g);
 	print_thresholds(json_object_get(g, "thresholds"));
@@ -210,7 +210,12 @@ cmd_gate_print(const json_t *g)
 		else
 			printf(" %6s\n", "-");
 	}
-	printf("\n");
+	json_array_foreach(json_object_get(g, "engines"), i, e)
+		for (k = 0; checks[k] != NULL; k++)
+			nfail += json_array_size(json_object_get(
+			    json_object_get(e, checks[k]), "failures"));
+	if (nfail > 0)
+		printf("\n");	/* the failures as a block of their own */
 	json_array_foreach(json_object_get(g, "engines"), i, e)
 		for (k = 0; checks[k] != NULL; k++)
 			print_failures(quote_str(json_string_value(

@@ -69,7 +69,9 @@ test_expect_success 'speed is never gated: a slow engine with every request done
 	expect_exit 0 warden --repo slow fidelity --limit 20 --shots 0 --run-id f1 &&
 	expect_exit 0 warden --repo slow fidelity mark-reference f1 &&
 	expect_exit 0 warden --repo slow gate &&
-	expect_grep "^passed: simslow$" out
+	expect_grep "^passed: simslow$" out &&
+	! awk "prev == \"\" && \$0 == \"\" && NR > 1 { bad = 1 } { prev = \$0 } END { exit !bad }" out &&
+	! awk "prev == \"\" && \$0 == \"\" && NR > 1 { bad = 1 } { prev = \$0 } END { exit !bad }" gate.out
 '
 
 test_expect_success 'a required model nobody measured fails coverage, naming it' '
