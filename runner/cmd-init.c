@@ -118,10 +118,11 @@ out:
 const struct cmd_entry cmd_init_entry = {
 	"init", "[--sign] DIR",
 	"create a new benchmark repository with a default policy",
-	"Creates DIR (which must not exist or be empty) with policy/warden.json,\n"
-	"an example adapter and profile, workloads/ (two splits and a fidelity\n"
-	"task), journals/ and results/, commits it, creates the official branch\n"
-	"at that commit and leaves HEAD detached there, as warden cycle wants.\n"
+	"Creates DIR (absent, empty, or an empty clone: a git repository with no\n"
+	"commit yet, whose remote stays) with policy/warden.json, an example\n"
+	"adapter and profile, workloads/ (two splits and a fidelity task),\n"
+	"journals/ and results/, commits it, creates the official branch at that\n"
+	"commit and leaves HEAD detached there, as warden cycle wants.\n"
 	"  --sign   make an SSH key (.warden/signing-key, git config\n"
 	"           warden.signingKey) for git's user.email, commit it to\n"
 	"           policy/allowed_signers, and require signed snapshots\n"

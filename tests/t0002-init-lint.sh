@@ -29,6 +29,24 @@ test_expect_success 'init refuses a non-empty directory and exits 2' '
 	test "$(ls full)" = file
 '
 
+test_expect_success 'init fills an empty clone, keeping its remote; refuses a repository with history' '
+	git init -q --bare origin.git &&
+	git clone -q origin.git clone 2>/dev/null &&
+	expect_exit 0 warden init clone &&
+	test "$(git -C clone rev-list --count official)" = 1 &&
+	test "$(git -C clone rev-parse HEAD)" = "$(git -C clone rev-parse official)" &&
+	test "$(git -C clone remote get-url origin)" = "$PWD/origin.git" &&
+	test -z "$(git -C clone status --porcelain)" &&
+	git -C clone push -q origin official &&
+	test "$(git -C origin.git rev-parse official)" = "$(git -C clone rev-parse official)" &&
+	git init -q used &&
+	git -C used commit -q --allow-empty -m first &&
+	expect_exit 2 warden init used &&
+	expect_grep "is a git repository that already has commits or branches" err &&
+	test "$(git -C used rev-list --count HEAD)" = 1 &&
+	test ! -e used/policy
+'
+
 test_expect_success 'lint passes on a fresh repository' '
 	cd bench && expect_exit 0 warden lint &&
 	expect_grep "6 files checked, 0 problems" err &&

@@ -43,12 +43,39 @@ static const char gitignore_text[] = "/.warden/\n/snapshots/\n";
 #define INIT_SIGNERS "policy/allowed_signers"
 #define INIT_KEY ".warden/signing-key"
 
+/* Whether the git repository at dir has no reference at all and an
+ * unborn HEAD: just made by git init, or a clone of an empty repository
+ * (whose remote is kept). */
+static int
+git_repo_is_new(const char *dir)
+{
+	git_repository *repo = NULL;
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	int fresh = 0;
+
+	if (git_repository_open_ext(&repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH,
+	    NULL) != 0)
+		return 0;
+	if (!git_repository_is_bare(repo) &&
+	    git_repository_head_unborn(repo) == 1 &&
+	    git_reference_iterator_new(&it, repo) == 0 &&
+	    git_reference_next(&ref, it) == GIT_ITEROVER)
+		fresh = 1;
+	git_reference_free(ref);
+	git_reference_iterator_free(it);
+	git_repository_free(repo);
+	return fresh;
+}
+
+/* dir is absent, empty, or holds only a git repository with nothing in
+ * it yet. */
 static struct werr *
 dir_is_empty_or_absent(const char *dir)
 {
 	struct dirent *de;
 	DIR *d;
-	int n = 0;
+	int n = 0, git = 0;
 
 	d = opendir(dir);
 	if (d == NULL) {
@@ -57,9 +84,17 @@ dir_is_empty_or_absent(const char *dir)
 		return werr_errno("open directory", dir);
 	}
 	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (strcmp(de->d_name, ".git") == 0)
+			git = 1;
+		else if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
 			n++;
 	closedir(d);
+	if (n == 0 && git && !git_repo_is_new(dir))
+		return werr_new(WEXIT_INPUT, "'%s' is a git repository that "
+		    "already has commits or branches; warden init makes a new "
+		    "repository (in an empty directory, or an empty clone)",
+		    dir);
 	if (n != 0)
 		return werr_new(WEXIT_INPUT, "'%s' exists and is not empty; "
 		    "warden init makes a new repository", dir);
