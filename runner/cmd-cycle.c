@@ -18,6 +18,7 @@
 #include "cmd.h"
 #include "quote.h"
 #include "cycle/cycle.h"
+#include "isotime.h"
 #include "jsonget.h"
 #include "output.h"
 #include "regress/regress.h"
@@ -30,13 +31,14 @@ static void
 show_progress(void *arg, const struct cycle_progress *p)
 {
 	const struct cmd_ctx *ctx = arg;
-	char eta[32] = "";
+	char eta[64] = "", d[48];
 
 	if (ctx->verbosity < 0)
 		return;
-	if (p->eta_s >= 0)
-		snprintf(eta, sizeof(eta), " (cycle eta %.0f min)",
-		    p->eta_s / 60 + 0.5 > 1 ? p->eta_s / 60 : 1.0);
+	if (p->eta_s >= 0) {
+		isotime_span(d, sizeof(d), p->eta_s);
+		snprintf(eta, sizeof(eta), " (cycle eta %s)", d);
+	}
 	if (p->interval_s >= 0)
 		output_progress_interval(p->interval_s);
 	if (p->step_done)

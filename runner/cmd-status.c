@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "quote.h"
 #include "cycle/cycle.h"
+#include "isotime.h"
 #include "jsonget.h"
 #include "output.h"
 #include "store.h"
@@ -115,10 +116,12 @@ print_status(const json_t *s)
 		print_line("step:     ", t);
 		free(t);
 	}
-	if (json_is_number(eta))
-		printf("eta:      %.0f s (%.0f min)\n", json_number_value(eta),
-		    json_number_value(eta) / 60);
-	else if (strcmp(jsonget_str(s, "state"), "running") == 0)
+	if (json_is_number(eta)) {
+		char span[48];
+
+		isotime_span(span, sizeof(span), json_number_value(eta));
+		printf("eta:      %s\n", span);
+	} else if (strcmp(jsonget_str(s, "state"), "running") == 0)
 		printf("eta:      unknown (no earlier cycle to go by yet)\n");
 	if (json_is_string(json_object_get(s, "unrecorded")))
 		print_line("official: ", quote_str(jsonget_str(s,

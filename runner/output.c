@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "isotime.h"
 #include "output.h"
 #include "quote.h"
 #include "util.h"
@@ -263,16 +264,11 @@ output_progress_interval(double seconds)
 	live.interval_s = seconds >= 0 ? seconds : 0;
 }
 
-/* "3 min 5 s", "42 s". */
+/* How long the live line has stood, whole seconds. */
 static void
 elapsed(char *out, size_t n, uint64_t ns)
 {
-	unsigned long long s = ns / 1000000000ULL;
-
-	if (s >= 60)
-		snprintf(out, n, "%llu min %llu s", s / 60, s % 60);
-	else
-		snprintf(out, n, "%llu s", s);
+	isotime_span(out, n, (double)(ns / 1000000000ULL));
 }
 
 /* Print the live line: on a terminal in place, with how long it has

@@ -183,3 +183,17 @@ isotime_to_utc(char out[ISOTIME_LEN], const char *s)
 	memcpy(out, text, ISOTIME_LEN);
 	return 0;
 }
+
+void
+isotime_span(char *out, size_t n, double seconds)
+{
+	unsigned long long s = seconds > 0 ? (unsigned long long)(seconds +
+	    0.5) : 0;
+
+	if (s >= 3600)
+		snprintf(out, n, "%llu h %llu min", s / 3600, s % 3600 / 60);
+	else if (s >= 60)
+		snprintf(out, n, "%llu min %llu s", s / 60, s % 60);
+	else
+		snprintf(out, n, "%llu s", s);
+}

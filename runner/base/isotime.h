@@ -1,11 +1,13 @@
 /*
  * isotime.h - ISO 8601 dates and times: from the command line as the UTC
  * text warden stores, and any stored or fetched time as an instant. The
- * one parser of ISO 8601 in warden. Pure string work; never prints.
+ * one parser of ISO 8601 in warden; and spans of time as people read
+ * them. Pure string work; never prints.
  */
 #ifndef WARDEN_ISOTIME_H
 #define WARDEN_ISOTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* "YYYY-MM-DDTHH:MM:SS.mmmZ" and its NUL. */
@@ -36,5 +38,9 @@ int isotime_to_ms(int64_t *out, const char *s);
 /* The instant of s (isotime_to_ms()) in seconds since the epoch, its
  * milliseconds as the fraction; -1 when s is NULL or does not parse. */
 double isotime_seconds(const char *s);
+
+/* A span of seconds as people read it, into out (n bytes): "42 s",
+ * "3 min 5 s", "2 h 5 min"; rounded to the second, below 0 as 0. */
+void isotime_span(char *out, size_t n, double seconds);
 
 #endif

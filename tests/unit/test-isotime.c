@@ -177,6 +177,26 @@ test_unparsable(void **state)
 	}
 }
 
+/* Spans as people read them: seconds, then minutes and seconds, then
+ * hours and minutes; rounded; never negative. */
+static void
+test_span(void **state)
+{
+	char b[48];
+
+	(void)state;
+	isotime_span(b, sizeof(b), 14.2);
+	assert_string_equal(b, "14 s");
+	isotime_span(b, sizeof(b), 59.6);
+	assert_string_equal(b, "1 min 0 s");
+	isotime_span(b, sizeof(b), 185);
+	assert_string_equal(b, "3 min 5 s");
+	isotime_span(b, sizeof(b), 2 * 3600 + 5 * 60 + 59);
+	assert_string_equal(b, "2 h 5 min");
+	isotime_span(b, sizeof(b), -3);
+	assert_string_equal(b, "0 s");
+}
+
 int
 main(void)
 {
@@ -189,6 +209,7 @@ main(void)
 		cmocka_unit_test(test_index_times),
 		cmocka_unit_test(test_seconds),
 		cmocka_unit_test(test_unparsable),
+		cmocka_unit_test(test_span),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
