@@ -174,6 +174,12 @@ journal_show(struct cmd_ctx *ctx, int argc, char **argv)
 	err = journal_each(store, &f, show_one, &s);
 	if (err == NULL && ctx->json)
 		output_json(s.arr);
+	else if (err == NULL && s.n == 0 && newest != 0)
+		cmd_list_empty(ctx, "journal entries%s%s%s%s%s%s",
+		    f.kind != NULL ? " of kind " : "", f.kind != NULL ? f.kind :
+		    "", f.cycle != NULL ? " of cycle " : "", f.cycle != NULL ?
+		    quote_str(f.cycle) : "", f.since != NULL ? " since " : "",
+		    f.since != NULL ? f.since : "");
 	json_decref(s.arr);
 	return err;
 }

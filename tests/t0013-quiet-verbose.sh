@@ -65,7 +65,9 @@ test_expect_success 'an empty list says so on standard error, and -q drops that'
 	    "regressions list --engine x:no regression alerts of engine x" \
 	    "agent list:no agent runs" \
 	    "campaign list:no campaign runs (start one with .warden campaign.)" \
-	    "fidelity list:no fidelity runs (warden fidelity runs one)"; do
+	    "fidelity list:no fidelity runs (warden fidelity runs one)" \
+	    "journal show --kind nope:no journal entries of kind nope" \
+	    "journal show --cycle c9 --since 2030-01-01:no journal entries of cycle c9 since 2030-01-01T00:00:00.000Z"; do
 		expect_exit 0 warden ${c%%:*} &&
 		test ! -s out && expect_grep "^${c#*:}$" err &&
 		expect_exit 0 warden -q ${c%%:*} &&
