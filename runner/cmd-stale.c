@@ -55,7 +55,10 @@ stale_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			stale++;
 	if (ctx->json)
 		output_json(rows);
-	else
+	else if (json_array_size(rows) > 0)
+		printf("%-16s %-5s %-7s %s\n", "engine", "kind", "status",
+		    "last upstream activity");
+	if (!ctx->json)
 		json_array_foreach(rows, i, r) {
 			/* the last column wraps under itself within
 			 * OUTPUT_WIDTH */

@@ -149,6 +149,7 @@ test_expect_success 'stale reports the newest upstream activity' '
 	cd bench &&
 	bench_policy . retirement_days=100000 &&
 	expect_exit 0 warden stale llama &&
+	expect_grep "^engine  *kind  *status  *last upstream activity$" out &&
 	expect_grep "^llama  *git  *active " out &&
 	expect_exit 0 warden --json stale devtrack &&
 	expect_grep "\"status\": \"active\"" out
