@@ -90,6 +90,9 @@ journal_pointer(const json_t *res, const char *section)
 	const json_t *j = json_object_get(res, "journal");
 	const char *branch = jsonget_str(j, "official_branch");
 
+	if (json_is_string(json_object_get(res, "not_exported")))
+		return xasprintf("warden journal show --cycle %s (%s)",
+		    quote_str(jsonget_str(res, "cycle")), section);
 	return xasprintf("git show %s:journals/%s.md (%s)",
 	    branch[0] != '\0' ? quote_str(branch) : "official",
 	    quote_str(jsonget_str(res, "cycle")), section);
@@ -443,10 +446,16 @@ print_summary(const json_t *res, const char *root)
 	if (strcmp(jsonget_str(res, "state"), "waiting") == 0)
 		printf("then:      warden cycle (measures again at the new "
 		    "official tip, publishes)\n");
-	printf("journal:   git show %s:journals/%s.md\n",
-	    quote_str(jsonget_str(j, "official_branch"))[0] ?
-	    quote_str(jsonget_str(j, "official_branch")) : "official",
-	    quote_str(jsonget_str(res, "cycle")));
+	if (json_is_string(json_object_get(res, "not_exported"))) {
+		output_line(11, "journal:   not exported: %s", quote_msg(
+		    jsonget_str(res, "not_exported")));
+		printf("           warden journal show --cycle %s\n",
+		    quote_str(jsonget_str(res, "cycle")));
+	} else
+		printf("journal:   git show %s:journals/%s.md\n",
+		    quote_str(jsonget_str(j, "official_branch"))[0] ?
+		    quote_str(jsonget_str(j, "official_branch")) : "official",
+		    quote_str(jsonget_str(res, "cycle")));
 }
 
 static struct werr *

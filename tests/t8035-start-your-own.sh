@@ -2,13 +2,26 @@
 # t8035: a maintainer's first week. README's "Start your own benchmark"
 # runs as written, from `warden init --sign` to a published, verified,
 # signed snapshot, and the next cycle publishes again; a commit made on
-# official outside warden stops the cycle at its checkout, before any
+# official outside warden is adopted by the next publish, and a cycle
+# that does not publish leaves it and the journal's export to that
+# publish; without publish it stops the cycle at its checkout, before any
 # work, naming `warden journal adopt`, and status says the same; with
 # `cycle.fidelity` false the gate does not fail engines for want of it.
 . "$TOP_SRCDIR/tests/lib.sh"
 
 PATH="$TOP_BUILDDIR:$PATH"
 export PATH
+
+# readme_by_hand REPO TEXT: a maintainer's commit of TEXT to README.md
+# on official, made outside warden, HEAD detached at it again; its id
+# (12 digits) in ./note.
+readme_by_hand() {
+	git -C "$1" checkout -q official &&
+	echo "$2" >>"$1/README.md" &&
+	git -C "$1" commit -q -am "README: $2" &&
+	git -C "$1" checkout -q --detach official &&
+	git -C "$1" rev-parse official | cut -c1-12 >note
+}
 
 # The commands of README's section, in order (its indented block).
 readme_commands() {
@@ -61,16 +74,33 @@ test_expect_success 'a cycle on a branch checked out at the tip is not publishab
 '
 
 test_expect_success 'with cycle.publish a commit made on official by hand is adopted by the publish' '
-	git -C bench checkout -q official &&
-	echo "A note." >>bench/README.md &&
-	git -C bench commit -q -am "README: a note" &&
-	git -C bench checkout -q --detach official &&
-	note=$(git -C bench rev-parse official | cut -c1-12) &&
+	readme_by_hand bench "A note." && note=$(cat note) &&
 	expect_exit 0 warden --repo bench status && unwrap out >out.u && mv out.u out &&
 	expect_grep "^official: official commit $note is recorded by no journal entry yet: the next publish adopts it" out &&
 	expect_no_grep "^blocked:" out &&
 	expect_exit 0 warden --repo bench cycle &&
 	expect_grep "^published: snapshot" out &&
+	expect_exit 0 warden --repo bench journal verify
+'
+
+test_expect_success 'a cycle that does not publish leaves a hand-made commit, and the export, to the next publish' '
+	readme_by_hand bench "Another note." && note=$(cat note) &&
+	tip=$(git -C bench rev-parse official) &&
+	touch bench/stray &&
+	expect_exit 0 warden --repo bench cycle && unwrap out >out.u && mv out.u out &&
+	expect_grep "^cycle [^ ]* (roster example), round 1: done, exit 0$" out &&
+	expect_grep "^published: no: cannot publish: the working tree is not clean" out &&
+	expect_grep "^journal:   not exported: official commit $note is recorded by no journal entry yet: the next publish adopts it .*; the journal is exported then warden journal show --cycle [^ ]*$" out &&
+	expect_grep "^export: not exported: official commit $note " err &&
+	test "$(git -C bench rev-parse official)" = "$tip" &&
+	expect_exit 0 warden --repo bench status &&
+	expect_grep "^cycle [^ ]* (roster example): done, round 1$" out &&
+	expect_no_grep "^blocked:" out &&
+	expect_exit 1 warden --repo bench journal verify &&
+	rm bench/stray &&
+	expect_exit 0 warden --repo bench cycle &&
+	expect_grep "^published: snapshot" out &&
+	expect_grep "^journal:   git show official:journals/" out &&
 	expect_exit 0 warden --repo bench journal verify
 '
 

@@ -275,28 +275,47 @@ journal_step(struct cyc *c, json_t **journal)
 	return cycle_reload_steps(c);
 }
 
+/*
+ * Export the journal to official and end the cycle. A commit a maintainer
+ * made on official that no entry records yet (cycle.publish true: the
+ * checkout let it through for the publish to adopt) breaks the journal's
+ * proof until a publish adopts it or `warden journal adopt` records it;
+ * where this cycle did not publish, the export waits for that and the
+ * cycle still ends with its own result (*skipped says why), not as a
+ * failure of the journal. Any other break fails the export.
+ */
 static struct werr *
-export_step(struct cyc *c, int exit_code)
+export_step(struct cyc *c, int exit_code, char **skipped)
 {
-	char commit[41];
+	char commit[41] = "";
 	json_t *result;
 	struct werr *err;
+	char *why;
 	int n = 0;
 
+	*skipped = NULL;
 	c->step = "export";
 	c->step_started_ns = mono_ns();
 	c->step_eta_s = -1;
 	if ((err = store_cycle_step_begin(c->store, c->id, c->round,
-	    "export")) != NULL ||
-	    (err = journal_export(&n, commit, c->store, c->repo,
+	    "export")) != NULL)
+		return err;
+	why = cycle_official_unrecorded(c->store, c->repo,
+	    c->policy->official_branch, 0);
+	if (why != NULL)
+		*skipped = xasprintf("%s; the journal is exported then", why);
+	else if ((err = journal_export(&n, commit, c->store, c->repo,
 	    c->policy->official_branch, NULL, cycle_render_markdown)) != NULL)
 		return err;
-	result = json_pack("{s:i, s:s?}", "entries", n, "commit",
-	    commit[0] != '\0' ? commit : NULL);
+	free(why);
+	result = json_pack("{s:i, s:s?, s:s?}", "entries", n, "commit",
+	    commit[0] != '\0' ? commit : NULL, "skipped", *skipped);
 	err = store_cycle_end(c->store, c->id, c->round, result, c->waiting ?
 	    "waiting" : "done", exit_code);
 	json_decref(result);
-	if (err == NULL)
+	if (err == NULL && *skipped != NULL)
+		cycle_say(c, CYCLE_DONE, "not exported: %s", *skipped);
+	else if (err == NULL)
 		cycle_say(c, CYCLE_DONE, commit[0] ? "%d entries to '%s', commit %.12s" :
 		    "%d entries to '%s'%s", n, c->policy->official_branch,
 		    commit[0] ? commit : ", nothing new");
@@ -355,6 +374,7 @@ cycle_run(json_t **out, const struct cycle_opts *o)
 	json_t *journal = NULL, *row = NULL, *prev = NULL, *own = NULL;
 	struct werr *err;
 	struct cyc c;
+	char *skipped = NULL;
 	int lock = -1, exit_code;
 
 	*out = NULL;
@@ -383,15 +403,17 @@ cycle_run(json_t **out, const struct cycle_opts *o)
 	if (journal == NULL)
 		journal = json_incref(json_object_get(row, "journal"));
 	exit_code = (int)json_integer_value(json_object_get(journal, "exit"));
-	if ((err = export_step(&c, exit_code)) != NULL)
+	if ((err = export_step(&c, exit_code, &skipped)) != NULL)
 		goto out;
 	own = cycle_own_waiting(&c, json_object_get(json_object_get(journal,
 	    "summary"), "reviews_waiting"));
-	*out = json_pack("{s:s, s:i, s:s, s:i, s:b, s:O, s:o}", "cycle", c.id,
-	    "round", c.round, "state", c.waiting ? "waiting" : "done", "exit",
-	    exit_code, "resumed", c.resumed, "journal", journal, "approve",
-	    cycle_approve_commands(c.repo, own));
+	*out = json_pack("{s:s, s:i, s:s, s:i, s:b, s:O, s:o, s:s?}", "cycle",
+	    c.id, "round", c.round, "state", c.waiting ? "waiting" : "done",
+	    "exit", exit_code, "resumed", c.resumed, "journal", journal,
+	    "approve", cycle_approve_commands(c.repo, own), "not_exported",
+	    skipped);
 out:
+	free(skipped);
 	if (lock != -1)
 		close(lock);
 	json_decref(journal);

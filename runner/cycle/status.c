@@ -189,9 +189,10 @@ out:
 }
 
 /* A commit on official no journal entry records: "blocked" when it stops
- * the cycle (no publish to adopt it: cycle.publish false, or the cycle
- * stopped after its publish), as the cycle says it; else "unrecorded",
- * what the next publish adopts (cycle_official_unrecorded). */
+ * the cycle (no publish to adopt it: cycle.publish false, or a cycle
+ * interrupted at its journal or export, as one before the export waited
+ * for it was), as the cycle says it; else "unrecorded", what the next
+ * publish adopts (cycle_official_unrecorded). */
 static void
 blocked(json_t *status, struct store *store, const char *repo_root)
 {
@@ -211,7 +212,7 @@ blocked(json_t *status, struct store *store, const char *repo_root)
 	}
 	blocks = !pol->cycle.publish || (step != NULL &&
 	    (strcmp(step, "journal") == 0 || strcmp(step, "export") == 0) &&
-	    strcmp(jsonget_str(status, "state"), "running") != 0);
+	    strcmp(jsonget_str(status, "state"), "interrupted") == 0);
 	branch = xstrdup(pol->official_branch);
 	why = cycle_official_unrecorded(store, repo, branch, blocks);
 	if (why != NULL)
