@@ -103,7 +103,18 @@ test_expect_success 'publish refuses a change in the allowlist zone that no revi
 	git -C checked checkout -q --detach official &&
 	measure checked z &&
 	expect_exit 1 warden --repo checked publish &&
-	expect_grep "^warden: cannot publish: commit [0-9a-f]\{12\} (\"tune sima\") changes .adapters/engines/sima.json., in the allowlist zone, and is not an approved review.s" err
+	expect_grep "^warden: cannot publish: commit [0-9a-f]\{12\} (\"tune sima\") changes .adapters/engines/sima.json., in the allowlist zone, and is not an approved review.s" err &&
+	expect_grep "(or, for a maintainer.s own commit reviewed by hand, .warden journal adopt [0-9a-f]\{12\}.)$" err
+'
+
+test_expect_success 'the same commit, adopted by the maintainer, is published: adoption is their word, as an approval is' '
+	cp -a checked adopted &&
+	zone=$(git -C adopted rev-parse official) &&
+	expect_exit 0 warden --repo adopted journal adopt official &&
+	expect_exit 0 warden --repo adopted publish &&
+	sqlite3 adopted/.warden/warden.db "SELECT body FROM journal WHERE kind = '"'"'results.published'"'"' ORDER BY seq DESC LIMIT 1" >body &&
+	jcheck body "\"$zone\" not in o.get(\"adopted\", [])" &&
+	expect_exit 0 warden --repo adopted journal verify
 '
 
 test_expect_success 'after a publish, a maintainer commit outside the zone may be published again' '

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "allowlist.h"
+#include "journal.h"
 #include "jsonget.h"
 #include "official.h"
 #include "review.h"
@@ -209,6 +210,18 @@ approved(const json_t *reviews, const git_oid *id)
 	return 0;
 }
 
+/* Each commit an official.adopted entry records, as a key of the object
+ * arg: the maintainer's word, given with `warden journal adopt`. */
+static struct werr *
+add_adopted(void *arg, const struct journal_entry *e)
+{
+	const char *c = jsonget_str(e->body, "commit");
+
+	if (c[0] != '\0')
+		json_object_set_new(arg, c, json_true());
+	return NULL;
+}
+
 /* Does c carry a Warden-Operation trailer (warden's own move, which its
  * own entry records)? */
 static int
@@ -230,9 +243,11 @@ is_operation(const git_commit *c)
 
 /*
  * Every commit since the last publish (the store's record, not a trailer
- * anyone could write) is an approved review's, or changes nothing in the
+ * anyone could write) is an approved review's, or one a maintainer
+ * adopted (`warden journal adopt`: an official.adopted entry, the
+ * maintainer's word as an approval is), or changes nothing in the
  * allowlist zone. The repository's first commit, its layout, is exempt.
- * The maintainer's commits it accepts (neither an approved review's nor
+ * The maintainer's commits it accepts unrecorded (none of those, nor
  * warden's own) are appended to adopted, for the publish's journal entry
  * to record.
  */
@@ -240,16 +255,18 @@ struct werr *
 publish_check_reviews(struct publish_state *st, struct store *store,
     json_t *adopted)
 {
+	struct journal_filter f = { NULL, NULL, "official.adopted", 0 };
 	git_revwalk *walk = NULL;
 	git_commit *c = NULL;
-	json_t *reviews = NULL;
+	json_t *reviews = NULL, *adoptions = json_object();
 	struct werr *err;
 	char *path = NULL;
 	git_oid id, last;
-	int found;
+	int found, ok;
 	size_t nl;
 
 	if ((err = review_list(&reviews, store, "approved")) != NULL ||
+	    (err = journal_each(store, &f, add_adopted, adoptions)) != NULL ||
 	    (err = last_publish(&last, &found, st, store)) != NULL)
 		goto out;
 	if (git_revwalk_new(&walk, st->repo) < 0 ||
@@ -264,18 +281,21 @@ publish_check_reviews(struct publish_state *st, struct store *store,
 			    git_oid_tostr_s(&id));
 			break;
 		}
-		if (git_commit_parentcount(c) > 0 && !approved(reviews, &id) &&
+		ok = approved(reviews, &id) || json_object_get(adoptions,
+		    git_oid_tostr_s(&id)) != NULL;
+		if (git_commit_parentcount(c) > 0 && !ok &&
 		    (err = zone_path(&path, st, c)) == NULL && path != NULL) {
 			nl = strcspn(git_commit_summary(c), "\n");
 			err = werr_new(WEXIT_PROBLEM, REFUSE "commit %.12s "
 			    "(\"%.*s\") changes '%s', in the allowlist zone, "
 			    "and is not an approved review's; such changes go "
 			    "through 'warden patch submit' and 'warden review "
-			    "approve'", git_oid_tostr_s(&id),
-			    (int)(nl > 60 ? 60 : nl), git_commit_summary(c),
-			    path);
+			    "approve' (or, for a maintainer's own commit "
+			    "reviewed by hand, 'warden journal adopt %.12s')",
+			    git_oid_tostr_s(&id), (int)(nl > 60 ? 60 : nl),
+			    git_commit_summary(c), path, git_oid_tostr_s(&id));
 		} else if (err == NULL && git_commit_parentcount(c) > 0 &&
-		    !approved(reviews, &id) && !is_operation(c))
+		    !ok && !is_operation(c))
 			json_array_append_new(adopted,
 			    json_string(git_oid_tostr_s(&id)));
 		free(path);
@@ -286,6 +306,7 @@ publish_check_reviews(struct publish_state *st, struct store *store,
 out:
 	git_revwalk_free(walk);
 	json_decref(reviews);
+	json_decref(adoptions);
 	return err;
 }
 
