@@ -4,7 +4,9 @@
 # signed snapshot, and the next cycle publishes again; a commit made on
 # official outside warden is adopted by the next publish, and a cycle
 # that does not publish leaves it and the journal's export to that
-# publish; without publish it stops the cycle at its checkout, before any
+# publish; a hand-made adapter commit that breaks the engine is triaged,
+# and once adopted and its revert approved the cycle publishes again;
+# without publish such a commit stops the cycle at its checkout, before any
 # work, naming `warden journal adopt`, and status says the same; with
 # `cycle.fidelity` false the gate does not fail engines for want of it.
 . "$TOP_SRCDIR/tests/lib.sh"
@@ -101,6 +103,27 @@ test_expect_success 'a cycle that does not publish leaves a hand-made commit, an
 	expect_exit 0 warden --repo bench cycle &&
 	expect_grep "^published: snapshot" out &&
 	expect_grep "^journal:   git show official:journals/" out &&
+	expect_exit 0 warden --repo bench journal verify
+'
+
+test_expect_success 'the morning after: a hand-made adapter commit breaks the engine; adopted and the revert approved, the cycle publishes' '
+	git -C bench checkout -q official &&
+	sed -i "s/\"--accuracy\", \"0.9\"\]/\"--accuracy\", \"0.9\", \"--zero-rate\", \"1\"]/" \
+	    bench/adapters/engines/example-sim.json &&
+	git -C bench commit -q -am "example-sim: a new flag" &&
+	git -C bench checkout -q --detach official &&
+	flag=$(git -C bench rev-parse official | cut -c1-12) &&
+	expect_exit 4 warden --repo bench cycle && unwrap out >out.u && mv out.u out &&
+	expect_grep "^broke:     example-sim: 2 cells all-failed$" out &&
+	review=$(sed -n "s/^review:    #\([0-9]*\) (triage)$/\1/p" out) &&
+	test -n "$review" &&
+	expect_grep "^journal:   not exported: official commit $flag is recorded by no journal entry yet" out &&
+	expect_exit 4 warden --repo bench cycle && unwrap out >out.u && mv out.u out &&
+	expect_grep "^journal:   not exported: official commit $flag " out &&
+	expect_exit 0 warden --repo bench journal adopt "$flag" &&
+	expect_exit 0 warden --repo bench review approve "$review" --as "T <t@example.org>" &&
+	expect_exit 0 warden --repo bench cycle &&
+	expect_grep "^published: snapshot" out &&
 	expect_exit 0 warden --repo bench journal verify
 '
 

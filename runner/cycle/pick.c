@@ -213,13 +213,20 @@ cycle_pick(json_t **out, struct cyc *c)
 			    c)) != NULL)
 				goto out;
 			if (waiting) {
+				/* as its end said it: the export's reason
+				 * for waiting, if it did */
+				const json_t *skip = json_object_get(
+				    cycle_step_result(c, c->round, "export"),
+				    "skipped");
+
 				*out = json_pack("{s:s, s:i, s:s, s:i, s:b, "
-				    "s:O, s:o}", "cycle", c->id, "round",
+				    "s:O, s:o, s:O?}", "cycle", c->id, "round",
 				    c->round, "state", "waiting", "exit",
 				    WEXIT_WAITING,
 				    "resumed", 1, "journal", json_object_get(
 				    latest, "journal"), "approve",
-				    cycle_approve_commands(c->repo, pending));
+				    cycle_approve_commands(c->repo, pending),
+				    "not_exported", skip);
 				goto out;
 			}
 			c->round++;
