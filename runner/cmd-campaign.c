@@ -22,6 +22,7 @@
 #include "campaign-report.h"
 #include "cmd.h"
 #include "cmd-campaign.h"
+#include "isotime.h"
 #include "output.h"
 #include "policy.h"
 #include "stopsig.h"
@@ -78,16 +79,14 @@ struct progress {
 	uint64_t last_ns;	/* when its last line was printed */
 };
 
-/* "6 s", "3 min", "1.5 h" */
+/* "6 s", "3 min", "1.5 h" (isotime_estimate) */
 static void
 add_duration(struct buf *b, double s)
 {
-	if (s < 120)
-		buf_printf(b, "%.0f s", s);
-	else if (s < 7200)
-		buf_printf(b, "%.0f min", s / 60);
-	else
-		buf_printf(b, "%.1f h", s / 3600);
+	char t[32];
+
+	isotime_estimate(t, sizeof(t), s);
+	buf_puts(b, t);
 }
 
 /*

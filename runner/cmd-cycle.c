@@ -36,7 +36,7 @@ show_progress(void *arg, const struct cycle_progress *p)
 	if (ctx->verbosity < 0)
 		return;
 	if (p->eta_s >= 0) {
-		isotime_span(d, sizeof(d), p->eta_s);
+		isotime_estimate(d, sizeof(d), p->eta_s);
 		snprintf(eta, sizeof(eta), " (cycle eta %s)", d);
 	}
 	if (p->interval_s >= 0)

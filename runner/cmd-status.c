@@ -119,7 +119,7 @@ print_status(const json_t *s)
 	if (json_is_number(eta)) {
 		char span[48];
 
-		isotime_span(span, sizeof(span), json_number_value(eta));
+		isotime_estimate(span, sizeof(span), json_number_value(eta));
 		printf("eta:      %s\n", span);
 	} else if (strcmp(jsonget_str(s, "state"), "running") == 0)
 		printf("eta:      unknown (no earlier cycle to go by yet)\n");

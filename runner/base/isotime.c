@@ -197,3 +197,16 @@ isotime_span(char *out, size_t n, double seconds)
 	else
 		snprintf(out, n, "%llu s", s);
 }
+
+void
+isotime_estimate(char *out, size_t n, double seconds)
+{
+	double s = seconds > 0 ? seconds : 0;
+
+	if (s < 120)
+		snprintf(out, n, "%.0f s", s);
+	else if (s < 7200)
+		snprintf(out, n, "%.0f min", s / 60);
+	else
+		snprintf(out, n, "%.1f h", s / 3600);
+}

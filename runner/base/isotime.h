@@ -42,5 +42,8 @@ double isotime_seconds(const char *s);
 /* A span of seconds as people read it, into out (n bytes): "42 s",
  * "3 min 5 s", "2 h 5 min"; rounded to the second, below 0 as 0. */
 void isotime_span(char *out, size_t n, double seconds);
+/* An estimate of seconds, as coarse as it is (the campaign's and the
+ * cycle's ETA): "88 s" below 2 min, "9 min" below 2 h, else "2.5 h". */
+void isotime_estimate(char *out, size_t n, double seconds);
 
 #endif

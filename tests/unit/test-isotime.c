@@ -178,7 +178,7 @@ test_unparsable(void **state)
 }
 
 /* Spans as people read them: seconds, then minutes and seconds, then
- * hours and minutes; rounded; never negative. */
+ * hours and minutes; rounded; never negative. Estimates coarser. */
 static void
 test_span(void **state)
 {
@@ -194,6 +194,15 @@ test_span(void **state)
 	isotime_span(b, sizeof(b), 2 * 3600 + 5 * 60 + 59);
 	assert_string_equal(b, "2 h 5 min");
 	isotime_span(b, sizeof(b), -3);
+	assert_string_equal(b, "0 s");
+	/* an estimate is as coarse as it is */
+	isotime_estimate(b, sizeof(b), 88.4);
+	assert_string_equal(b, "88 s");
+	isotime_estimate(b, sizeof(b), 9 * 60 + 20);
+	assert_string_equal(b, "9 min");
+	isotime_estimate(b, sizeof(b), 2.5 * 3600);
+	assert_string_equal(b, "2.5 h");
+	isotime_estimate(b, sizeof(b), -1);
 	assert_string_equal(b, "0 s");
 }
 
