@@ -71,28 +71,32 @@ struct werr *
 werr_at(const char *file, int line, int col, const char *field,
     const char *fmt, ...)
 {
-	struct buf b = BUF_INIT;
+	struct werr *err = xcalloc(1, sizeof(*err));
+	struct werr_loc *loc = xcalloc(1, sizeof(*loc));
+	struct buf b = BUF_INIT, t = BUF_INIT;
 	va_list ap;
 
-	buf_puts(&b, file != NULL ? file : "<input>");
-	if (line > 0) {
-		buf_printf(&b, ":%d", line);
-		if (col > 0)
-			buf_printf(&b, ":%d", col);
-	}
-	buf_puts(&b, ": ");
-	if (field != NULL && field[0] != '\0')
-		buf_printf(&b, "'%s' ", field);
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	buf_vprintf(&t, fmt, ap);
 	va_end(ap);
-	{
-		struct werr *err = xcalloc(1, sizeof(*err));
-
-		err->exit = WEXIT_INPUT;
-		err->msg = buf_detach(&b);
-		return err;
-	}
+	loc->file = xstrdup(file != NULL ? file : "<input>");
+	loc->line = line > 0 ? line : 0;
+	loc->col = loc->line > 0 && col > 0 ? col : 0;
+	loc->field = field != NULL && field[0] != '\0' ? xstrdup(field) : NULL;
+	loc->text = buf_detach(&t);
+	buf_puts(&b, loc->file);
+	if (loc->line > 0)
+		buf_printf(&b, ":%d", loc->line);
+	if (loc->col > 0)
+		buf_printf(&b, ":%d", loc->col);
+	buf_puts(&b, ": ");
+	if (loc->field != NULL)
+		buf_printf(&b, "'%s' ", loc->field);
+	buf_puts(&b, loc->text);
+	err->exit = WEXIT_INPUT;
+	err->msg = buf_detach(&b);
+	err->loc = loc;
+	return err;
 }
 
 struct werr *
@@ -131,5 +135,11 @@ werr_free(struct werr *err)
 		return;
 	free(err->msg);
 	free(err->usage);
+	if (err->loc != NULL) {
+		free(err->loc->file);
+		free(err->loc->field);
+		free(err->loc->text);
+		free(err->loc);
+	}
 	free(err);
 }

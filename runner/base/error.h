@@ -22,11 +22,21 @@ enum werr_exit {
 	WEXIT_WAITING = 4,	/* cycle: done, its fixes wait for review */
 };
 
+/* Where werr_at() placed an error, kept apart for a caller that lists
+ * problems by file, line and field (lint); msg says all of it in one line. */
+struct werr_loc {
+	char *file;
+	int line, col;		/* 0: none */
+	char *field;		/* or NULL */
+	char *text;		/* the message after the location and field */
+};
+
 struct werr {
 	enum werr_exit exit;
 	char *msg;
 	char *usage;	/* a usage error's synopsis (warden's own text, printed
 			 * under msg as is), or NULL */
+	struct werr_loc *loc;	/* werr_at()'s, else NULL */
 };
 
 struct werr *werr_new(enum werr_exit exit, const char *fmt, ...)
@@ -39,7 +49,8 @@ struct werr *werr_errno(const char *op, const char *path);
 struct werr *werr_git(const char *what, ...)
     __attribute__((format(printf, 1, 2)));
 /* Bad input at FILE:LINE:COL, naming FIELD; class WEXIT_INPUT.
- * line/col of 0 are left out. field may be NULL. */
+ * line/col of 0 are left out. field may be NULL. The parts are kept in
+ * err->loc too. */
 struct werr *werr_at(const char *file, int line, int col, const char *field,
     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 struct werr *werr_usage(const char *fmt, ...)

@@ -49,59 +49,17 @@ problems_add(struct problems *p, const char *file, int line, int col,
 	pr->msg = buf_detach(&b);
 }
 
-/* "N" or "N:" at s: N, and s moved past the digits; else 0. */
-static int
-location_number(const char **s)
-{
-	const char *q = *s;
-	long v = 0;
-
-	while (*q >= '0' && *q <= '9' && v < 100000000)
-		v = v * 10 + (*q++ - '0');
-	if (q == *s)
-		return 0;
-	*s = q;
-	return (int)v;
-}
-
 void
 problems_add_werr(struct problems *p, const char *file,
     const struct werr *err)
 {
-	const char *msg = err->msg, *sep = strstr(msg, ": ");
-	const char *at = sep;
-	int line = 0, col = 0;
-	char *where;
+	const struct werr_loc *at = err->loc;
 
-	/* "FILE:LINE:COL: MESSAGE", "FILE:LINE: MESSAGE", "FILE: MESSAGE":
-	 * the numbers from the end of what precedes the first ": ", which
-	 * names a file only if it holds no space or quote ("open 'x': ...") */
-	if (sep != NULL && strcspn(msg, " '\"") == (size_t)(sep - msg) + 1) {
-		where = xstrndup(msg, (size_t)(sep - msg));
-		at = strrchr(where, ':');
-		if (at != NULL) {
-			const char *q = at + 1;
-			char *prev;
-
-			col = location_number(&q);
-			if (col > 0 && *q == '\0') {
-				*(char *)at = '\0';
-				prev = strrchr(where, ':');
-				q = prev != NULL ? prev + 1 : NULL;
-				if (q != NULL && (line = location_number(&q)) > 0 &&
-				    *q == '\0')
-					*prev = '\0';
-				else {
-					line = col;
-					col = 0;
-				}
-			} else
-				col = 0;
-		}
-		problems_add(p, where, line, col, NULL, "%s", sep + 2);
-		free(where);
-	} else
-		problems_add(p, file, 0, 0, NULL, "%s", msg);
+	if (at != NULL)
+		problems_add(p, at->file, at->line, at->col, at->field, "%s",
+		    at->text);
+	else
+		problems_add(p, file, 0, 0, NULL, "%s", err->msg);
 	p->v[p->n - 1].unusable = err->exit == WEXIT_INPUT;
 }
 

@@ -71,9 +71,9 @@ void problems_add_field(struct problems *p, const char *file, const char *text,
 /* "FILE:LINE:COL: 'FIELD' MSG" into out. */
 void problem_format(const struct problem *p, struct buf *out);
 void problems_free(struct problems *p);
-/* A loader's error as a problem: its "FILE:LINE:COL: MESSAGE" split into
- * file, line and column where it starts so (else all of it the message,
- * about file); unusable when the loader's class is WEXIT_INPUT. */
+/* A loader's error as a problem: where werr_at() placed it (err->loc),
+ * else all of its message about file; unusable when the loader's class is
+ * WEXIT_INPUT. */
 void problems_add_werr(struct problems *p, const char *file,
     const struct werr *err);
 /* A werr of class WEXIT_INPUT for the first problem, noting how many more. */

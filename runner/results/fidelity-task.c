@@ -281,10 +281,12 @@ fidelity_task_load(struct fidelity_task **out, const char *dir,
 		goto out;
 	for (i = 0; i < t->nexemplars; i++)
 		if (fidelity_task_item_index(t, t->exemplars[i].id) >= 0) {
-			err = werr_new(WEXIT_INPUT, "%s/exemplars.jsonl: "
-			    "exemplar '%s' is also an item; exemplars must "
-			    "stay out of the scored set", display,
-			    t->exemplars[i].id);
+			char *file = xasprintf("%s/exemplars.jsonl", display);
+
+			err = werr_at(file, 0, 0, NULL, "exemplar '%s' is also "
+			    "an item; exemplars must stay out of the scored "
+			    "set", t->exemplars[i].id);
+			free(file);
 			goto out;
 		}
 	buf_printf(&all, "task.json %s\nitems.jsonl %s\nexemplars.jsonl %s\n",

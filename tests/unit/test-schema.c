@@ -285,8 +285,8 @@ test_profile_engine_model_or_unsupported(void **state)
 	problems_free(&probs);
 }
 
-/* A loader's error as lint's problem: the location split off where the
- * message starts with one, else all of it about the file given. */
+/* A loader's error as lint's problem: where werr_at() placed it, else
+ * all of its message about the file given. */
 static void
 test_problems_from_werr(void **state)
 {
@@ -299,7 +299,10 @@ test_problems_from_werr(void **state)
 	e[1] = werr_at("w/items.jsonl", 12, 0, NULL, "is empty");
 	e[2] = werr_at("w/task.json", 0, 0, NULL, "no labels: at all");
 	e[3] = werr_new(WEXIT_ENV, "open 'w/x.json': No such file");
-	e[4] = werr_new(WEXIT_INPUT, "w/a:b.json:9: odd name");
+	e[4] = werr_at("w/a:b.json", 9, 0, NULL, "odd name");
+	assert_string_equal(e[0]->msg, "w/items.jsonl:3:7: 'id' must be a "
+	    "string");
+	assert_string_equal(e[2]->msg, "w/task.json: no labels: at all");
 	for (i = 0; i < 5; i++) {
 		problems_add_werr(&pr, "w", e[i]);
 		werr_free(e[i]);
@@ -308,10 +311,12 @@ test_problems_from_werr(void **state)
 	assert_string_equal(pr.v[0].file, "w/items.jsonl");
 	assert_int_equal(pr.v[0].line, 3);
 	assert_int_equal(pr.v[0].col, 7);
-	assert_string_equal(pr.v[0].msg, "'id' must be a string");
+	assert_string_equal(pr.v[0].field, "id");
+	assert_string_equal(pr.v[0].msg, "must be a string");
 	assert_int_equal(pr.v[0].unusable, 1);
 	assert_int_equal(pr.v[1].line, 12);
 	assert_int_equal(pr.v[1].col, 0);
+	assert_null(pr.v[1].field);
 	assert_string_equal(pr.v[1].msg, "is empty");
 	assert_string_equal(pr.v[2].file, "w/task.json");
 	assert_int_equal(pr.v[2].line, 0);
