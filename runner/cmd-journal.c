@@ -306,7 +306,7 @@ journal_export_cmd(struct cmd_ctx *ctx, int argc, char **argv)
 	if ((err = text_check("--cycle", cycle)) != NULL ||
 	    (err = open_official(ctx, &repo, &branch)) != NULL ||
 	    (err = cmd_ctx_store(ctx, &store)) != NULL ||
-	    (err = journal_export(&n, commit, store, repo, branch, cycle,
+	    (err = journal_export(&n, commit, NULL, store, repo, branch, cycle,
 	    cycle_render_markdown)) != NULL)
 		goto out;
 	if (ctx->json) {

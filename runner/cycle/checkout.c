@@ -156,6 +156,21 @@ out:
 }
 
 char *
+cycle_unrecorded_text(const char *commit, const char *branch, int blocks)
+{
+	if (blocks)
+		return xasprintf("official commit %.12s is recorded by no "
+		    "journal entry: '%s' was moved outside warden; if the "
+		    "commit is a maintainer's, record it with 'warden journal "
+		    "adopt %.12s', then run the cycle again", commit, branch,
+		    commit);
+	return xasprintf("official commit %.12s is recorded by no journal "
+	    "entry yet: the next publish adopts it if it changes nothing in "
+	    "the allowlist zone; else record it with 'warden journal adopt "
+	    "%.12s'", commit, commit);
+}
+
+char *
 cycle_official_unrecorded(struct store *store, git_repository *repo,
     const char *branch, int blocks)
 {
@@ -169,18 +184,8 @@ cycle_official_unrecorded(struct store *store, git_repository *repo,
 	err = journal_evidence_load(&ev, &bad, repo, branch);
 	if (err == NULL)
 		err = journal_check(&v, store, &ev);
-	if (err == NULL && v.unrecorded[0] != '\0' && blocks)
-		out = xasprintf("official commit %.12s is recorded by no "
-		    "journal entry: '%s' was moved outside warden; if the "
-		    "commit is a maintainer's, record it with 'warden journal "
-		    "adopt %.12s', then run the cycle again", v.unrecorded,
-		    branch, v.unrecorded);
-	else if (err == NULL && v.unrecorded[0] != '\0')
-		out = xasprintf("official commit %.12s is recorded by no "
-		    "journal entry yet: the next publish adopts it if it "
-		    "changes nothing in the allowlist zone; else record it "
-		    "with 'warden journal adopt %.12s'", v.unrecorded,
-		    v.unrecorded);
+	if (err == NULL && v.unrecorded[0] != '\0')
+		out = cycle_unrecorded_text(v.unrecorded, branch, blocks);
 	werr_free(err);		/* journal verify names any other break */
 	journal_evidence_free(&ev);
 	journal_verdict_free(&v);

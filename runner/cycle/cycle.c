@@ -287,7 +287,7 @@ journal_step(struct cyc *c, json_t **journal)
 static struct werr *
 export_step(struct cyc *c, int exit_code, char **skipped)
 {
-	char commit[41] = "";
+	char commit[41] = "", unrecorded[41];
 	json_t *result;
 	struct werr *err;
 	char *why;
@@ -300,14 +300,17 @@ export_step(struct cyc *c, int exit_code, char **skipped)
 	if ((err = store_cycle_step_begin(c->store, c->id, c->round,
 	    "export")) != NULL)
 		return err;
-	why = cycle_official_unrecorded(c->store, c->repo,
-	    c->policy->official_branch, 0);
-	if (why != NULL)
-		*skipped = xasprintf("%s; the journal is exported then", why);
-	else if ((err = journal_export(&n, commit, c->store, c->repo,
-	    c->policy->official_branch, NULL, cycle_render_markdown)) != NULL)
+	err = journal_export(&n, commit, unrecorded, c->store, c->repo,
+	    c->policy->official_branch, NULL, cycle_render_markdown);
+	if (err != NULL && unrecorded[0] == '\0')
 		return err;
-	free(why);
+	if (err != NULL) {
+		werr_free(err);
+		why = cycle_unrecorded_text(unrecorded,
+		    c->policy->official_branch, 0);
+		*skipped = xasprintf("%s; the journal is exported then", why);
+		free(why);
+	}
 	result = json_pack("{s:i, s:s?, s:s?}", "entries", n, "commit",
 	    commit[0] != '\0' ? commit : NULL, "skipped", *skipped);
 	err = store_cycle_end(c->store, c->id, c->round, result, c->waiting ?

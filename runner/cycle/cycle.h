@@ -86,6 +86,9 @@ struct werr *cycle_status(json_t **out, struct store *store,
  * journal verify says why). Caller frees. Reads only. */
 char *cycle_official_unrecorded(struct store *store,
     struct git_repository *repo, const char *branch, int blocks);
+/* What cycle_official_unrecorded() says of commit (hex). Caller frees. */
+char *cycle_unrecorded_text(const char *commit, const char *branch,
+    int blocks);
 
 /* ---- cells (cells.c) ---- */
 

@@ -318,9 +318,10 @@ out:
 	return err;
 }
 
-/* Refuse to export a journal that does not verify. */
+/* Refuse to export a journal that does not verify; where the break is an
+ * official commit no entry records, that commit in unrecorded (41). */
 static struct werr *
-check_journal(int64_t *exported, struct store *store,
+check_journal(int64_t *exported, char *unrecorded, struct store *store,
     const struct journal_evidence *ev, const char *bad)
 {
 	struct journal_verdict v;
@@ -334,15 +335,16 @@ check_journal(int64_t *exported, struct store *store,
 	if (v.broken_seq != 0)
 		err = werr_new(WEXIT_PROBLEM, "the journal does not verify (seq "
 		    "%lld: %s); not exporting", (long long)v.broken_seq, v.why);
+	memcpy(unrecorded, v.unrecorded, sizeof(v.unrecorded));
 	*exported = v.exported;
 	journal_verdict_free(&v);
 	return err;
 }
 
 static struct werr *
-export_held(int *entries_out, char *commit_out, struct store *store,
-    git_repository *repo, const char *branch, const char *cycle,
-    journal_render_fn render_cycle)
+export_held(int *entries_out, char *commit_out, char *unrecorded,
+    struct store *store, git_repository *repo, const char *branch,
+    const char *cycle, journal_render_fn render_cycle)
 {
 	struct journal_evidence ev;
 	struct official_change c;
@@ -358,7 +360,8 @@ export_held(int *entries_out, char *commit_out, struct store *store,
 	if ((err = official_recover(store, repo, NULL)) != NULL ||
 	    (err = official_check_free(repo, branch)) != NULL ||
 	    (err = journal_evidence_load(&ev, &bad, repo, branch)) != NULL ||
-	    (err = check_journal(&exported, store, &ev, bad)) != NULL)
+	    (err = check_journal(&exported, unrecorded, store, &ev, bad)) !=
+	    NULL)
 		goto out;
 	if (git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL) < 0 ||
 	    git_commit_lookup(&tip, repo, git_reference_target(ref)) < 0 ||
@@ -396,18 +399,23 @@ out:
 }
 
 struct werr *
-journal_export(int *entries_out, char *commit_out, struct store *store,
-    git_repository *repo, const char *branch, const char *cycle,
-    journal_render_fn render_cycle)
+journal_export(int *entries_out, char *commit_out, char *unrecorded_out,
+    struct store *store, git_repository *repo, const char *branch,
+    const char *cycle, journal_render_fn render_cycle)
 {
+	char unrecorded[41] = "";
 	struct werr *err;
 
 	*entries_out = 0;
 	commit_out[0] = '\0';
+	if (unrecorded_out != NULL)
+		unrecorded_out[0] = '\0';
 	if ((err = store_hold(store)) != NULL)
 		return err;
-	err = export_held(entries_out, commit_out, store, repo, branch, cycle,
-	    render_cycle);
+	err = export_held(entries_out, commit_out, unrecorded, store, repo,
+	    branch, cycle, render_cycle);
+	if (unrecorded_out != NULL)
+		memcpy(unrecorded_out, unrecorded, sizeof(unrecorded));
 	store_unhold(store);
 	return err;
 }

@@ -188,11 +188,13 @@ typedef void (*journal_render_fn)(struct buf *md, const json_t *cycle_journal);
  * journals/CYCLE.md for each cycle (or just cycle), headed by what
  * render_cycle makes of the cycle's structured journal when it has one
  * (NULL: a plain heading). Refuses (exit 1) when the journal does not
- * verify. *entries_out counts new lines; 0 and no commit when there is
- * nothing new (idempotent). commit_out (41) gets the commit, "" when none.
+ * verify; where what breaks it is an official commit no entry records,
+ * unrecorded_out (41, or NULL) gets that commit, else "". *entries_out
+ * counts new lines; 0 and no commit when there is nothing new
+ * (idempotent). commit_out (41) gets the commit, "" when none.
  */
 struct werr *journal_export(int *entries_out, char *commit_out,
-    struct store *store, struct git_repository *repo, const char *branch,
-    const char *cycle, journal_render_fn render_cycle);
+    char *unrecorded_out, struct store *store, struct git_repository *repo,
+    const char *branch, const char *cycle, journal_render_fn render_cycle);
 
 #endif
