@@ -83,19 +83,31 @@ print_list(const char *label, const json_t *arr, const char *none,
 	output_list_print(&l, none, more);
 }
 
+/* The command that shows the cycle's journal: its export on official, or,
+ * not exported, the store's entries. */
+static char *
+journal_where(const json_t *res)
+{
+	const char *branch = jsonget_str(json_object_get(res, "journal"),
+	    "official_branch");
+
+	if (json_is_string(json_object_get(res, "not_exported")))
+		return xasprintf("warden journal show --cycle %s",
+		    quote_str(jsonget_str(res, "cycle")));
+	return xasprintf("git show %s:journals/%s.md",
+	    branch[0] != '\0' ? quote_str(branch) : "official",
+	    quote_str(jsonget_str(res, "cycle")));
+}
+
 /* Where the whole of what the summary cut is: the cycle's journal. */
 static char *
 journal_pointer(const json_t *res, const char *section)
 {
-	const json_t *j = json_object_get(res, "journal");
-	const char *branch = jsonget_str(j, "official_branch");
+	char *where = journal_where(res), *out;
 
-	if (json_is_string(json_object_get(res, "not_exported")))
-		return xasprintf("warden journal show --cycle %s (%s)",
-		    quote_str(jsonget_str(res, "cycle")), section);
-	return xasprintf("git show %s:journals/%s.md (%s)",
-	    branch[0] != '\0' ? quote_str(branch) : "official",
-	    quote_str(jsonget_str(res, "cycle")), section);
+	out = xasprintf("%s (%s)", where, section);
+	free(where);
+	return out;
 }
 
 /* A version change: "PKG OLD -> NEW", the engines that took it. */
@@ -372,7 +384,7 @@ print_summary(const json_t *res, const char *root)
 	const json_t *s = json_object_get(j, "summary"), *v, *g;
 	struct output_list l;
 	const char **keys;
-	char label[64], *more;
+	char label[64], *more, *where;
 	size_t i, nkeys, n;
 
 	printf("cycle %s (roster %s), round %lld: %s, exit %lld\n",
@@ -446,16 +458,14 @@ print_summary(const json_t *res, const char *root)
 	if (strcmp(jsonget_str(res, "state"), "waiting") == 0)
 		printf("then:      warden cycle (measures again at the new "
 		    "official tip, publishes)\n");
+	where = journal_where(res);
 	if (json_is_string(json_object_get(res, "not_exported"))) {
 		output_line(11, "journal:   not exported: %s", quote_msg(
 		    jsonget_str(res, "not_exported")));
-		printf("           warden journal show --cycle %s\n",
-		    quote_str(jsonget_str(res, "cycle")));
+		printf("           %s\n", where);
 	} else
-		printf("journal:   git show %s:journals/%s.md\n",
-		    quote_str(jsonget_str(j, "official_branch"))[0] ?
-		    quote_str(jsonget_str(j, "official_branch")) : "official",
-		    quote_str(jsonget_str(res, "cycle")));
+		printf("journal:   %s\n", where);
+	free(where);
 }
 
 static struct werr *
