@@ -117,7 +117,7 @@ lint_file(const char *path, const char *display, struct problems *probs)
 		err = adapter_load_buffer(&a, buf_cstr(&text), text.len, display,
 		    probs);
 	else if (kind == LINT_WORKLOAD)
-		(void)workload_lint(buf_cstr(&text), text.len, display, probs);
+		workload_lint(buf_cstr(&text), text.len, display, probs);
 	else
 		err = profile_load_buffer(&p, buf_cstr(&text), text.len, display,
 		    probs);
@@ -209,18 +209,11 @@ out:
 	return fidelity;
 }
 
-/* Lint one file (or, with root, the fidelity task of root) and, with -v,
- * say how it went. */
+/* With -v, how linting display went: the problems since before. */
 static void
-lint_one(struct cmd_ctx *ctx, const char *path, const char *display,
-    struct problems *probs, const char *root)
+lint_said(struct cmd_ctx *ctx, const char *display,
+    const struct problems *probs, size_t before)
 {
-	size_t before = probs->n;
-
-	if (root != NULL)
-		lint_fidelity(root, probs);
-	else
-		lint_file(path, display, probs);
 	if (ctx->verbosity > 0 && !ctx->json) {
 		if (probs->n == before)
 			fprintf(stderr, "%s: ok\n", quote_str(display));
@@ -228,6 +221,17 @@ lint_one(struct cmd_ctx *ctx, const char *path, const char *display,
 			fprintf(stderr, "%s: %zu problem%s\n",
 			    quote_str(display), probs->n - before, probs->n - before == 1 ? "" : "s");
 	}
+}
+
+/* Lint one file and, with -v, say how it went. */
+static void
+lint_one(struct cmd_ctx *ctx, const char *path, const char *display,
+    struct problems *probs)
+{
+	size_t before = probs->n;
+
+	lint_file(path, display, probs);
+	lint_said(ctx, display, probs, before);
 }
 
 /* Every file of the repository lint reads, policy first, then the
@@ -306,7 +310,7 @@ lint_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	argv += optind;
 	if (argc > 0) {
 		for (i = 0; i < (size_t)argc; i++)
-			lint_one(ctx, argv[i], argv[i], &probs, NULL);
+			lint_one(ctx, argv[i], argv[i], &probs);
 		nfiles = (size_t)argc;
 	} else {
 		if ((err = cmd_ctx_repo(ctx, &root)) != NULL)
@@ -315,12 +319,15 @@ lint_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		for (i = 0; i < files.n; i++) {
 			char *abs = path_join(root, files.v[i]);
 
-			lint_one(ctx, abs, files.v[i], &probs, NULL);
+			lint_one(ctx, abs, files.v[i], &probs);
 			free(abs);
 		}
 		nfiles = files.n;
 		if (lint_repo_refs(root, &probs)) {
-			lint_one(ctx, NULL, FIDELITY_DIR, &probs, root);
+			size_t before = probs.n;
+
+			lint_fidelity(root, &probs);
+			lint_said(ctx, FIDELITY_DIR, &probs, before);
 			nfiles++;
 		}
 		strlist_free(&files);

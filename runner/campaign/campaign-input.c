@@ -108,18 +108,15 @@ workload_parse(struct workload *w, const char *text, size_t len,
 	return parse_lines(w, text, len, name, NULL);
 }
 
-size_t
+void
 workload_lint(const char *text, size_t len, const char *name,
     struct problems *probs)
 {
 	struct workload w;
-	size_t before = probs->n;
 
 	memset(&w, 0, sizeof(w));
-	w.split = xstrdup(name);
 	werr_free(parse_lines(&w, text, len, name, probs));
 	workload_free(&w);
-	return probs->n - before;
 }
 
 struct werr *

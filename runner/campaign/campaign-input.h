@@ -37,8 +37,8 @@ struct werr *workload_load(struct workload *w, const char *repo_root,
 struct werr *workload_parse(struct workload *w, const char *text, size_t len,
     const char *name);
 /* For lint: every bad line of a workload file into probs, as
- * workload_parse() would refuse the first; returns how many. */
-size_t workload_lint(const char *text, size_t len, const char *name,
+ * workload_parse() would refuse the first. */
+void workload_lint(const char *text, size_t len, const char *name,
     struct problems *probs);
 void workload_free(struct workload *w);
 
